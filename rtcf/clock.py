@@ -1,0 +1,57 @@
+"""Clocks: the monotonic wall clock for real time, a manual clock for tests and simulation.
+
+Time is always passed into cores (house style rule 4); only execution contexts read a clock.
+All times are float seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Protocol
+
+
+class Clock(Protocol):
+    """What an execution context needs from a clock."""
+
+    def now(self) -> float:
+        """Current time [s]."""
+        ...
+
+
+class MonotonicClock:
+    """time.perf_counter(): monotonic, highest resolution available."""
+
+    __slots__ = ()
+
+    def now(self) -> float:
+        return time.perf_counter()
+
+
+class ManualClock:
+    """A clock that moves only when told to: deterministic tests and simulation."""
+
+    __slots__ = ("_t",)
+
+    def __init__(self, start: float = 0.0):
+        self._t = float(start)
+
+    def now(self) -> float:
+        return self._t
+
+    def set(self, t: float) -> None:
+        """Jump to absolute time t [s]; time never goes backwards."""
+        if t < self._t:
+            raise ValueError(f"ManualClock.set: time would go backwards ({t} < {self._t})")
+        self._t = float(t)
+
+    def advance(self, dt: float) -> float:
+        """Move forward by dt [s] and return the new time."""
+        if dt < 0:
+            raise ValueError(f"ManualClock.advance: expected dt >= 0, got {dt}")
+        self._t += dt
+        return self._t
+
+
+def wall_time() -> float:
+    """Seconds since the epoch, for data-port timestamps (RTC::Time)."""
+    return time.time()

@@ -1,0 +1,249 @@
+"""The Component base class: profile, hooks, ports, parameters, the command queue.
+
+Subclass it, declare parameters as class attributes (``Param``), create ports in
+``on_initialize`` and implement the hooks you need. Hooks take an ``ECInfo`` (except
+on_initialize / on_finalize) and return None or raise; returning False or a non-OK
+ReturnCode also counts as failure. Per-EC lifecycle state is kept by the execution
+contexts (execution.py), as in OpenRTM.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections import deque
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
+
+from .errors import LifecycleError, PortError
+from .lifecycle import LifeCycleState, is_failure
+from .log import get_logger
+from .params import Param, ParamStore
+from .ports import InPort, OutPort, Port
+
+if TYPE_CHECKING:
+    from .execution import ExecutionContext
+
+
+class ECInfo:
+    """What a hook learns about the cycle it runs in (one per component and EC, updated in
+    place every cycle: no allocation).
+
+    id: the EC's handle for this component (0.. owned, 1000.. participating, as OpenRTM);
+    period: nominal period [s]; planned: the deadline this cycle was planned for [s, EC clock];
+    now: when the cycle started [s, EC clock]; measured_period: time since the previous
+    cycle start [s]; cycle: cycles run by the EC.
+    """
+
+    __slots__ = ("id", "ec", "period", "planned", "now", "measured_period", "cycle")
+
+    def __init__(self, ec_id: int, ec: "ExecutionContext"):
+        self.id = ec_id
+        self.ec = ec
+        self.period = ec.period
+        self.planned = 0.0
+        self.now = 0.0
+        self.measured_period = ec.period
+        self.cycle = 0
+
+    def __repr__(self) -> str:
+        return (f"ECInfo(id={self.id}, period={self.period}, planned={self.planned}, "
+                f"cycle={self.cycle})")
+
+
+class Component:
+    """Base of every RT component (OpenRTM's DataFlowComponent)."""
+
+    type_name: ClassVar[str] = ""
+    version: ClassVar[str] = "1.0.0"
+    vendor: ClassVar[str] = "rtcf"
+    category: ClassVar[str] = "rtcf"
+    max_instance: ClassVar[int] = 0
+    language: ClassVar[str] = "Python"
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if "type_name" not in cls.__dict__:
+            cls.type_name = cls.__name__
+
+    def __init__(self, instance_name: str | None = None):
+        self.instance_name = instance_name or f"{self.type_name}0"
+        self.log = get_logger(self.instance_name)
+        self._params = ParamStore(self.declared_params(), owner=self.instance_name)
+        self.ports: dict[str, Port] = {}
+        self.service_ports: dict[str, Any] = {}
+        self.ecs: list["ExecutionContext"] = []      # owned first, then participating
+        self.owned_ecs: list["ExecutionContext"] = []
+        self.properties: dict[str, str] = {}
+        self.initialized = False
+        self.finalized = False
+        self._commands: deque[tuple[Callable[[], Any], Future]] = deque()
+        self._primary_ec: "ExecutionContext | None" = None
+        self._exit_callbacks: list[Callable[["Component"], None]] = []
+        self.servant: Any = None    # set by the CORBA layer
+
+    # -- profile -------------------------------------------------------------------------
+    @classmethod
+    def description(cls) -> str:
+        doc = inspect.getdoc(cls) or ""
+        return doc.strip().splitlines()[0] if doc else cls.type_name
+
+    @classmethod
+    def declared_params(cls) -> dict[str, Param]:
+        out: dict[str, Param] = {}
+        for klass in reversed(cls.__mro__):
+            for name, value in vars(klass).items():
+                if isinstance(value, Param):
+                    out[name] = value
+        return out
+
+    @property
+    def params(self) -> ParamStore:
+        return self._params
+
+    # -- ports ---------------------------------------------------------------------------
+    def _add_port(self, port: Port) -> Port:
+        if port.name in self.ports or port.name in self.service_ports:
+            raise PortError(f"{self.instance_name}: a port named {port.name!r} exists")
+        port.owner = self
+        self.ports[port.name] = port
+        return port
+
+    def add_in_port(self, name: str, data_type: type | str, **buffer_props: Any) -> InPort:
+        """Create an InPort. ``buffer_props`` are default connector properties for it, e.g.
+        ``buffer__length=1`` (``__`` stands for ``.``)."""
+        return self._add_port(InPort(name, data_type, **buffer_props))  # type: ignore
+
+    def add_out_port(self, name: str, data_type: type | str) -> OutPort:
+        return self._add_port(OutPort(name, data_type))  # type: ignore[return-value]
+
+    def add_service_port(self, port: Any) -> Any:
+        """Register a services.ServicePort (CorbaPort)."""
+        if port.name in self.ports or port.name in self.service_ports:
+            raise PortError(f"{self.instance_name}: a port named {port.name!r} exists")
+        port.owner = self
+        self.service_ports[port.name] = port
+        return port
+
+    def port(self, name: str) -> Any:
+        p = self.ports.get(name) or self.service_ports.get(name)
+        if p is None:
+            known = ", ".join(list(self.ports) + list(self.service_ports)) or "none"
+            raise PortError(f"{self.instance_name}: no port named {name!r} (ports: {known})")
+        return p
+
+    # -- parameters ----------------------------------------------------------------------
+    def set_param(self, name: str, value: Any) -> None:
+        """Validate now (ParamError on bad input, nothing changed); the value becomes live
+        at the next cycle boundary. Runs in: any thread."""
+        self._params.set(name, value)
+        self._wake_ecs()
+
+    def on_params_changed(self, names: set[str]) -> None:
+        """Called in the EC thread after staged parameter changes became live."""
+
+    # -- command queue (service calls -> EC thread) ----------------------------------------
+    def post(self, fn: Callable[[], Any]) -> Future:
+        """Run ``fn`` in this component's EC thread at the start of the next cycle and
+        return a Future of its result. Without a running EC it runs at once.
+        Runs in: any thread (typically an ORB thread)."""
+        fut: Future = Future()
+        ec = self._primary_ec
+        if ec is None or not ec.accepts_commands():
+            _run_command(fn, fut)
+            return fut
+        self._commands.append((fn, fut))
+        ec.wake()
+        return fut
+
+    def call(self, fn: Callable[[], Any], timeout: float | None = 5.0) -> Any:
+        """post() and wait for the result (re-raises the command's exception)."""
+        ec = self._primary_ec
+        if ec is not None and ec.in_ec_thread():
+            return fn()
+        return self.post(fn).result(timeout)
+
+    def _drain_commands(self) -> None:
+        """Runs in: EC thread."""
+        q = self._commands
+        while q:
+            fn, fut = q.popleft()
+            _run_command(fn, fut)
+
+    def _wake_ecs(self) -> None:
+        for ec in self.ecs:
+            ec.wake()
+
+    # -- lifecycle entry points (used by the manager and the CORBA layer) ---------------------
+    def initialize(self) -> None:
+        """Run on_initialize (caller's thread, before any EC). Raises on failure."""
+        if self.initialized:
+            raise LifecycleError(f"{self.instance_name}: already initialised")
+        result = self.on_initialize()
+        if is_failure(result):
+            raise LifecycleError(f"{self.instance_name}: on_initialize returned {result!r}")
+        self._params.initialised = True
+        self.initialized = True
+
+    def state_in(self, ec: "ExecutionContext") -> LifeCycleState:
+        return ec.get_component_state(self)
+
+    def finalize(self) -> None:
+        """Detach from every EC, then run on_finalize once. Errors are logged."""
+        if self.finalized:
+            return
+        for ec in list(self.ecs):
+            ec.remove_component(self)
+        self.finalized = True
+        try:
+            if is_failure(self.on_finalize()):
+                self.log.error("on_finalize reported failure")
+        except Exception:
+            self.log.exception("on_finalize raised")
+        for port in self.ports.values():
+            port.disconnect_all()
+        for cb in self._exit_callbacks:
+            try:
+                cb(self)
+            except Exception:
+                self.log.exception("exit callback failed")
+
+    def exit(self) -> None:
+        """LightweightRTObject.exit: deactivate everywhere, finalize, stop owned ECs."""
+        for ec in list(self.ecs):
+            if ec.get_component_state(self) is LifeCycleState.ACTIVE:
+                ec.deactivate_component(self)
+        owned = list(self.owned_ecs)
+        self.finalize()
+        for ec in owned:
+            if not ec.members():
+                ec.stop()
+
+    # -- hooks (override) ------------------------------------------------------------------
+    def on_initialize(self) -> Any: ...
+    def on_finalize(self) -> Any: ...
+    def on_startup(self, ec: ECInfo) -> Any: ...
+    def on_shutdown(self, ec: ECInfo) -> Any: ...
+    def on_activated(self, ec: ECInfo) -> Any: ...
+    def on_deactivated(self, ec: ECInfo) -> Any: ...
+    def on_execute(self, ec: ECInfo) -> Any: ...
+    def on_state_update(self, ec: ECInfo) -> Any: ...
+    def on_aborting(self, ec: ECInfo) -> Any: ...
+    def on_error(self, ec: ECInfo) -> Any: ...
+    def on_reset(self, ec: ECInfo) -> Any: ...
+    def on_rate_changed(self, ec: ECInfo) -> Any: ...
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.instance_name}>"
+
+
+def _run_command(fn: Callable[[], Any], fut: Future) -> None:
+    if not fut.set_running_or_notify_cancel():
+        return
+    try:
+        fut.set_result(fn())
+    except BaseException as e:  # the caller gets it through the future
+        fut.set_exception(e)
+
+
+_lock = threading.Lock()

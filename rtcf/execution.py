@@ -1,0 +1,613 @@
+"""Execution contexts: PeriodicEC (own thread, absolute deadlines) and SteppedEC (tick()).
+
+One cycle, for each member in the declared order (the EC thread is the only thread that
+touches component state):
+
+1. pre-do: drain the component's command queue (service calls), apply lifecycle requests,
+   run exit/entry actions (on_deactivated, on_activated, on_aborting, on_reset);
+2. do: on_execute when Active, on_error when in Error;
+3. post-do: on_state_update when Active, then staged parameter changes become live.
+
+A hook that raises or returns failure is logged once with its traceback and sends that
+component to Error at the start of the next cycle (on_deactivated, on_aborting, then
+on_error, all in that cycle, as OpenRTM-aist does); the other members keep running.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+from collections import deque
+from typing import Any, Callable
+
+import numpy as np
+
+from .clock import Clock, ManualClock, MonotonicClock
+from .component import Component, ECInfo
+from .errors import ConfigError, LifecycleError
+from .lifecycle import LifeCycleState, Request, ReturnCode, TRANSITIONS, is_failure
+from .log import get_logger
+
+_S = LifeCycleState
+HISTORY = 8192  # cycles of timing history kept for percentiles
+
+
+class Member:
+    """A component's place in one EC: its state there, pending requests and timing."""
+
+    __slots__ = ("comp", "info", "state", "next_state", "requests", "primary",
+                 "error_logged", "exec_time", "exec_sum", "exec_max", "exec_count",
+                 "started")
+
+    def __init__(self, comp: Component, info: ECInfo, primary: bool):
+        self.comp = comp
+        self.info = info
+        self.state = _S.INACTIVE
+        self.next_state = _S.INACTIVE
+        self.requests: deque[Request] = deque()
+        self.primary = primary
+        self.error_logged = False
+        self.exec_time = 0.0
+        self.exec_sum = 0.0
+        self.exec_max = 0.0
+        self.exec_count = 0
+        self.started = False
+
+
+class ExecutionContext:
+    """Common part of the execution contexts (OpenRTM ExecutionContextService semantics)."""
+
+    kind = "PERIODIC"
+
+    def __init__(self, rate: float = 1000.0, name: str = "", clock: Clock | None = None,
+                 sync_transition: bool = True, transition_timeout: float = 0.5):
+        if not rate > 0:
+            raise ConfigError(f"execution context {name or ''}: rate: expected > 0 Hz, "
+                              f"got {rate}")
+        self.name = name
+        self.rate = float(rate)
+        self.period = 1.0 / self.rate
+        self.clock = clock or MonotonicClock()
+        self.sync_transition = sync_transition
+        self.transition_timeout = transition_timeout
+        self.owner: Component | None = None
+        self.log = get_logger(f"ec.{name}" if name else "ec")
+        self._members: list[Member] = []
+        self._by_comp: dict[int, Member] = {}
+        self._lock = threading.RLock()          # membership and requests only
+        self._state_changed = threading.Condition(threading.Lock())
+        self._running = False
+        self._thread_ident: int | None = None
+        self.cycles = 0
+        self.overruns = 0
+        self.started_at: float | None = None
+        self._last_start: float | None = None
+        self._lateness = np.zeros(HISTORY)
+        self._periods = np.zeros(HISTORY)
+        self.servant: Any = None                 # set by the CORBA layer
+
+    # -- membership ----------------------------------------------------------------------
+    def add_component(self, comp: Component, owned: bool = False) -> int:
+        """Attach ``comp`` (Inactive here); returns this EC's handle for it."""
+        with self._lock:
+            if id(comp) in self._by_comp:
+                raise LifecycleError(f"{comp.instance_name} already takes part in "
+                                     f"execution context {self.name!r}")
+            if not comp.initialized:
+                raise LifecycleError(f"{comp.instance_name} is not initialised")
+            if owned or (not comp.owned_ecs and self.owner is None):
+                ec_id = len(comp.owned_ecs)
+                comp.owned_ecs.append(self)
+                if self.owner is None:
+                    self.owner = comp
+            else:
+                ec_id = 1000 + len(comp.ecs) - len(comp.owned_ecs)
+            info = ECInfo(ec_id, self)
+            primary = comp._primary_ec is None
+            m = Member(comp, info, primary)
+            if primary:
+                comp._primary_ec = self
+            comp.ecs.append(self)
+            self._members = self._members + [m]       # copy-on-write for the EC thread
+            self._by_comp[id(comp)] = m
+        if self._running and self.in_ec_thread():
+            self._startup(m)
+        return ec_id
+
+    def remove_component(self, comp: Component) -> None:
+        """Detach ``comp``: deactivate if Active, on_shutdown if started. Blocking."""
+        m = self._by_comp.get(id(comp))
+        if m is None:
+            return
+        if self._running and not self.in_ec_thread() and self._thread_alive():
+            self._run_in_thread(lambda: self._remove(m))
+        else:
+            self._remove(m)
+
+    def _remove(self, m: Member) -> None:
+        if m.state is _S.ACTIVE:
+            self._call(m, "on_deactivated")
+        if m.started:
+            self._call(m, "on_shutdown")
+            m.started = False
+        with self._lock:
+            self._members = [x for x in self._members if x is not m]
+            self._by_comp.pop(id(m.comp), None)
+        comp = m.comp
+        if self in comp.ecs:
+            comp.ecs.remove(self)
+        if self in comp.owned_ecs:
+            comp.owned_ecs.remove(self)
+        if comp._primary_ec is self:
+            comp._primary_ec = comp.ecs[0] if comp.ecs else None
+            comp._drain_commands()
+        self._notify_state()
+
+    def members(self) -> list[Component]:
+        return [m.comp for m in self._members]
+
+    def member(self, comp: Component) -> Member:
+        m = self._by_comp.get(id(comp))
+        if m is None:
+            raise LifecycleError(f"{comp.instance_name} does not take part in execution "
+                                 f"context {self.name!r}")
+        return m
+
+    def handle_of(self, comp: Component) -> int:
+        return self.member(comp).info.id
+
+    # -- state queries and requests (any thread) -------------------------------------------
+    def get_component_state(self, comp: Component) -> LifeCycleState:
+        m = self._by_comp.get(id(comp))
+        if m is None:
+            return _S.CREATED
+        return m.state
+
+    def _request(self, comp: Component, req: Request) -> ReturnCode:
+        valid_in, target = TRANSITIONS[req]
+        with self._lock:
+            m = self._by_comp.get(id(comp))
+            if m is None:
+                return ReturnCode.BAD_PARAMETER
+            pending_state = m.state
+            for r in m.requests:
+                pending_state = TRANSITIONS[r][1]
+            if pending_state is not valid_in:
+                return ReturnCode.PRECONDITION_NOT_MET
+            m.requests.append(req)
+        self.wake()
+        if self.sync_transition and self._running and not self.in_ec_thread() \
+                and self.clock_is_real():
+            if not self._wait_state(m, target):
+                return ReturnCode.RTC_ERROR
+        return ReturnCode.RTC_OK
+
+    def activate_component(self, comp: Component) -> ReturnCode:
+        return self._request(comp, Request.ACTIVATE)
+
+    def deactivate_component(self, comp: Component) -> ReturnCode:
+        return self._request(comp, Request.DEACTIVATE)
+
+    def reset_component(self, comp: Component) -> ReturnCode:
+        return self._request(comp, Request.RESET)
+
+    def _wait_state(self, m: Member, target: LifeCycleState) -> bool:
+        """Block until the request is applied (OpenRTM sync_transition); True if the
+        component ended in ``target``."""
+        deadline = time.monotonic() + max(self.transition_timeout, 2 * self.period)
+        with self._state_changed:
+            while m.requests or m.next_state is not m.state:
+                left = deadline - time.monotonic()
+                if left <= 0 or not self._thread_alive():
+                    return False
+                self._state_changed.wait(min(left, 0.05))
+        return m.state is target
+
+    def _notify_state(self) -> None:
+        with self._state_changed:
+            self._state_changed.notify_all()
+
+    # -- hook invocation -----------------------------------------------------------------
+    def _call(self, m: Member, hook: str) -> bool:
+        """Run one hook; on failure log (once per episode) and return False."""
+        try:
+            result = getattr(m.comp, hook)(m.info)
+        except Exception:
+            self._failed(m, hook, traceback.format_exc())
+            return False
+        if is_failure(result):
+            self._failed(m, hook, f"{hook} returned {result!r}")
+            return False
+        return True
+
+    def _failed(self, m: Member, hook: str, detail: str) -> None:
+        if not m.error_logged:
+            m.error_logged = True
+            m.comp.log.error("%s failed in execution context %r; the component goes to "
+                             "ERROR\n%s", hook, self.name, detail.rstrip())
+        if hook not in ("on_aborting", "on_error", "on_finalize", "on_shutdown"):
+            m.next_state = _S.ERROR
+
+    # -- the cycle -----------------------------------------------------------------------
+    def _transition(self, m: Member) -> None:
+        """pre-do: requests, then exit/entry actions (EC thread)."""
+        if m.requests and m.next_state is m.state:
+            with self._lock:
+                req = m.requests.popleft() if m.requests else None
+            if req is not None:
+                valid_in, target = TRANSITIONS[req]
+                if m.state is valid_in:
+                    m.next_state = target
+        if m.next_state is m.state:
+            return
+        old, new = m.state, m.next_state
+        # exit action of the old state
+        if old is _S.ACTIVE:
+            self._call(m, "on_deactivated")
+        elif old is _S.ERROR:
+            m.error_logged = False
+            if not self._call(m, "on_reset"):
+                m.next_state = m.state = _S.ERROR
+                self._notify_state()
+                return
+        new = m.next_state if m.next_state is _S.ERROR else new
+        m.state = new
+        m.next_state = new
+        # entry action of the new state
+        if new is _S.ACTIVE:
+            m.error_logged = False
+            self._apply_params(m)
+            self._call(m, "on_activated")
+        elif new is _S.ERROR:
+            self._call(m, "on_aborting")
+        self._notify_state()
+
+    def _apply_params(self, m: Member) -> None:
+        if m.comp._params.has_staged:
+            try:
+                changed = m.comp._params.apply_staged()
+                if changed:
+                    m.comp.on_params_changed(changed)
+            except Exception:
+                self._failed(m, "on_params_changed", traceback.format_exc())
+
+    def _cycle(self, planned: float, now: float) -> None:
+        measured = now - self._last_start if self._last_start is not None else self.period
+        self._last_start = now
+        cycle = self.cycles
+        perf = time.perf_counter
+        for m in self._members:
+            t0 = perf()
+            info = m.info
+            info.planned = planned
+            info.now = now
+            info.measured_period = measured
+            info.cycle = cycle
+            comp = m.comp
+            if m.primary and comp._commands:
+                comp._drain_commands()
+            if m.requests or m.next_state is not m.state:
+                self._transition(m)
+            state = m.state
+            if state is _S.ACTIVE:
+                if m.next_state is _S.ACTIVE:
+                    self._call(m, "on_execute")
+                    if m.next_state is _S.ACTIVE:
+                        self._call(m, "on_state_update")
+            elif state is _S.ERROR:
+                self._call(m, "on_error")
+            if m.primary and comp._params._staged and state is _S.ACTIVE:
+                self._apply_params(m)
+            dt = perf() - t0
+            m.exec_time = dt
+            m.exec_sum += dt
+            m.exec_count += 1
+            if dt > m.exec_max:
+                m.exec_max = dt
+        self.cycles = cycle + 1
+
+    def _startup(self, m: Member) -> None:
+        if not m.started:
+            m.started = True
+            self._call(m, "on_startup")
+
+    def _startup_all(self) -> None:
+        for m in self._members:
+            self._startup(m)
+
+    def _shutdown_all(self) -> None:
+        for m in self._members:
+            if m.state is _S.ACTIVE:
+                m.requests.clear()
+                m.next_state = _S.INACTIVE
+                self._transition(m)
+            if m.started:
+                m.started = False
+                self._call(m, "on_shutdown")
+        self._notify_state()
+
+    def _has_work(self) -> bool:
+        for m in self._members:
+            if (m.state is not _S.INACTIVE or m.requests or m.next_state is not m.state
+                    or m.comp._commands):
+                return True
+        return False
+
+    # -- control (overridden) ------------------------------------------------------------
+    def start(self) -> ReturnCode:
+        raise NotImplementedError
+
+    def stop(self) -> ReturnCode:
+        raise NotImplementedError
+
+    def is_running(self) -> bool:
+        return self._running
+
+    def wake(self) -> None:
+        """Something is pending for the EC thread (request, command, parameter)."""
+
+    def accepts_commands(self) -> bool:
+        return self._running
+
+    def in_ec_thread(self) -> bool:
+        return self._thread_ident == threading.get_ident()
+
+    def clock_is_real(self) -> bool:
+        return not isinstance(self.clock, ManualClock)
+
+    def _thread_alive(self) -> bool:
+        return False
+
+    def _run_in_thread(self, fn: Callable[[], Any]) -> Any:
+        return fn()
+
+    def set_rate(self, rate: float) -> ReturnCode:
+        """Change the rate; on_rate_changed runs for every member (in the EC thread when
+        the EC runs, else in the caller's)."""
+        try:
+            rate = float(rate)
+        except (TypeError, ValueError):
+            return ReturnCode.BAD_PARAMETER
+        if not rate > 0:
+            return ReturnCode.BAD_PARAMETER
+
+        def apply() -> None:
+            self.rate = rate
+            self.period = 1.0 / rate
+            for m in self._members:
+                m.info.period = self.period
+                if m.state is _S.ACTIVE:
+                    self._call(m, "on_rate_changed")
+            self._rate_changed()
+        if self._running and not self.in_ec_thread() and self._thread_alive():
+            self._run_in_thread(apply)
+        else:
+            apply()
+        return ReturnCode.RTC_OK
+
+    def _rate_changed(self) -> None:
+        pass
+
+    # -- statistics ----------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        """Timing profile: achieved rate, overruns, lateness percentiles [s], per member."""
+        n = min(self.cycles, HISTORY)
+        late = np.sort(self._lateness[:n]) if n else np.zeros(1)
+        periods = self._periods[:n] if n > 1 else np.array([self.period])
+        elapsed = (self.clock.now() - self.started_at) if self.started_at is not None else 0
+        return {
+            "name": self.name, "rate": self.rate, "cycles": self.cycles,
+            "overruns": self.overruns,
+            "achieved_rate": (self.cycles / elapsed) if elapsed > 0 else 0.0,
+            "mean_period": float(np.mean(periods[periods > 0])) if np.any(periods > 0)
+            else self.period,
+            "lateness_p50": float(np.percentile(late, 50)),
+            "lateness_p99": float(np.percentile(late, 99)),
+            "lateness_max": float(late[-1]),
+            "members": {m.comp.instance_name: {
+                "state": m.state.name, "exec_last": m.exec_time, "exec_max": m.exec_max,
+                "exec_mean": m.exec_sum / m.exec_count if m.exec_count else 0.0}
+                for m in self._members},
+        }
+
+
+class SteppedEC(ExecutionContext):
+    """Runs cycles only when told to (tick/step), in the caller's thread, on a manual clock:
+    deterministic tests and simulation (OpenHRP's ExecutionContext with tick())."""
+
+    kind = "OTHER"
+
+    def __init__(self, rate: float = 1000.0, name: str = "", clock: ManualClock | None = None,
+                 **kw: Any):
+        super().__init__(rate, name, clock or ManualClock(), **kw)
+
+    def start(self) -> ReturnCode:
+        if self._running:
+            return ReturnCode.PRECONDITION_NOT_MET
+        self._running = True
+        self.started_at = self.clock.now()
+        prev, self._thread_ident = self._thread_ident, threading.get_ident()
+        try:
+            self._startup_all()
+        finally:
+            self._thread_ident = prev
+        return ReturnCode.RTC_OK
+
+    def stop(self) -> ReturnCode:
+        if not self._running:
+            return ReturnCode.PRECONDITION_NOT_MET
+        self._thread_ident = threading.get_ident()
+        try:
+            self._shutdown_all()
+        finally:
+            self._thread_ident = None
+            self._running = False
+        return ReturnCode.RTC_OK
+
+    def accepts_commands(self) -> bool:
+        # queued commands run at the next tick, in the ticking thread
+        return self._running
+
+    def tick(self) -> None:
+        """Run one cycle at the current clock time, then advance the clock by one period."""
+        if not self._running:
+            self.start()
+        self._thread_ident = threading.get_ident()
+        try:
+            now = self.clock.now()
+            i = self.cycles % HISTORY
+            if self._last_start is not None:
+                self._periods[i] = now - self._last_start
+            self._cycle(now, now)
+        finally:
+            self._thread_ident = None
+        clock = self.clock
+        if isinstance(clock, ManualClock):
+            clock.advance(self.period)
+
+    def step(self, n: int = 1) -> None:
+        for _ in range(int(n)):
+            self.tick()
+
+
+class PeriodicEC(ExecutionContext):
+    """A thread that runs a cycle at every absolute deadline t0 + k * period.
+
+    It sleeps until ``spin`` seconds before the deadline, then spins, so that the cycle
+    starts within microseconds of it; the schedule never drifts. A late cycle runs at once
+    (catching up); a cycle that ends after the next deadline counts as an overrun. When
+    every member is Inactive and nothing is pending, the thread waits for a request.
+    """
+
+    def __init__(self, rate: float = 1000.0, name: str = "", clock: Clock | None = None,
+                 spin: float = 200e-6, sched_fifo: bool = False, priority: int = 50,
+                 **kw: Any):
+        super().__init__(rate, name, clock or MonotonicClock(), **kw)
+        if spin < 0:
+            raise ConfigError(f"execution context {name}: spin: expected >= 0 s, got {spin}")
+        self.spin = spin
+        self.sched_fifo = sched_fifo
+        self.priority = priority
+        self.realtime = False
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._stop_requested = False
+        self._calls: deque[tuple[Callable[[], Any], threading.Event, list]] = deque()
+        self._resync = True
+
+    def start(self) -> ReturnCode:
+        if self._running:
+            return ReturnCode.PRECONDITION_NOT_MET
+        self._stop_requested = False
+        self._running = True
+        self._started_evt = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"rtcf-ec-{self.name}",
+                                        daemon=True)
+        self._thread.start()
+        self._started_evt.wait(5.0)
+        return ReturnCode.RTC_OK
+
+    def stop(self) -> ReturnCode:
+        if not self._running:
+            return ReturnCode.PRECONDITION_NOT_MET
+        self._stop_requested = True
+        self._wake.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(10.0)
+        self._running = False
+        self._thread = None
+        return ReturnCode.RTC_OK
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def _thread_alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _run_in_thread(self, fn: Callable[[], Any]) -> Any:
+        done = threading.Event()
+        box: list = []
+        self._calls.append((fn, done, box))
+        self._wake.set()
+        if not done.wait(10.0):
+            raise TimeoutError(f"execution context {self.name!r} did not run the call")
+        if box and isinstance(box[0], BaseException):
+            raise box[0]
+        return box[0] if box else None
+
+    def _run_calls(self) -> None:
+        while self._calls:
+            fn, done, box = self._calls.popleft()
+            try:
+                box.append(fn())
+            except BaseException as e:
+                box.append(e)
+            done.set()
+
+    def _rate_changed(self) -> None:
+        self._resync = True
+
+    def _enter_realtime(self) -> None:
+        if not self.sched_fifo:
+            return
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.priority))
+            self.realtime = True
+        except (PermissionError, OSError, AttributeError):
+            self.realtime = False  # not permitted here: run as a normal thread
+
+    def _run(self) -> None:
+        self._thread_ident = threading.get_ident()
+        self._enter_realtime()
+        clock = self.clock
+        self.started_at = clock.now()
+        self._startup_all()
+        self._started_evt.set()
+        wake = self._wake
+        deadline = clock.now()
+        try:
+            while not self._stop_requested:
+                self._run_calls()
+                if not self._has_work():
+                    wake.clear()
+                    if not self._has_work() and not self._calls:
+                        wake.wait(0.5)
+                        self._resync = True
+                    continue
+                if self._resync:
+                    deadline = clock.now()
+                    self._resync = False
+                period = self.period
+                # sleep, then spin to the deadline
+                while True:
+                    left = deadline - clock.now()
+                    if left <= self.spin or self._stop_requested:
+                        break
+                    wake.clear()
+                    wake.wait(left - self.spin)
+                    if self._calls:
+                        self._run_calls()
+                if self._stop_requested:
+                    break
+                now = clock.now()
+                while now < deadline:
+                    now = clock.now()
+                i = self.cycles % HISTORY
+                self._lateness[i] = now - deadline
+                if self._last_start is not None:
+                    self._periods[i] = now - self._last_start
+                self._cycle(deadline, now)
+                deadline += period
+                end = clock.now()
+                if end > deadline:
+                    self.overruns += 1
+                    if end - deadline > 1.0:    # hopelessly behind (e.g. suspended): resync
+                        deadline = end
+        except BaseException:
+            self.log.exception("execution context %r stopped by an internal error", self.name)
+        finally:
+            self._shutdown_all()
+            self._run_calls()
+            self._thread_ident = None

@@ -1,0 +1,599 @@
+"""Data ports: OutPort / InPort, ring buffers with OpenRTM's policies, connectors.
+
+A connector joins one OutPort to one InPort. Its buffer lives on the reading side; its
+publisher (the subscription type) decides when a written sample is handed over:
+
+* ``flush``: in ``write()``, in the writer's thread;
+* ``new``: by a publisher thread woken by each write (push_policy all | fifo | skip | new);
+* ``periodic``: by a publisher thread at ``push_rate`` Hz (same push policies).
+
+Within one process the sample is copied into a preallocated buffer slot; no CORBA, no
+pickling. The CORBA layer supplies other ``deliver`` functions (CDR over InPortCdr.put) and
+reuses the same publishers. Properties use OpenRTM's ``dataport.*`` names without the prefix.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import threading
+import time
+import uuid
+from collections import deque
+from typing import Any, Callable
+
+from .clock import wall_time
+from .datatypes import DataType, stamp, type_by_name
+from .errors import ConfigError, PortError
+from .log import Throttled, get_logger
+
+
+class ReadStatus(enum.Enum):
+    NEW = "new"          # a sample not read before
+    OLD = "old"          # nothing new; port.value keeps the last sample (readback)
+    NO_DATA = "no_data"  # nothing ever received
+
+
+class PortStatus(enum.IntEnum):
+    """OpenRTM::PortStatus (the InPortCdr.put result), same numbering."""
+    PORT_OK = 0
+    PORT_ERROR = 1
+    BUFFER_FULL = 2
+    BUFFER_EMPTY = 3
+    BUFFER_TIMEOUT = 4
+    UNKNOWN_ERROR = 5
+
+
+class PortEvent(enum.Enum):
+    """Listener events (OpenRTM ConnectorDataListener / ConnectorListener)."""
+    ON_WRITE = "on_write"                # OutPort.write, before delivery
+    ON_SEND = "on_send"                  # a connector hands a sample over
+    ON_RECEIVED = "on_received"          # an InPort buffer accepted a sample
+    ON_BUFFER_FULL = "on_buffer_full"    # a sample was dropped or overwrote an unread one
+    ON_READ = "on_read"                  # InPort.read returned NEW
+    ON_BUFFER_EMPTY = "on_buffer_empty"  # InPort.read found nothing new
+    ON_CONNECT = "on_connect"
+    ON_DISCONNECT = "on_disconnect"
+
+
+SUBSCRIPTIONS = ("flush", "new", "periodic")
+PUSH_POLICIES = ("all", "fifo", "skip", "new")
+FULL_POLICIES = ("overwrite", "do_nothing", "block")
+EMPTY_POLICIES = ("readback", "do_nothing", "block")
+TIMESTAMP_POLICIES = ("", "on_write", "on_send", "on_received", "on_read")
+
+
+# -- connector properties -----------------------------------------------------------------
+
+class ConnectorProps:
+    """Validated connector properties (OpenRTM dataport.* keys, prefix stripped)."""
+
+    def __init__(self, props: dict[str, Any] | None = None):
+        raw = {}
+        for k, v in (props or {}).items():
+            k = k[len("dataport."):] if k.startswith("dataport.") else k
+            raw[k] = str(v).strip()
+        self.raw = raw
+        self.subscription_type = self._choice("subscription_type", SUBSCRIPTIONS, "flush")
+        self.dataflow_type = self._choice("dataflow_type", ("push", "pull"), "push")
+        self.interface_type = raw.get("interface_type", "corba_cdr") or "corba_cdr"
+        self.push_policy = self._choice("publisher.push_policy", PUSH_POLICIES, "new",
+                                        alias="push_policy")
+        self.skip_count = self._int("publisher.skip_count", 0, lo=0, alias="skip_count")
+        self.push_rate = self._float("publisher.push_rate", 100.0, alias="push_rate")
+        self.buffer_length = self._int("buffer.length", 8, lo=1)
+        self.full_policy = self._choice("buffer.write.full_policy", FULL_POLICIES,
+                                        "overwrite")
+        self.write_timeout = self._float("buffer.write.timeout", 1.0)
+        self.empty_policy = self._choice("buffer.read.empty_policy", EMPTY_POLICIES,
+                                         "readback")
+        self.read_timeout = self._float("buffer.read.timeout", 1.0)
+        self.timestamp_policy = self._choice("timestamp_policy", TIMESTAMP_POLICIES, "")
+        if self.subscription_type == "periodic" and self.push_rate <= 0:
+            raise ConfigError(f"dataport.publisher.push_rate: expected > 0, got "
+                              f"{self.push_rate}")
+
+    def _get(self, key: str, alias: str | None) -> str | None:
+        v = self.raw.get(key)
+        if (v is None or v == "") and alias:
+            v = self.raw.get(alias)
+        return v if v not in (None, "") else None
+
+    def _choice(self, key: str, allowed: tuple[str, ...], default: str,
+                alias: str | None = None) -> str:
+        v = self._get(key, alias)
+        if v is None:
+            return default
+        v = v.lower()
+        if v not in allowed:
+            raise ConfigError(f"dataport.{key}: expected one of "
+                              f"{', '.join(a for a in allowed if a)}, got {v!r}")
+        return v
+
+    def _int(self, key: str, default: int, lo: int, alias: str | None = None) -> int:
+        v = self._get(key, alias)
+        if v is None:
+            return default
+        try:
+            n = int(v)
+        except ValueError:
+            raise ConfigError(f"dataport.{key}: expected an integer, got {v!r}") from None
+        if n < lo:
+            raise ConfigError(f"dataport.{key}: expected >= {lo}, got {n}")
+        return n
+
+    def _float(self, key: str, default: float, alias: str | None = None) -> float:
+        v = self._get(key, alias)
+        if v is None:
+            return default
+        try:
+            return float(v)
+        except ValueError:
+            raise ConfigError(f"dataport.{key}: expected a number, got {v!r}") from None
+
+
+# -- buffer -------------------------------------------------------------------------------
+
+class RingBuffer:
+    """A bounded FIFO of preallocated samples with OpenRTM's full/empty policies.
+
+    Runs in: any thread (writer and reader may differ; one short lock).
+    """
+
+    def __init__(self, data_type: type, props: ConnectorProps):
+        self.length = props.buffer_length
+        self.full_policy = props.full_policy
+        self.write_timeout = props.write_timeout
+        self.empty_policy = props.empty_policy
+        self.read_timeout = props.read_timeout
+        self._slots = [data_type() for _ in range(self.length)]
+        self._head = 0        # index of the oldest unread sample
+        self._count = 0
+        self._cond = threading.Condition(threading.Lock())
+        self.overwritten = 0  # unread samples lost to the overwrite policy
+        self.dropped = 0      # samples refused by do_nothing / block timeout
+
+    def __len__(self) -> int:
+        return self._count
+
+    def put(self, sample: DataType) -> PortStatus:
+        """Copy ``sample`` into the next slot."""
+        with self._cond:
+            if self._count == self.length:
+                if self.full_policy == "overwrite":
+                    self._head = (self._head + 1) % self.length
+                    self._count -= 1
+                    self.overwritten += 1
+                elif self.full_policy == "do_nothing":
+                    self.dropped += 1
+                    return PortStatus.BUFFER_FULL
+                else:
+                    deadline = time.monotonic() + self.write_timeout
+                    while self._count == self.length:
+                        left = deadline - time.monotonic()
+                        if left <= 0 or not self._cond.wait(left):
+                            if self._count == self.length:
+                                self.dropped += 1
+                                return PortStatus.BUFFER_TIMEOUT
+            slot = self._slots[(self._head + self._count) % self.length]
+            slot.assign(sample)
+            self._count += 1
+            self._cond.notify_all()
+            return PortStatus.PORT_OK
+
+    def put_status_full(self) -> bool:
+        return self._count == self.length
+
+    def take(self, into_swap: DataType, block: bool = False) -> DataType | None:
+        """Pop the oldest sample by exchanging it with ``into_swap`` (no copy): the caller's
+        sample object goes into the ring as a spare slot, the buffered one is returned."""
+        with self._cond:
+            if self._count == 0 and block:
+                deadline = time.monotonic() + self.read_timeout
+                while self._count == 0:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._cond.wait(left)
+            if self._count == 0:
+                return None
+            out = self._slots[self._head]
+            self._slots[self._head] = into_swap
+            self._head = (self._head + 1) % self.length
+            self._count -= 1
+            self._cond.notify_all()
+            return out
+
+    def clear(self) -> None:
+        with self._cond:
+            self._count = 0
+            self._cond.notify_all()
+
+
+# -- publishers ---------------------------------------------------------------------------
+
+Deliver = Callable[[DataType], PortStatus]
+
+
+class Publisher:
+    """Hands written samples to ``deliver`` according to the subscription type."""
+
+    def __init__(self, data_type: type, props: ConnectorProps, deliver: Deliver,
+                 name: str = ""):
+        self.kind = props.subscription_type
+        self.deliver = deliver
+        self.props = props
+        self.data_type = data_type
+        self.sent = 0
+        self.failed = 0
+        self.last_status = PortStatus.PORT_OK
+        self._thread: threading.Thread | None = None
+        if self.kind != "flush":
+            self._queue: deque[DataType] = deque(maxlen=max(props.buffer_length, 1)
+                                                 if props.push_policy != "all" else None)
+            self._cond = threading.Condition(threading.Lock())
+            self._stop = False
+            self._skip_counter = 0
+            self._thread = threading.Thread(target=self._run, daemon=True,
+                                            name=f"rtcf-pub-{name}")
+            self._thread.start()
+
+    def write(self, sample: DataType) -> PortStatus:
+        """Runs in: the writer's thread."""
+        if self.kind == "flush":
+            return self._send(sample)
+        with self._cond:
+            self._queue.append(sample.copy())
+            self._cond.notify()
+        return PortStatus.PORT_OK
+
+    def _send(self, sample: DataType) -> PortStatus:
+        if self.props.timestamp_policy == "on_send":
+            stamp(sample, wall_time())
+        try:
+            status = self.deliver(sample)
+        except Exception:  # a failing transport must not take the writer down
+            get_logger().exception("data port delivery failed")
+            status = PortStatus.UNKNOWN_ERROR
+        self.last_status = status
+        if status == PortStatus.PORT_OK:
+            self.sent += 1
+        else:
+            self.failed += 1
+        return status
+
+    def _pick(self) -> list[DataType]:
+        """Samples to send now, by push policy (called with the lock held)."""
+        q = self._queue
+        if not q:
+            return []
+        policy = self.props.push_policy
+        if policy == "all":
+            out = list(q)
+            q.clear()
+        elif policy == "fifo":
+            out = [q.popleft()]
+        elif policy == "new":
+            out = [q[-1]]
+            q.clear()
+        else:  # skip: send one, then skip skip_count samples
+            out = []
+            while q:
+                s = q.popleft()
+                if self._skip_counter == 0:
+                    out.append(s)
+                self._skip_counter = (self._skip_counter + 1) % (self.props.skip_count + 1)
+        return out
+
+    def _run(self) -> None:
+        period = 1.0 / self.props.push_rate if self.kind == "periodic" else None
+        next_t = time.monotonic()
+        while True:
+            with self._cond:
+                if period is None:
+                    while not self._queue and not self._stop:
+                        self._cond.wait()
+                else:
+                    next_t += period
+                    left = next_t - time.monotonic()
+                    if left > 0 and not self._stop:
+                        self._cond.wait_for(lambda: self._stop, timeout=left)
+                    elif left < -period:
+                        next_t = time.monotonic()
+                if self._stop:
+                    return
+                batch = self._pick()
+            for s in batch:
+                self._send(s)
+
+    def close(self) -> None:
+        if self._thread is not None:
+            with self._cond:
+                self._stop = True
+                self._cond.notify_all()
+            if self._thread is not threading.current_thread():
+                self._thread.join(timeout=2.0)
+            self._thread = None
+
+
+# -- ports --------------------------------------------------------------------------------
+
+Listener = Callable[..., Any]
+
+
+class Port:
+    """Common part of data ports: name, owner, connectors, listeners."""
+
+    port_type = ""
+
+    def __init__(self, name: str, data_type: type | str):
+        if isinstance(data_type, str):
+            data_type = type_by_name(data_type)
+        if not (isinstance(data_type, type) and issubclass(data_type, DataType)):
+            raise PortError(f"port {name!r}: data type must be an rtcf.datatypes type, "
+                            f"got {data_type!r}")
+        self.name = name
+        self.data_type = data_type
+        self.owner: Any = None
+        self.connectors: dict[str, "Connector"] = {}
+        self._listeners: dict[PortEvent, list[Listener]] = {}
+        self.properties: dict[str, str] = {}
+
+    @property
+    def full_name(self) -> str:
+        owner = getattr(self.owner, "instance_name", "")
+        return f"{owner}.{self.name}" if owner else self.name
+
+    def add_listener(self, event: PortEvent, callback: Listener) -> Callable[[], None]:
+        """Register ``callback(port, connector_id, sample)``; returns a remover."""
+        self._listeners.setdefault(event, []).append(callback)
+
+        def remove() -> None:
+            cbs = self._listeners.get(event, [])
+            if callback in cbs:
+                cbs.remove(callback)
+            if not cbs:
+                self._listeners.pop(event, None)
+        return remove
+
+    def _notify(self, event: PortEvent, connector_id: str, sample: Any) -> None:
+        for cb in self._listeners.get(event, ()):
+            try:
+                cb(self, connector_id, sample)
+            except Exception:
+                get_logger().exception("listener of %s failed", self.full_name)
+
+    def disconnect_all(self) -> None:
+        for cid in list(self.connectors):
+            disconnect(cid, self)
+
+
+class OutPort(Port):
+    """A data output. ``value`` is a preallocated sample to fill in place before write()."""
+
+    port_type = "DataOutPort"
+
+    def __init__(self, name: str, data_type: type | str, value: DataType | None = None):
+        super().__init__(name, data_type)
+        self.value = value if value is not None else self.data_type()
+        self.timestamp_policy = ""
+        self._pubs: tuple["Connector", ...] = ()
+        self.writes = 0
+
+    def write(self, sample: DataType | None = None) -> bool:
+        """Send ``sample`` (or ``self.value``) on every connector.
+
+        Returns True when every connector accepted it (OpenRTM's write() result).
+        Runs in: the owner's EC thread.
+        """
+        if sample is None:
+            sample = self.value
+        elif type(sample) is not self.data_type:
+            raise PortError(f"{self.full_name}: write expects {self.data_type.__name__}, "
+                            f"got {type(sample).__name__}")
+        if self.timestamp_policy == "on_write":
+            stamp(sample, wall_time())
+        self.writes += 1
+        if self._listeners:
+            self._notify(PortEvent.ON_WRITE, "", sample)
+        ok = True
+        for c in self._pubs:
+            if c.publisher.write(sample) != PortStatus.PORT_OK:
+                ok = False
+        return ok
+
+    def _refresh(self) -> None:
+        self._pubs = tuple(c for c in self.connectors.values() if c.publisher is not None)
+
+
+class InPort(Port):
+    """A data input. ``read()`` moves the oldest unread sample into ``value``.
+
+    ``value`` is replaced by the buffered sample object (no copy); hold a copy if you need
+    a sample beyond the next read.
+    """
+
+    port_type = "DataInPort"
+
+    def __init__(self, name: str, data_type: type | str, value: DataType | None = None,
+                 **buffer_props: Any):
+        super().__init__(name, data_type)
+        self.value = value if value is not None else self.data_type()
+        self.default_props = {k.replace("__", "."): v for k, v in buffer_props.items()}
+        self._received = False
+        self._buffers: tuple[RingBuffer, ...] = ()
+        self._read_policy = "readback"
+        self._stamp_on_read = False
+
+    def read(self) -> ReadStatus:
+        """Runs in: the owner's EC thread."""
+        for buf in self._buffers:
+            if buf._count:
+                out = buf.take(self.value)
+                if out is not None:
+                    self.value = out
+                    self._received = True
+                    if self._stamp_on_read:
+                        stamp(out, wall_time())
+                    if self._listeners:
+                        self._notify(PortEvent.ON_READ, "", out)
+                    return ReadStatus.NEW
+        if self._read_policy == "block" and self._buffers:
+            out = self._buffers[0].take(self.value, block=True)
+            if out is not None:
+                self.value = out
+                self._received = True
+                return ReadStatus.NEW
+        if self._listeners:
+            self._notify(PortEvent.ON_BUFFER_EMPTY, "", None)
+        return ReadStatus.OLD if self._received else ReadStatus.NO_DATA
+
+    def read_newest(self) -> ReadStatus:
+        """Drop everything but the newest unread sample, then read it."""
+        status = ReadStatus.OLD if self._received else ReadStatus.NO_DATA
+        while True:
+            s = self.read()
+            if s is not ReadStatus.NEW:
+                return status
+            status = s
+
+    def is_new(self) -> bool:
+        return any(b._count for b in self._buffers)
+
+    def unread(self) -> int:
+        return sum(len(b) for b in self._buffers)
+
+    def _refresh(self) -> None:
+        self._buffers = tuple(c.buffer for c in self.connectors.values()
+                              if c.buffer is not None)
+        policies = [c.props for c in self.connectors.values() if c.buffer is not None]
+        self._read_policy = policies[0].empty_policy if policies else "readback"
+        self._stamp_on_read = any(p.timestamp_policy == "on_read" for p in policies)
+
+    def receiver(self, connector_id: str, buffer: RingBuffer,
+                 props: ConnectorProps) -> Deliver:
+        """A deliver function that puts samples into ``buffer`` (for any transport)."""
+        stamp_now = props.timestamp_policy == "on_received"
+
+        def deliver(sample: DataType) -> PortStatus:
+            if stamp_now:
+                stamp(sample, wall_time())
+            was_full = self._listeners and buffer.put_status_full()
+            status = buffer.put(sample)
+            if self._listeners:
+                if was_full:
+                    self._notify(PortEvent.ON_BUFFER_FULL, connector_id, sample)
+                if status == PortStatus.PORT_OK:
+                    self._notify(PortEvent.ON_RECEIVED, connector_id, sample)
+            return status
+        return deliver
+
+
+# -- connectors ---------------------------------------------------------------------------
+
+_ids = itertools.count()
+_registry_lock = threading.Lock()
+
+
+class Connector:
+    """One connection. In-process: out-side publisher + in-side buffer in one object.
+
+    Other transports register a Connector with only the local end's half (publisher or
+    buffer) set and ``close_hook`` releasing the remote side.
+    """
+
+    def __init__(self, connector_id: str, name: str, props: ConnectorProps,
+                 outport: OutPort | None, inport: InPort | None):
+        self.id = connector_id
+        self.name = name
+        self.props = props
+        self.outport = outport
+        self.inport = inport
+        self.buffer: RingBuffer | None = None
+        self.publisher: Publisher | None = None
+        self.close_hook: Callable[[], None] | None = None
+        self.profile: Any = None  # transport-specific (e.g. the CORBA ConnectorProfile)
+
+    def close(self) -> None:
+        if self.publisher is not None:
+            self.publisher.close()
+        if self.close_hook is not None:
+            hook, self.close_hook = self.close_hook, None
+            try:
+                hook()
+            except Exception:
+                get_logger().exception("closing connector %s failed", self.id)
+
+
+def attach(port: Port, connector: Connector) -> None:
+    """Register ``connector`` on ``port`` (one end) and refresh its fast path."""
+    with _registry_lock:
+        port.connectors[connector.id] = connector
+        port._refresh()  # type: ignore[attr-defined]
+    port._notify(PortEvent.ON_CONNECT, connector.id, None)
+
+
+def detach(port: Port, connector_id: str) -> Connector | None:
+    with _registry_lock:
+        c = port.connectors.pop(connector_id, None)
+        port._refresh()  # type: ignore[attr-defined]
+    if c is not None:
+        port._notify(PortEvent.ON_DISCONNECT, connector_id, None)
+    return c
+
+
+def new_connector_id() -> str:
+    return str(uuid.uuid4())
+
+
+def connect(outport: OutPort, inport: InPort, properties: dict[str, Any] | None = None,
+            name: str = "", connector_id: str = "") -> Connector:
+    """Connect two ports of this process (no CORBA). Raises PortError / ConfigError."""
+    if not isinstance(outport, OutPort) or not isinstance(inport, InPort):
+        raise PortError(f"connect: expected (OutPort, InPort), got "
+                        f"({type(outport).__name__}, {type(inport).__name__})")
+    if outport.data_type is not inport.data_type:
+        raise PortError(f"connect {outport.full_name} -> {inport.full_name}: data types "
+                        f"differ ({outport.data_type.__name__} vs "
+                        f"{inport.data_type.__name__})")
+    merged = dict(inport.default_props)
+    merged.update(properties or {})
+    props = ConnectorProps(merged)
+    if props.dataflow_type == "pull":
+        raise PortError(f"connect {outport.full_name} -> {inport.full_name}: pull "
+                        "connections are made by the CORBA layer (in-process data is "
+                        "always pushed)")
+    allow_dup = props.raw.get("allow_dup_connection", "").upper() in ("YES", "TRUE", "1")
+    if not allow_dup:
+        for c in outport.connectors.values():
+            if c.inport is inport:
+                raise PortError(f"connect {outport.full_name} -> {inport.full_name}: "
+                                f"already connected (connector {c.id})")
+    cid = connector_id or new_connector_id()
+    c = Connector(cid, name or f"{outport.full_name}_{inport.full_name}", props,
+                  outport, inport)
+    c.buffer = RingBuffer(inport.data_type, props)
+    c.publisher = Publisher(outport.data_type, props,
+                            inport.receiver(cid, c.buffer, props), name=c.name)
+    if props.timestamp_policy == "on_write":
+        outport.timestamp_policy = "on_write"
+    attach(outport, c)
+    attach(inport, c)
+    return c
+
+
+def disconnect(connector_id: str, port: Port | None = None) -> bool:
+    """Remove a connector from both of its ends (either end may be given)."""
+    c = None
+    if port is not None:
+        c = port.connectors.get(connector_id)
+    if c is None:
+        return False
+    for end in (c.outport, c.inport):
+        if end is not None:
+            detach(end, connector_id)
+    c.close()
+    return True
+
+
+_drop_log = Throttled(get_logger(), 5.0)
