@@ -35,7 +35,8 @@ __all__ = [
     "Conf", "ComponentConf", "PrecreateSpec", "PreconnectSpec",
     "parse_conf", "load_conf", "apply_overrides", "defaults", "merge_conf",
     "get_bool", "get_float", "get_int", "get_list", "where",
-    "parse_component_conf", "load_component_conf", "component_conf_files",
+    "parse_component_conf", "load_component_conf", "component_conf_from",
+    "component_conf_files",
     "parse_precreate", "parse_preconnect", "parse_preactivation", "parse_url_params",
 ]
 

@@ -123,7 +123,8 @@ def test_processes_are_collected():
 
 
 def test_error_top_level_not_a_mapping():
-    assert one_error([1, 2]) == "demo.yaml: document: expected a mapping at the top level, got [1, 2]"
+    assert one_error([1, 2]) == (
+        "demo.yaml: document: expected a mapping at the top level, got [1, 2]")
 
 
 def test_error_unknown_top_level_key():
@@ -409,7 +410,8 @@ def test_merge_rtc_conf_and_yaml():
     assert m.connections == [ConnectionDecl("gen.out", "log.in", {})]
     assert m.execution_contexts == [ECDecl("default", "periodic", 100.0, ["log", "gen"])]
     assert m.activate == ["log", "gen"]
-    with pytest.raises(CompositionError, match=r"rtc.conf:3: manager.components.preconnect\[0\].from: unknown instance 'gen'"):
+    pattern = r"rtc.conf:3: manager.components.preconnect\[0\].from: unknown instance 'gen'"
+    with pytest.raises(CompositionError, match=pattern):
         from_rtc_conf(conf, "rtc.conf")  # gen is unknown without the YAML part
 
 
