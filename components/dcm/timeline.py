@@ -1,0 +1,476 @@
+"""The DCM core: timed-command buffers, aliases and the per-cycle computation.
+
+Pure: imports neither rtcf nor omniORB and never reads a clock; DCM time [ms, int] is passed
+in (house style 4). Everything here runs in the EC thread of the DCM shell (house style 3):
+the shell queues ``set``/``set_alias``/``create_alias`` calls into that thread.
+
+Behaviour follows spec section 1 (/work/shared/specs/components.md):
+  * one time-sorted buffer per actuator, lastCmdTime/lastCmdValue, lastCycleTime/
+    lastCycleValue and the anchor rule of the per-cycle computation (1.3);
+  * ``set`` with the four update kinds (1.4), aliases and both ``setAlias`` layouts (1.5),
+    importance accepted and ignored (1.6), NaN rules (1.7), errors (1.9), 512 commands per
+    actuator (1.3 PD).
+The arguments are the nested lists of the NAOqi ALValue examples (seed 000_866353d624d1747a).
+
+Every call is validated completely and staged on copies of the touched buffers before any
+state changes, so a rejected call raises DcmError and leaves the core exactly as it was.
+
+Per-cycle cost: the state of each actuator's interpolation is mirrored in flat numpy arrays
+(head command, anchor), so a cycle is a handful of in-place ufuncs over all actuators plus
+Python work only for the actuators whose head command is due. With nothing buffered a cycle
+is O(1).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from typing import Any, Sequence
+
+import numpy as np
+
+from .devices import DeviceTable
+
+__all__ = ["DcmError", "DcmCore", "UPDATE_KINDS", "MAX_COMMANDS"]
+
+UPDATE_KINDS = ("Merge", "ClearAll", "ClearAfter", "ClearBefore")
+MAX_COMMANDS = 512  # per actuator (spec 1.3 PD: the NAOqi 2.x figure)
+# DCM time is a signed 32-bit int that the DCM treats as unsigned (spec 1.2): accept both views.
+TIME_MIN = -(2 ** 31)
+TIME_MAX = 2 ** 32 - 1
+
+
+class DcmError(ValueError):
+    """A rejected DCM call (spec 1.9). The message names the call, the position and the fault.
+
+    The core's state is unchanged when this is raised.
+    """
+
+
+# -- argument checks ----------------------------------------------------------------------------
+
+def _is_seq(x: Any) -> bool:
+    return isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.ndim == 1)
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _is_number(x: Any) -> bool:
+    return (isinstance(x, (int, float, np.integer, np.floating))
+            and not isinstance(x, (bool, np.bool_)))
+
+
+def _show(x: Any, limit: int = 60) -> str:
+    s = repr(x)
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def _check_time(t: Any, api: str, where: str) -> int:
+    if isinstance(t, (float, np.floating)) and math.isnan(t):
+        raise DcmError(f"{api}: {where}: time is NaN")
+    if not _is_int(t):
+        raise DcmError(f"{api}: {where}: time must be an int [ms], got {_show(t)}")
+    t = int(t)
+    if not TIME_MIN <= t <= TIME_MAX:
+        raise DcmError(f"{api}: {where}: time {t} is outside the 32-bit DCM time range")
+    return t
+
+
+def _check_value(v: Any, api: str, where: str) -> float:
+    """Return the value as float (NaN allowed: the caller drops it, spec 1.7)."""
+    if not _is_number(v):
+        raise DcmError(f"{api}: {where}: value must be a number, got {_show(v)}")
+    v = float(v)
+    if math.isinf(v):
+        raise DcmError(f"{api}: {where}: value must be finite, got {v}")
+    return v
+
+
+def _check_importance(imp: Any, api: str, where: str) -> None:
+    # Spec 1.6 PD: any int >= 0 is accepted and ignored.
+    if not _is_int(imp) or imp < 0:
+        raise DcmError(f"{api}: {where}: importance must be an int >= 0, got {_show(imp)}")
+
+
+def _check_kind(kind: Any, api: str, where: str) -> str:
+    if not isinstance(kind, str) or kind not in UPDATE_KINDS:
+        raise DcmError(f"{api}: {where}: update kind must be one of "
+                       f"{', '.join(UPDATE_KINDS)}, got {_show(kind)}")
+    return kind
+
+
+def _parse_timed_list(cmds: Any, api: str, where: str) -> list[tuple[int, float]]:
+    """[[v, t(, imp)], ...] -> [(t, v), ...] in list order, NaN values kept (as NaN)."""
+    if not _is_seq(cmds):
+        raise DcmError(f"{api}: {where}: expected a list of timed commands, got {_show(cmds)}")
+    out = []
+    for y, c in enumerate(cmds):
+        w = f"{where}[{y}]"
+        if not _is_seq(c) or len(c) not in (2, 3):
+            raise DcmError(f"{api}: {w}: expected [value, time(, importance)], got {_show(c)}")
+        t = _check_time(c[1], api, f"{w}[1]")
+        v = _check_value(c[0], api, f"{w}[0]")
+        if len(c) == 3:
+            _check_importance(c[2], api, f"{w}[2]")
+        out.append((t, v))
+    return out
+
+
+def _drop_nan(cmds: list[tuple[int, float]]) -> list[tuple[int, float]] | None:
+    """Spec 1.7: drop NaN-valued commands; None means "leave this member untouched"
+    (a non-empty list whose every value is NaN)."""
+    kept = [c for c in cmds if not math.isnan(c[1])]
+    if cmds and not kept:
+        return None
+    return kept
+
+
+def _apply(kind: str, ts: list[int], vs: list[float], cmds: list[tuple[int, float]]
+           ) -> tuple[list[int], list[float]]:
+    """The update kinds of spec 1.4 on one buffer; returns new lists (inputs untouched)."""
+    if kind == "ClearAll":
+        kept = []
+    elif kind == "Merge" or not cmds:
+        kept = list(zip(ts, vs))
+    elif kind == "ClearAfter":
+        t_first = min(t for t, _ in cmds)
+        kept = [(t, v) for t, v in zip(ts, vs) if t < t_first]   # PD: delete t >= tFirst
+    else:  # ClearBefore
+        t_last = max(t for t, _ in cmds)
+        kept = [(t, v) for t, v in zip(ts, vs) if t > t_last]    # PD: delete t <= tLast
+    # A stable sort keeps existing commands before new ones of equal time, and new ones in
+    # list order, so the newest wins when equal-time commands are consumed (spec 1.4 PD).
+    merged = kept + list(cmds)
+    merged.sort(key=lambda c: c[0])
+    return [t for t, _ in merged], [v for _, v in merged]
+
+
+class DcmCore:
+    """Timed-command buffers of every actuator of a DeviceTable, and the cycle computation.
+
+    ``values`` is the output array (actuator order, preallocated); it is also lastCycleValue.
+    All methods: Runs in: EC thread.
+    """
+
+    def __init__(self, devices: DeviceTable, max_commands: int = MAX_COMMANDS) -> None:
+        if not _is_int(max_commands) or max_commands < 1:
+            raise ValueError(f"max_commands must be an int >= 1, got {max_commands!r}")
+        n = devices.n_actuators
+        self.devices = devices
+        self.max_commands = int(max_commands)
+        self.values = np.zeros(n)
+        self._interp = [bool(x) for x in devices.interpolate]
+        self._bt: list[list[int]] = [[] for _ in range(n)]     # buffered times, sorted
+        self._bv: list[list[float]] = [[] for _ in range(n)]   # buffered values
+        self._last_cmd: list[tuple[int, float] | None] = [None] * n
+        self._last_cycle_time: int | None = None
+        # Mirror of each buffer head and of the interpolation anchor (tA, vA). Times are held
+        # as float64: exact for DCM times (< 2**53).
+        self._next_t = np.full(n, np.inf)
+        self._next_v = np.zeros(n)
+        self._anch_t = np.zeros(n)
+        self._anch_v = np.zeros(n)
+        self._interp_mask = np.zeros(n, dtype=bool)  # buffered and interpolating
+        self._n_pending = 0                          # actuators with a non-empty buffer
+        self._unset_anchor: list[int] = []           # heads set before the first cycle
+        # scratch for step()
+        self._due = np.zeros(n, dtype=bool)
+        self._num = np.zeros(n)
+        self._den = np.zeros(n)
+        self._aliases: dict[str, tuple[int | None, ...]] = {}
+
+    # -- readers ------------------------------------------------------------------------------
+
+    @property
+    def last_cycle_time(self) -> int | None:
+        """Time of the most recent step() [ms], None before the first cycle."""
+        return self._last_cycle_time
+
+    def _index(self, key: str, api: str) -> int:
+        try:
+            return self.devices.actuator_index(key)
+        except KeyError:
+            raise KeyError(f"{api}: unknown actuator {key!r}") from None
+
+    def value(self, key: str) -> float:
+        """Value sent at the last cycle (lastCycleValue) of an actuator, short or full key."""
+        return float(self.values[self._index(key, "value")])
+
+    def buffer_size(self, key: str) -> int:
+        """Number of buffered (not yet consumed) commands of an actuator."""
+        return len(self._bt[self._index(key, "buffer_size")])
+
+    def buffer(self, key: str) -> list[tuple[int, float]]:
+        """Copy of an actuator's buffer as [(time, value), ...], time order."""
+        i = self._index(key, "buffer")
+        return list(zip(self._bt[i], self._bv[i]))
+
+    def last_command(self, key: str) -> tuple[int, float] | None:
+        """(lastCmdTime, lastCmdValue) of an actuator, None if nothing was consumed yet."""
+        return self._last_cmd[self._index(key, "last_command")]
+
+    def alias(self, name: str) -> list[str]:
+        """Member keys of an alias ('' for placeholders); KeyError if unknown."""
+        keys = self.devices.actuator_keys
+        return ["" if i is None else keys[i] for i in self._aliases[name]]
+
+    @property
+    def alias_names(self) -> list[str]:
+        return list(self._aliases)
+
+    def get_time(self, offset: Any = 0) -> int:
+        """getTime (spec 1.2): time of the most recent cycle + offset [ms], an int."""
+        if not _is_int(offset):
+            raise DcmError(f"getTime: offset must be an int [ms], got {_show(offset)}")
+        if self._last_cycle_time is None:
+            raise DcmError("getTime: no DCM cycle has run yet")
+        return self._last_cycle_time + int(offset)
+
+    def snapshot(self) -> tuple:
+        """Everything observable, as plain comparable data (for tests and debugging)."""
+        return (
+            self._last_cycle_time,
+            tuple(self.values.tolist()),
+            tuple(tuple(zip(t, v)) for t, v in zip(self._bt, self._bv)),
+            tuple(self._last_cmd),
+            tuple(sorted(self._aliases.items())),
+            tuple(self._next_t.tolist()), tuple(self._next_v.tolist()),
+            tuple(self._anch_t.tolist()), tuple(self._anch_v.tolist()),
+            tuple(self._interp_mask.tolist()), self._n_pending, tuple(self._unset_anchor),
+        )
+
+    # -- commands -----------------------------------------------------------------------------
+
+    def create_alias(self, arg: Any) -> list:
+        """createAlias([aliasName, [actuatorName, ...]]) (spec 1.5).
+
+        Creates or replaces the alias. Returns a checked copy of the argument in which every
+        unknown actuator name is "" (not an error); such a member is a placeholder that
+        ignores its commands, so member indices stay aligned with the caller's lists.
+        """
+        api = "createAlias"
+        if not _is_seq(arg) or len(arg) != 2:
+            raise DcmError(f"{api}: expected [aliasName, [actuatorName, ...]], got {_show(arg)}")
+        name, members = arg[0], arg[1]
+        if not isinstance(name, str) or not name:
+            raise DcmError(f"{api}: [0]: alias name must be a non-empty string, got {_show(name)}")
+        if not _is_seq(members):
+            raise DcmError(f"{api}: [1]: expected a list of actuator names, got {_show(members)}")
+        for x, m in enumerate(members):
+            if not isinstance(m, str):
+                raise DcmError(f"{api}: [1][{x}]: actuator name must be a string, got {_show(m)}")
+        idx = tuple(self.devices.actuator_index(m) if self.devices.has_actuator(m) else None
+                    for m in members)
+        self._aliases[name] = idx
+        return [name, [m if i is not None else "" for m, i in zip(members, idx)]]
+
+    def set(self, commands: Any) -> None:
+        """set([name, updateKind, [[value, time(, importance)], ...]]) (spec 1.4).
+
+        ``name`` is an actuator (short or full key) or an alias; an actuator name wins if
+        both exist. With an alias the same list goes to every member.
+        """
+        api = "set"
+        if not _is_seq(commands) or len(commands) != 3:
+            raise DcmError(f"{api}: expected [name, updateKind, [[value, time], ...]], "
+                           f"got {_show(commands)}")
+        name = commands[0]
+        if not isinstance(name, str):
+            raise DcmError(f"{api}: [0]: name must be a string, got {_show(name)}")
+        kind = _check_kind(commands[1], api, "[1]")
+        cmds = _parse_timed_list(commands[2], api, "[2]")
+        if self.devices.has_actuator(name):
+            targets: Sequence[int | None] = (self.devices.actuator_index(name),)
+        elif name in self._aliases:
+            targets = self._aliases[name]
+        else:
+            raise DcmError(f"{api}: [0]: unknown actuator or alias {name!r}")
+        kept = _drop_nan(cmds)
+        ops = [] if kept is None else [(i, kind, kept, "[2]") for i in targets if i is not None]
+        self._commit(self._stage(ops, api))
+
+    def set_alias(self, commands: Any) -> None:
+        """setAlias (spec 1.5), both layouts:
+
+        time-mixed:    [alias, updateKind, "time-mixed", [[[v, t(, imp)], ...] per member]]
+        time-separate: [alias, updateKind, "time-separate", importance, [t0..tT-1],
+                        [[v0..vT-1] per member]]
+        The update kind applies to each member separately, as if set() were called per member.
+        """
+        api = "setAlias"
+        if not _is_seq(commands) or len(commands) < 3:
+            raise DcmError(f"{api}: expected [alias, updateKind, mode, ...], got {_show(commands)}")
+        name = commands[0]
+        if not isinstance(name, str):
+            raise DcmError(f"{api}: [0]: alias name must be a string, got {_show(name)}")
+        kind = _check_kind(commands[1], api, "[1]")
+        mode = commands[2]
+        if mode == "time-mixed":
+            if len(commands) != 4:
+                raise DcmError(f"{api}: time-mixed expects 4 elements, got {len(commands)}")
+        elif mode == "time-separate":
+            if len(commands) != 6:
+                raise DcmError(f"{api}: time-separate expects 6 elements, got {len(commands)}")
+        else:
+            raise DcmError(f"{api}: [2]: mode must be 'time-mixed' or 'time-separate', "
+                           f"got {_show(mode)}")
+        if name not in self._aliases:
+            raise DcmError(f"{api}: [0]: unknown alias {name!r}")
+        members = self._aliases[name]
+        n = len(members)
+
+        per_member: list[tuple[list[tuple[int, float]], str]] = []
+        if mode == "time-mixed":
+            lists = commands[3]
+            if not _is_seq(lists):
+                raise DcmError(f"{api}: [3]: expected one command list per member, "
+                               f"got {_show(lists)}")
+            if len(lists) != n:
+                raise DcmError(f"{api}: [3] has {len(lists)} command lists, expected {n} "
+                               f"(alias {name!r} has {n} members)")
+            for x in range(n):
+                w = f"[3][{x}]"
+                per_member.append((_parse_timed_list(lists[x], api, w), w))
+        else:
+            _check_importance(commands[3], api, "[3]")
+            times_raw = commands[4]
+            if not _is_seq(times_raw):
+                raise DcmError(f"{api}: [4]: expected a list of times, got {_show(times_raw)}")
+            times = [_check_time(t, api, f"[4][{k}]") for k, t in enumerate(times_raw)]
+            T = len(times)
+            lists = commands[5]
+            if not _is_seq(lists):
+                raise DcmError(f"{api}: [5]: expected one value list per member, "
+                               f"got {_show(lists)}")
+            if len(lists) != n:
+                raise DcmError(f"{api}: [5] has {len(lists)} value lists, expected {n} "
+                               f"(alias {name!r} has {n} members)")
+            for x in range(n):
+                vals = lists[x]
+                w = f"[5][{x}]"
+                if not _is_seq(vals):
+                    raise DcmError(f"{api}: {w}: expected a list of {T} values, got {_show(vals)}")
+                if len(vals) != T:
+                    raise DcmError(f"{api}: {w} has {len(vals)} values, expected {T} "
+                                   f"(one per time)")
+                cmds = [(times[k], _check_value(vals[k], api, f"{w}[{k}]")) for k in range(T)]
+                per_member.append((cmds, w))
+
+        ops = []
+        for i, (cmds, w) in zip(members, per_member):
+            kept = _drop_nan(cmds)
+            if i is not None and kept is not None:
+                ops.append((i, kind, kept, w))
+        self._commit(self._stage(ops, api))
+
+    # -- staging and commit ---------------------------------------------------------------------
+
+    def _stage(self, ops, api: str) -> dict[int, tuple[list[int], list[float]]]:
+        """Apply the operations to copies of the touched buffers, in order; check the limit."""
+        staged: dict[int, tuple[list[int], list[float]]] = {}
+        for i, kind, cmds, where in ops:
+            ts, vs = staged.get(i, (self._bt[i], self._bv[i]))
+            ts, vs = _apply(kind, ts, vs, cmds)
+            if len(ts) > self.max_commands:
+                raise DcmError(f"{api}: {where}: actuator {self.devices.actuator_keys[i]!r} "
+                               f"would hold {len(ts)} commands, limit {self.max_commands}")
+            staged[i] = (ts, vs)
+        return staged
+
+    def _commit(self, staged: dict[int, tuple[list[int], list[float]]]) -> None:
+        for i, (ts, vs) in staged.items():
+            old_head = (self._bt[i][0], self._bv[i][0]) if self._bt[i] else None
+            was_pending = old_head is not None
+            self._bt[i], self._bv[i] = ts, vs
+            if ts:
+                if not was_pending:
+                    self._n_pending += 1
+                new_head = (ts[0], vs[0])
+                if new_head != old_head:
+                    self._set_head(i, new_head)
+            elif was_pending:
+                self._n_pending -= 1
+                self._clear_head(i)
+
+    def _set_head(self, i: int, head: tuple[int, float]) -> None:
+        """A new head command outside a cycle: the line restarts from the value being sent
+        (spec 1.3: anchor (lastCycleTime, lastCycleValue))."""
+        self._next_t[i], self._next_v[i] = head
+        self._interp_mask[i] = self._interp[i]
+        if self._last_cycle_time is None:
+            self._unset_anchor.append(i)
+        else:
+            self._anch_t[i] = self._last_cycle_time
+            self._anch_v[i] = self.values[i]
+
+    def _clear_head(self, i: int) -> None:
+        self._next_t[i] = np.inf
+        self._next_v[i] = 0.0
+        self._interp_mask[i] = False
+
+    # -- the cycle --------------------------------------------------------------------------------
+
+    def step(self, now_ms: int) -> np.ndarray:
+        """One DCM cycle at time ``now_ms`` (spec 1.3); returns ``values`` (updated in place).
+
+        1. consume every buffered command with time <= now (the last one gives the output);
+        2. interpolate toward a future head command from the anchor: (lastCmdTime,
+           lastCmdValue) if that command fell after the previous cycle, (now, value) if it was
+           late, else (lastCycleTime, lastCycleValue) -- the same line as the anchor kept;
+        3. otherwise hold; 4. lastCycleTime = now, lastCycleValue = output (``values``).
+        """
+        if not _is_int(now_ms):
+            raise DcmError(f"step: time must be an int [ms], got {_show(now_ms)}")
+        now = int(now_ms)
+        prev = self._last_cycle_time
+        if prev is not None and now < prev:
+            raise DcmError(f"step: time went backwards: {now} < last cycle {prev}")
+        if self._n_pending:
+            if self._unset_anchor:
+                if prev is None:
+                    for i in self._unset_anchor:
+                        self._anch_t[i] = now
+                        self._anch_v[i] = self.values[i]
+                self._unset_anchor.clear()
+            due = self._due
+            np.less_equal(self._next_t, now, out=due)
+            if due.any():
+                for i in np.flatnonzero(due).tolist():
+                    self._consume(i, now, prev)
+            if self._n_pending:
+                self._interpolate(now)
+        self._last_cycle_time = now
+        return self.values
+
+    def _consume(self, i: int, now: int, prev: int | None) -> None:
+        ts, vs = self._bt[i], self._bv[i]
+        k = bisect_right(ts, now)         # equal times: the newest (last inserted) wins
+        t, v = ts[k - 1], vs[k - 1]
+        del ts[:k], vs[:k]
+        self._last_cmd[i] = (t, v)
+        self.values[i] = v
+        if ts:
+            self._next_t[i] = ts[0]
+            self._next_v[i] = vs[0]
+            if prev is not None and t > prev:   # fell between the previous cycle and now
+                self._anch_t[i] = t
+            else:                               # late: the line restarts from (now, value)
+                self._anch_t[i] = now
+            self._anch_v[i] = v
+        else:
+            self._n_pending -= 1
+            self._clear_head(i)
+
+    def _interpolate(self, now: int) -> None:
+        """values = vA + (vC - vA)·(now - tA)/(tC - tA) where a future head is interpolated."""
+        mask = self._interp_mask
+        num, den = self._num, self._den
+        np.subtract(now, self._anch_t, out=num)
+        np.subtract(self._next_t, self._anch_t, out=den)
+        np.divide(num, den, out=num, where=mask)
+        np.subtract(self._next_v, self._anch_v, out=den)
+        np.multiply(den, num, out=den)
+        np.add(den, self._anch_v, out=den)
+        np.copyto(self.values, den, where=mask)
