@@ -391,21 +391,28 @@ class ExecutionContext:
         pass
 
     # -- statistics ----------------------------------------------------------------------
-    def stats(self) -> dict[str, Any]:
-        """Timing profile: achieved rate, overruns, lateness percentiles [s], per member."""
+    def stats(self, window: float = 1.0) -> dict[str, Any]:
+        """Timing profile: achieved rate and mean period over the last ``window`` seconds
+        of cycles, overruns, lateness percentiles [s] over the kept history, per member
+        execution times [s]."""
         n = min(self.cycles, HISTORY)
         late = np.sort(self._lateness[:n]) if n else np.zeros(1)
-        periods = self._periods[:n] if n > 1 else np.array([self.period])
-        elapsed = (self.clock.now() - self.started_at) if self.started_at is not None else 0
+        k = min(n - 1, max(1, int(window * self.rate))) if n > 1 else 0
+        if k > 0:
+            idx = (self.cycles - 1 - np.arange(k)) % HISTORY
+            recent = self._periods[idx]
+            mean_period = float(recent.mean()) if recent.mean() > 0 else self.period
+        else:
+            mean_period = self.period
         return {
             "name": self.name, "rate": self.rate, "cycles": self.cycles,
             "overruns": self.overruns,
-            "achieved_rate": (self.cycles / elapsed) if elapsed > 0 else 0.0,
-            "mean_period": float(np.mean(periods[periods > 0])) if np.any(periods > 0)
-            else self.period,
+            "achieved_rate": (1.0 / mean_period) if k > 0 else 0.0,
+            "mean_period": mean_period,
             "lateness_p50": float(np.percentile(late, 50)),
             "lateness_p99": float(np.percentile(late, 99)),
             "lateness_max": float(late[-1]),
+            "realtime": bool(getattr(self, "realtime", False)),
             "members": {m.comp.instance_name: {
                 "state": m.state.name, "exec_last": m.exec_time, "exec_max": m.exec_max,
                 "exec_mean": m.exec_sum / m.exec_count if m.exec_count else 0.0}

@@ -1,0 +1,426 @@
+"""The process runtime: rtc.conf -> components -> ECs -> connections -> activation -> shutdown.
+
+``Manager.build(composition)`` checks everything it can before anything runs: the structure
+(composition.py), component types and parameters against their classes, then it creates the
+components (on_initialize), checks every connection against the real ports, and only then
+attaches ECs, connects, starts and activates. Any error finalises what was created and raises
+CompositionError naming the file, the path and the bad value.
+
+Shutdown (SIGINT/SIGTERM, --duration, or shutdown()): every Active component is deactivated
+(on_deactivated), every EC stops (on_shutdown), every component is finalised (on_finalize).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Mapping
+
+from . import log as rlog
+from . import rtcconf
+from .component import Component
+from .composition import (Composition, ComponentDecl, check_params, from_rtc_conf,
+                          load_composition, merge)
+from .errors import CompositionError, ConfigError, RtcfError
+from .execution import ExecutionContext, PeriodicEC, SteppedEC
+from .lifecycle import LifeCycleState, ReturnCode
+from .ports import InPort, OutPort, connect
+
+COMPOSITION_KEY = "rtcf.composition"   # rtcf's own rtc.conf key: the default composition
+
+
+class Manager:
+    """One per process. Not thread-safe: call it from the main thread."""
+
+    def __init__(self, conf: Mapping[str, str] | None = None, *, corba: bool | None = None):
+        self.conf = rtcconf.merge_conf(rtcconf.defaults(), conf or {})
+        self.components: dict[str, Component] = {}
+        self.ecs: dict[str, ExecutionContext] = {}
+        self.connectors: list[Any] = []
+        self.log = rlog.get_logger("manager")
+        self._modules: dict[str, ModuleType] = {}
+        self._types: dict[str, type[Component]] = {}
+        self._counters: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._shut = False
+        self.corba: Any = None
+        want_corba = corba if corba is not None else rtcconf.get_bool(
+            self.conf, "manager.corba_servant", True)
+        self.corba_enabled = want_corba
+        for name in rtcconf.get_list(self.conf, "manager.modules.preload"):
+            self.load_module(name)
+
+    # -- modules and types -------------------------------------------------------------------
+    def load_path(self) -> list[Path]:
+        base = Path(self.conf.origin.get("manager.modules.load_path", ("", None))[0]).parent \
+            if isinstance(self.conf, rtcconf.Conf) else Path(".")
+        out = []
+        for item in rtcconf.get_list(self.conf, "manager.modules.load_path"):
+            p = Path(item)
+            if not p.is_absolute() and (base / p).is_dir():
+                p = base / p
+            out.append(p.resolve())
+        return out
+
+    def load_module(self, name: str) -> ModuleType:
+        """Import a component module or package from manager.modules.load_path."""
+        if name in self._modules:
+            return self._modules[name]
+        name = name[:-3] if name.endswith(".py") else name
+        for p in reversed(self.load_path()):
+            if str(p) not in sys.path:
+                sys.path.insert(0, str(p))
+        try:
+            module = importlib.import_module(name)
+        except ImportError as e:
+            paths = ", ".join(map(str, self.load_path()))
+            raise LookupError(f"cannot import module {name!r} from the load path "
+                              f"({paths}): {e}") from e
+        self._modules[name] = module
+        for _, obj in inspect.getmembers(module, inspect.isclass):
+            if issubclass(obj, Component) and obj is not Component:
+                self._types.setdefault(obj.type_name, obj)
+        return module
+
+    def register(self, cls: type[Component]) -> None:
+        """Make a component class known without a module (tests, embedding)."""
+        self._types[cls.type_name] = cls
+
+    def resolve(self, type_name: str, module: str | None = None) -> type[Component]:
+        if module:
+            mod = self.load_module(module)
+            for _, obj in inspect.getmembers(mod, inspect.isclass):
+                if issubclass(obj, Component) and obj.type_name == type_name:
+                    return obj
+            raise LookupError(f"module {module!r} defines no component type {type_name!r}")
+        if type_name in self._types:
+            return self._types[type_name]
+        raise LookupError(f"no loaded module defines it (known: "
+                          f"{', '.join(sorted(self._types)) or 'none'})")
+
+    # -- components ----------------------------------------------------------------------
+    def _next_name(self, type_name: str) -> str:
+        n = self._counters.get(type_name, 0)
+        while f"{type_name}{n}" in self.components:
+            n += 1
+        self._counters[type_name] = n + 1
+        return f"{type_name}{n}"
+
+    def create_component(self, type_name: str, module: str | None = None,
+                         name: str | None = None, params: Mapping[str, Any] | None = None,
+                         config_set: str | None = None) -> Component:
+        """Create and initialise one component (OpenRTM createComponent)."""
+        cls = self.resolve(type_name, module)
+        name = name or self._next_name(type_name)
+        if name in self.components:
+            raise ConfigError(f"instance name {name!r} is already used in this process")
+        comp = cls(name)
+        self._load_conf_files(comp)
+        if params:
+            comp.params.load(dict(params), config_set)
+        if config_set:
+            comp.params.select_initial(config_set)
+        comp.initialize()
+        comp._exit_callbacks.append(self._forget)
+        self.components[name] = comp
+        if self.corba is not None:
+            self.corba.register_component(comp)
+        return comp
+
+    def _load_conf_files(self, comp: Component) -> None:
+        for path in rtcconf.component_conf_files(self.conf, comp.category, comp.type_name,
+                                                 comp.instance_name):
+            cc = rtcconf.load_component_conf(path)
+            for set_name, values in cc.sets.items():
+                comp.params.load(values, set_name)
+            if cc.active_set:
+                comp.params.select_initial(cc.active_set)
+
+    def _forget(self, comp: Component) -> None:
+        self.components.pop(comp.instance_name, None)
+        if self.corba is not None:
+            self.corba.unregister_component(comp)
+
+    # -- building a system ---------------------------------------------------------------
+    def default_composition(self) -> Composition | None:
+        """The composition of rtc.conf: rtcf.composition plus precreate/preconnect."""
+        comp = None
+        path = self.conf.get(COMPOSITION_KEY, "").strip()
+        rate = rtcconf.get_float(self.conf, "exec_cxt.periodic.rate", 1000.0)
+        if path:
+            p = Path(path)
+            origin = self.conf.origin.get(COMPOSITION_KEY, ("", None))[0] \
+                if isinstance(self.conf, rtcconf.Conf) else ""
+            if not p.is_absolute() and not p.exists() and origin not in ("", "-o"):
+                p = Path(origin).parent / p
+            comp = load_composition(p, default_rate=rate)
+        if self.conf.get("manager.components.precreate", "").strip():
+            pre = from_rtc_conf(self.conf, str(self.conf.origin.get(
+                "manager.components.precreate", ("rtc.conf", None))[0]), check_refs=False)
+            comp = merge(pre, comp) if comp is not None else pre
+        return comp
+
+    def build(self, composition: Composition, start: bool = True) -> None:
+        """Create, wire, start and activate a whole composition (see module doc)."""
+        for decl in composition.components:
+            if decl.module:
+                try:
+                    self.load_module(decl.module)
+                except LookupError:
+                    pass  # reported by check_params as an unknown type
+        check_params(composition, self.resolve)
+        created: list[Component] = []
+        try:
+            for decl in composition.components:
+                created.append(self._create_from(decl, composition))
+            pairs = self._check_connections(composition)
+            ecs = self._make_ecs(composition)
+        except BaseException:
+            for comp in reversed(created):
+                comp.finalize()
+            raise
+        for ec_decl in composition.execution_contexts:
+            ec = ecs[ec_decl.name]
+            for member in ec_decl.members:
+                ec.add_component(self.components[member])
+            self.ecs[ec_decl.name] = ec
+            if self.corba is not None:
+                self.corba.register_ec(ec)
+        for (out, inp, props, conn) in pairs:
+            self.connectors.append(connect(out, inp, props))
+        if start:
+            for ec in ecs.values():
+                ec.start()
+            for name in composition.activate:
+                self.activate(name)
+
+    def _create_from(self, decl: ComponentDecl, composition: Composition) -> Component:
+        try:
+            return self.create_component(decl.type, decl.module, decl.name, decl.params,
+                                         decl.config_set)
+        except RtcfError as e:
+            file, path = decl.where
+            raise CompositionError(f"{file or composition.source_file}: {path}: {e}") from e
+        except Exception as e:
+            file, path = decl.where
+            raise CompositionError(f"{file or composition.source_file}: {path}: creating "
+                                   f"{decl.type} failed: {e!r}") from e
+
+    def _check_connections(self, composition: Composition) -> list[tuple]:
+        errors, pairs = [], []
+        for i, conn in enumerate(composition.connections):
+            file, path = conn.where
+            file = file or composition.source_file
+            path = path or f"connections[{i}]"
+            ends = []
+            for key, ref in (("from", conn.source), ("to", conn.target)):
+                inst, _, pname = ref.partition(".")
+                comp = self.components.get(inst)
+                port = comp.ports.get(pname) if comp is not None else None
+                if port is None:
+                    known = ", ".join(comp.ports) if comp is not None else ""
+                    errors.append(f"{file}: {path}.{key}: unknown port (ports of {inst}: "
+                                  f"{known or 'none'}), got {ref!r}")
+                ends.append(port)
+            a, b = ends
+            if a is None or b is None:
+                continue
+            if isinstance(a, InPort) and isinstance(b, OutPort):
+                a, b = b, a          # OpenRTM lets either end come first
+            if not (isinstance(a, OutPort) and isinstance(b, InPort)):
+                errors.append(f"{file}: {path}: expected an OutPort and an InPort, got "
+                              f"{a.port_type} {conn.source!r} and {b.port_type} "
+                              f"{conn.target!r}")
+                continue
+            if a.data_type is not b.data_type:
+                errors.append(f"{file}: {path}: data types differ: {conn.source} is "
+                              f"{a.data_type.__name__}, {conn.target} is "
+                              f"{b.data_type.__name__}")
+                continue
+            try:
+                from .ports import ConnectorProps
+                ConnectorProps(conn.properties)
+            except ConfigError as e:
+                errors.append(f"{file}: {path}.properties: {e}")
+                continue
+            pairs.append((a, b, conn.properties, conn))
+        if errors:
+            raise CompositionError(errors)
+        return pairs
+
+    def _make_ecs(self, composition: Composition) -> dict[str, ExecutionContext]:
+        spin = rtcconf.get_float(self.conf, "exec_cxt.periodic.spin_us", 200.0, ge=0) * 1e-6
+        fifo = rtcconf.get_bool(self.conf, "exec_cxt.periodic.sched_fifo", False)
+        sync = rtcconf.get_bool(self.conf, "exec_cxt.sync_transition", True)
+        timeout = rtcconf.get_float(self.conf, "exec_cxt.transition_timeout", 0.5, ge=0)
+        out: dict[str, ExecutionContext] = {}
+        for d in composition.execution_contexts:
+            if d.name in self.ecs:
+                raise CompositionError(f"{composition.source_file}: execution context "
+                                       f"{d.name!r} already exists in this process")
+            if d.kind == "stepped":
+                out[d.name] = SteppedEC(d.rate, name=d.name, sync_transition=sync,
+                                        transition_timeout=timeout)
+            else:
+                out[d.name] = PeriodicEC(d.rate, name=d.name, spin=spin, sched_fifo=fifo,
+                                         sync_transition=sync, transition_timeout=timeout)
+        return out
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def activate(self, name: str) -> None:
+        comp = self.components[name]
+        for ec in comp.ecs:
+            rc = ec.activate_component(comp)
+            if rc != ReturnCode.RTC_OK:
+                self.log.warning("activating %s in %s: %s", name, ec.name, rc.name)
+
+    def status_line(self) -> str:
+        parts = []
+        for ec in self.ecs.values():
+            st = ec.stats()
+            states = " ".join(f"{n}:{m['state'][:3]}" for n, m in st["members"].items())
+            rate = f"{st['achieved_rate']:.1f}/{ec.rate:g} Hz" if ec.kind == "PERIODIC" \
+                else f"stepped {st['cycles']} cycles"
+            parts.append(f"[{ec.name} {rate} overruns {st['overruns']}] {states}")
+        return " ".join(parts) or "no execution contexts"
+
+    def final_report(self) -> str:
+        """A few lines for the end of a run: per EC cycles, rate, overruns, lateness."""
+        lines = []
+        for ec in self.ecs.values():
+            st = ec.stats()
+            lines.append(f"{ec.name}: {st['cycles']} cycles, {st['achieved_rate']:.2f} Hz "
+                         f"(nominal {ec.rate:g}), overruns {st['overruns']}, lateness p50 "
+                         f"{st['lateness_p50'] * 1e6:.1f} us p99 "
+                         f"{st['lateness_p99'] * 1e6:.1f} us")
+        for comp in self.components.values():
+            summary = getattr(comp, "summary", None)
+            if callable(summary):
+                lines.append(f"{comp.instance_name}: {summary()}")
+        return "\n".join(lines)
+
+    def request_stop(self, *_: Any) -> None:
+        self._stop.set()
+
+    def run(self, duration: float | None = None, status_interval: float = 1.0,
+            stream: Any = None) -> None:
+        """Block until SIGINT/SIGTERM or ``duration`` seconds; print a status line."""
+        stream = stream or sys.stderr
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, self.request_stop)
+            signal.signal(signal.SIGTERM, self.request_stop)
+        end = time.monotonic() + duration if duration is not None else None
+        tty = stream.isatty()
+        last = 0.0
+        while not self._stop.is_set():
+            now = time.monotonic()
+            if end is not None and now >= end:
+                break
+            if status_interval and now - last >= status_interval:
+                last = now
+                line = self.status_line()
+                stream.write(("\r\033[K" + line) if tty else line + "\n")
+                stream.flush()
+            if not self.components and rtcconf.get_bool(
+                    self.conf, "manager.shutdown_on_nortcs", True):
+                break
+            self._stop.wait(0.1 if end is None else max(0.0, min(0.1, end - now)))
+        if tty:
+            stream.write("\n")
+
+    def shutdown(self) -> None:
+        """Deactivate everything, stop the ECs, finalise the components, stop CORBA."""
+        if self._shut:
+            return
+        self._shut = True
+        for comp in list(self.components.values()):
+            for ec in comp.ecs:
+                if ec.get_component_state(comp) is LifeCycleState.ACTIVE:
+                    ec.deactivate_component(comp)
+                    if not ec.is_running() or isinstance(ec, SteppedEC):
+                        ec._transition(ec.member(comp))  # apply now: nothing will tick
+        for ec in self.ecs.values():
+            if ec.is_running():
+                ec.stop()
+        for comp in list(self.components.values()):
+            comp.finalize()
+        for c in self.connectors:
+            c.close()
+        if self.corba is not None:
+            self.corba.shutdown()
+            self.corba = None
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(
+        prog="rtcf", description="Run an rtcf system (OpenRTM rtcd-style options).")
+    ap.add_argument("composition", nargs="?", help="composition YAML file (default: the "
+                    "one named by rtcf.composition in rtc.conf)")
+    ap.add_argument("-f", dest="conf_file", default=None,
+                    help="configuration file (default: ./rtc.conf if present)")
+    ap.add_argument("-o", dest="overrides", action="append", default=[],
+                    metavar="key:value", help="override an rtc.conf key (repeatable)")
+    ap.add_argument("--duration", type=float, default=None, metavar="S",
+                    help="stop after S seconds")
+    ap.add_argument("--no-corba", action="store_true",
+                    help="run without the ORB (in-process only)")
+    ap.add_argument("--quiet", action="store_true", help="no status line")
+    return ap.parse_args(argv)
+
+
+def load_conf(args: argparse.Namespace) -> rtcconf.Conf:
+    conf = rtcconf.defaults()
+    path = args.conf_file or ("rtc.conf" if Path("rtc.conf").exists() else None)
+    if path:
+        conf = rtcconf.merge_conf(conf, rtcconf.load_conf(path))
+    return rtcconf.apply_overrides(conf, args.overrides)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The `rtcf` command and scripts/run."""
+    args = parse_args(argv)
+    try:
+        conf = load_conf(args)
+        rlog.configure(conf)
+        mgr = Manager(conf, corba=False if args.no_corba else None)
+        if args.composition:
+            rate = rtcconf.get_float(conf, "exec_cxt.periodic.rate", 1000.0)
+            composition = load_composition(args.composition, default_rate=rate)
+        else:
+            composition = mgr.default_composition()
+        if composition is None:
+            print("rtcf: nothing to run: give a composition file or set rtcf.composition "
+                  "or manager.components.precreate in rtc.conf", file=sys.stderr)
+            return 2
+    except (RtcfError, OSError, LookupError) as e:
+        print(f"rtcf: {e}", file=sys.stderr)
+        return 2
+    try:
+        if mgr.corba_enabled:
+            from .corba.runtime import CorbaRuntime
+            mgr.corba = CorbaRuntime(mgr)
+        mgr.build(composition)
+    except (RtcfError, OSError, LookupError) as e:
+        print(f"rtcf: {e}", file=sys.stderr)
+        mgr.shutdown()
+        return 2
+    mgr.log.info("running %s (%d components); Ctrl-C stops", composition.name,
+                 len(mgr.components))
+    try:
+        mgr.run(args.duration, 0 if args.quiet else 1.0)
+    finally:
+        report = mgr.final_report()
+        mgr.shutdown()
+        print(report, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
