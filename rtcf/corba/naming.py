@@ -1,0 +1,329 @@
+"""CosNaming: OpenRTM name formats, a client, a re-registration loop, a private omniNames.
+
+* ``format_name("%h.host_cxt/%n.rtc", instance="seq0")`` -> ``[("myhost", "host_cxt"),
+  ("seq0", "rtc")]`` (OpenRTM ``naming.formats``).
+* ``ensure_naming_service()`` uses the naming service answering at host:port, or, on a
+  loopback host only, starts omniNames bound to 127.0.0.1 in its own process group.
+* ``NamingClient`` binds (rebinding, creating intermediate contexts), resolves, lists.
+* ``Reregistrar`` re-binds every interval (``naming.update.enable``), so bindings survive a
+  restarted naming service.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable, Sequence, Union
+
+from omniORB import CORBA
+import CosNaming
+
+from rtcf.corba.orb import init_orb
+
+__all__ = ["format_name", "format_names", "parse_path", "path_to_str", "NamingClient",
+           "Reregistrar", "ensure_naming_service", "NamingServiceHandle", "free_port",
+           "naming_service_alive", "DEFAULT_FORMAT"]
+
+log = logging.getLogger("rtcf.corba.naming")
+
+DEFAULT_FORMAT = "%h.host_cxt/%n.rtc"
+NameSeg = tuple[str, str]
+PathLike = Union[str, Sequence[NameSeg]]
+
+# format letter -> keyword accepted by format_name
+_LETTERS = {"n": "instance", "t": "type", "m": "type", "h": "hostname", "v": "vendor",
+            "V": "version", "c": "category", "M": "manager", "p": "pid"}
+
+
+def parse_path(path: PathLike) -> list[NameSeg]:
+    """``"a.host_cxt/b.rtc"`` -> [("a", "host_cxt"), ("b", "rtc")]; a list passes through.
+    The kind follows the last dot of a segment (host names may contain dots)."""
+    if not isinstance(path, str):
+        return [(str(i), str(k)) for i, k in path]
+    out = []
+    for seg in path.strip("/").split("/"):
+        if not seg:
+            continue
+        ident, dot, kind = seg.rpartition(".")
+        out.append((ident, kind) if dot else (seg, ""))
+    return out
+
+
+def path_to_str(path: PathLike) -> str:
+    return "/".join(f"{i}.{k}" if k else i for i, k in parse_path(path))
+
+
+def format_name(fmt: str = DEFAULT_FORMAT, **fields: Any) -> list[NameSeg]:
+    """Expand one OpenRTM naming format. Fields by keyword (instance, type, hostname, vendor,
+    version, category, manager, pid) or by their letter (n, t, h, ...). hostname and pid
+    default to this machine and process; other missing fields expand to ""."""
+    values: dict[str, str] = {"hostname": socket.gethostname(), "pid": str(os.getpid())}
+    for key, value in fields.items():
+        values[_LETTERS.get(key, key)] = str(value)
+    unknown = set(fields) - set(_LETTERS) - set(_LETTERS.values())
+    if unknown:
+        raise TypeError(f"format_name: unknown fields {sorted(unknown)}")
+    out, i = [], 0
+    while i < len(fmt):
+        c = fmt[i]
+        if c == "%" and i + 1 < len(fmt):
+            letter = fmt[i + 1]
+            if letter == "%":
+                out.append("%")
+            elif letter in _LETTERS:
+                out.append(values.get(_LETTERS[letter], ""))
+            else:
+                raise ValueError(f"naming format {fmt!r}: unknown conversion %{letter}")
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    path = parse_path("".join(out))
+    if not path or any(not ident for ident, _ in path):
+        raise ValueError(f"naming format {fmt!r} gives an empty name component")
+    return path
+
+
+def format_names(formats: str, **fields: Any) -> list[list[NameSeg]]:
+    """All names of a comma-separated ``naming.formats`` value."""
+    return [format_name(f.strip(), **fields) for f in formats.split(",") if f.strip()]
+
+
+def _corbaloc(spec: str) -> str:
+    if spec.startswith(("corbaloc:", "corbaname:", "IOR:")):
+        return spec
+    host, _, port = spec.partition(":")
+    return f"corbaloc::{host or '127.0.0.1'}:{port or 2809}/NameService"
+
+
+class NamingClient:
+    """A CosNaming client. ``corbaloc`` is a corbaloc URL, an IOR or ``host[:port]``.
+    Paths are ``"a.kind/b.kind"`` strings or [(id, kind), ...] lists."""
+
+    def __init__(self, orb: Any, corbaloc: str = "127.0.0.1:2809"):
+        self.orb = orb
+        self.url = _corbaloc(corbaloc)
+        obj = orb.string_to_object(self.url)
+        self.root = obj._narrow(CosNaming.NamingContext)
+        if self.root is None:
+            raise ConnectionError(f"{self.url} is not a CosNaming naming context")
+
+    @staticmethod
+    def _name(path: PathLike) -> list:
+        segs = parse_path(path)
+        if not segs:
+            raise ValueError("empty naming path")
+        return [CosNaming.NameComponent(i, k) for i, k in segs]
+
+    def bind(self, path: PathLike, obj: Any) -> None:
+        """Rebind ``path`` to obj, creating missing intermediate contexts."""
+        name = self._name(path)
+        ctx = self.root
+        for comp in name[:-1]:
+            try:
+                ctx = ctx.bind_new_context([comp])
+            except CosNaming.NamingContext.AlreadyBound:
+                found = ctx.resolve([comp])._narrow(CosNaming.NamingContext)
+                if found is None:
+                    raise ValueError(f"{path_to_str(path)}: {comp.id}.{comp.kind} is bound "
+                                     "to an object, not a naming context") from None
+                ctx = found
+        ctx.rebind([name[-1]], obj)
+
+    def unbind(self, path: PathLike) -> bool:
+        """Remove the binding; False when it was not there."""
+        try:
+            self.root.unbind(self._name(path))
+            return True
+        except CosNaming.NamingContext.NotFound:
+            return False
+
+    def resolve(self, path: PathLike) -> Any:
+        """The object bound at path; LookupError when absent."""
+        try:
+            return self.root.resolve(self._name(path))
+        except CosNaming.NamingContext.NotFound:
+            raise LookupError(f"{path_to_str(path)} is not bound in {self.url}") from None
+
+    def list(self, path: PathLike = "") -> list[tuple[str, str, bool]]:
+        """(id, kind, is_context) of every binding in the context at path."""
+        ctx = self.root
+        if parse_path(path):
+            ctx = self.resolve(path)._narrow(CosNaming.NamingContext)
+            if ctx is None:
+                raise ValueError(f"{path_to_str(path)} is not a naming context")
+        bindings, it = ctx.list(1000)
+        items = list(bindings)
+        if it is not None:
+            while True:
+                more, chunk = it.next_n(1000)
+                items += chunk
+                if not more:
+                    break
+            it.destroy()
+        return [(b.binding_name[-1].id, b.binding_name[-1].kind,
+                 b.binding_type == CosNaming.ncontext) for b in items]
+
+
+class Reregistrar:
+    """Re-binds ``bindings`` (path -> object) every ``interval`` seconds in a daemon thread
+    until stop(). Errors (naming service down) are logged and retried next round.
+
+    Runs in: its own thread."""
+
+    def __init__(self, client: NamingClient, bindings: dict[str, Any] | Iterable[tuple],
+                 interval: float = 10.0):
+        self.client = client
+        self.bindings = dict(bindings)
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="rtcf-naming-update",
+                                        daemon=True)
+
+    def start(self) -> "Reregistrar":
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            for path, obj in list(self.bindings.items()):
+                try:
+                    self.client.bind(path, obj)
+                except (CORBA.Exception, ValueError) as exc:
+                    log.warning("naming update of %s failed: %s", path_to_str(path), exc)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on host right now (for tests)."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def _is_loopback(host: str) -> bool:
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def naming_service_alive(host: str = "127.0.0.1", port: int = 2809) -> bool:
+    """True when a CosNaming service answers at corbaloc::host:port/NameService."""
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            pass
+    except OSError:
+        return False
+    orb = init_orb({})
+    try:
+        obj = orb.string_to_object(f"corbaloc::{host}:{port}/NameService")
+        return bool(obj._is_a("IDL:omg.org/CosNaming/NamingContext:1.0"))
+    except CORBA.Exception:
+        return False
+
+
+def _omninames_command() -> list[str]:
+    """The omniNames binary itself (jeteve-omniorb's console script is a Python wrapper
+    around it; running the binary directly keeps a single process to stop)."""
+    spec = importlib.util.find_spec("jeteve_omniorb")
+    if spec and spec.submodule_search_locations:
+        exe = Path(list(spec.submodule_search_locations)[0]) / "bin" / "omniNames"
+        if exe.is_file():
+            return [str(exe)]
+    found = shutil.which("omniNames")
+    if not found:
+        raise FileNotFoundError("omniNames not found: install jeteve-omniorb")
+    return [found]
+
+
+class NamingServiceHandle:
+    """A naming service at host:port; ``started`` is True when this process launched it,
+    and only then does stop() terminate it."""
+
+    def __init__(self, host: str, port: int, proc: subprocess.Popen | None = None,
+                 log_dir: Path | None = None, own_log_dir: bool = False):
+        self.host, self.port = host, port
+        self.proc = proc
+        self.log_dir = log_dir
+        self._own_log_dir = own_log_dir
+
+    @property
+    def started(self) -> bool:
+        return self.proc is not None
+
+    @property
+    def corbaloc(self) -> str:
+        return f"corbaloc::{self.host}:{self.port}/NameService"
+
+    def stop(self, timeout: float = 5.0) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)  # the group we created for it
+            except ProcessLookupError:
+                pass
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout)
+        if self._own_log_dir and self.log_dir is not None:
+            shutil.rmtree(self.log_dir, ignore_errors=True)
+
+    def __enter__(self) -> "NamingServiceHandle":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"NamingServiceHandle({self.host}:{self.port}, started={self.started})"
+
+
+def ensure_naming_service(host: str = "127.0.0.1", port: int = 2809, start: bool = True,
+                          log_dir: str | os.PathLike | None = None,
+                          timeout: float = 10.0) -> NamingServiceHandle:
+    """Use the naming service at host:port, or start omniNames there (loopback only)."""
+    if naming_service_alive(host, port):
+        return NamingServiceHandle(host, port)
+    if not start:
+        raise ConnectionError(f"no naming service answers at {host}:{port}")
+    if not _is_loopback(host):
+        raise ConnectionError(f"no naming service answers at {host}:{port}; rtcf starts one "
+                              "only on a loopback address")
+    own = log_dir is None
+    logdir = Path(tempfile.mkdtemp(prefix=f"rtcf-omninames-{port}-")) if own else Path(log_dir)
+    logdir.mkdir(parents=True, exist_ok=True)
+    for stale in glob.glob(str(logdir / "omninames-*")):  # -start refuses an existing log
+        os.remove(stale)
+    cmd = _omninames_command() + ["-start", str(port), "-logdir", str(logdir),
+                                  "-ORBendPoint", f"giop:tcp:127.0.0.1:{port}"]
+    with open(logdir / "omniNames.out", "ab") as out:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    handle = NamingServiceHandle("127.0.0.1", port, proc, logdir, own)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            text = (logdir / "omniNames.out").read_text(errors="replace")[-2000:]
+            handle.stop()
+            raise RuntimeError(f"omniNames exited with {proc.returncode}: {text}")
+        if naming_service_alive("127.0.0.1", port):
+            return handle
+        time.sleep(0.05)
+    handle.stop()
+    raise TimeoutError(f"omniNames did not answer on 127.0.0.1:{port} within {timeout} s")
