@@ -720,3 +720,21 @@ def test_cycle_cost_full_buffers_interpolating_is_bounded():
     for k in c.devices.actuator_keys:
         c.set([k, "Merge", [[0.001 * j, 1000 * (j + 1)] for j in range(512)]])
     assert _median_step_us(c, 10) < 500.0
+
+
+def test_backlog_of_many_due_commands_in_one_cycle(core):
+    # More due commands than the vectorised passes handle: the row-by-row fallback.
+    core.set([RED, "Merge", [[0.01 * k, T0 + 1 + k // 2] for k in range(40)] + [[1.0, T0 + 1000]]])
+    core.set([GREEN, "Merge", [[0.3, T0 + 5], [0.0, T0 + 1000]]])        # one due
+    core.set([BLUE, "Merge", [[0.5, T0 + 3], [0.6, T0 + 4], [0.7, T0 + 20]]])  # two due
+    core.step(T0 + 10)
+    assert core.last_command(RED) == (T0 + 10, 0.19)      # 19 = the newest of the two at +10
+    assert core.buffer_size(RED) == 21
+    assert core.value(RED) == pytest.approx(0.19, abs=EPS)  # next head +10: (0.2 @ +11)
+    assert core.value(GREEN) == pytest.approx(0.3 - 0.3 * 5 / 995, abs=EPS)
+    assert core.value(BLUE) == pytest.approx(0.6 + 0.1 * 6 / 16, abs=EPS)
+    core.step(T0 + 100)
+    assert core.buffer_size(RED) == 1 and core.last_command(RED) == (T0 + 20, 0.39)
+    assert core.value(RED) == pytest.approx(0.39 + 0.61 * 80 / 980, abs=EPS)
+    core.step(T0 + 1000)
+    assert rgb(core) == [1.0, 0.0, 0.7]
