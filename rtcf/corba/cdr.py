@@ -37,7 +37,6 @@ _PRIM: dict[str, tuple[str, int]] = {
     "octet": ("B", 1), "boolean": ("?", 1), "char": ("B", 1),
 }
 _ZEROS = bytes(8)
-_MAX_PAD = 7
 
 
 def _fail(where: str, msg: str) -> ValueError:
@@ -255,7 +254,7 @@ class _Gen:
             self.dinto += [
                 f"    {c} = {dinto}",
                 f"    if type({c}) is _ndarray and {c}.ndim == 1 and {c}.shape[0] == {ln} "
-                f"and {c}.dtype == {dn} and {c}.flags.writeable:",
+                f"and ({c}.dtype is {dn} or {c}.dtype == {dn}) and {c}.flags.writeable:",
                 f"        _np.copyto({c}, {read})",
                 "    else:",
                 f"        {dinto} = {read}.astype({dn})",
