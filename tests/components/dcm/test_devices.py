@@ -162,3 +162,83 @@ def test_non_interpolating_group():
     assert t.actuator_keys == ("J/Position/Actuator/Value", "J/Hardness/Actuator/Value",
                                "US/Actuator/Value")
     assert t.interpolate.tolist() == [True, True, False]
+
+
+# -- the kinematic data of the model (spec 3.1-3.2), checked against the FK vectors of 3.6 -------
+
+def _fk(raw, chain, q):
+    """Tiny mDH evaluator, only to check the model data (the Kinematics core is elsewhere)."""
+    consts = raw["constants"]
+
+    def num(x):
+        if isinstance(x, str):
+            return -consts[x[1:]] if x.startswith("-") else consts[x]
+        return float(x)
+
+    def rot(axis, deg):
+        c, s = np.cos(np.radians(deg)), np.sin(np.radians(deg))
+        m = np.eye(4)
+        i, j = {"x": (1, 2), "y": (2, 0), "z": (0, 1)}[axis]
+        m[i, i], m[i, j], m[j, i], m[j, j] = c, -s, s, c
+        return m
+
+    def trans(x, y, z):
+        m = np.eye(4)
+        m[:3, 3] = x, y, z
+        return m
+
+    def ops(lst):
+        m = np.eye(4)
+        for op in lst:
+            m = m @ (trans(*map(num, op[1:])) if op[0] == "trans" else rot(op[0][-1], op[1]))
+        return m
+
+    c = raw["chains"][chain]
+    m = ops(c["base"])
+    for row, qi in zip(c["joints"], q):
+        m = (m @ rot("x", row["alpha_deg"]) @ trans(num(row["a"]), 0, 0)
+             @ rot("z", row["theta_deg"] + np.degrees(qi)) @ trans(0, 0, num(row["d"])))
+        m = m @ ops(row.get("post", []))
+    return m @ ops(c["end"])
+
+
+@pytest.mark.parametrize("chain,q,pos", [   # spec 3.6, default model (ElbowOffsetY = 15)
+    ("Head", [0.5, 0.3], (0, 0, 126.5)),
+    ("LArm", [0, 0, 0, 0, 0], (218.70, 113.00, 87.69)),
+    ("LArm", [0, np.pi / 2, 0, 0, 0], (-15.00, 316.70, 87.69)),
+    ("LArm", [0, 0, 0, -np.pi / 2, 0], (105.00, -0.70, 87.69)),
+    ("LArm", [0.5, 0.3, -0.7, -1.0, 0.4], (183.9770, 87.7125, 57.9434)),
+    ("RArm", [0, 0, 0, 0, 0], (218.70, -113.00, 87.69)),
+    ("RArm", [1.4, -0.3, 1.2, 0.9, 0.2], (108.5665, -121.5796, -58.4436)),
+    ("LLeg", [0] * 6, (0, 50.00, -333.09)),
+    ("LLeg", [0, 0, -0.5, 1.0, -0.5, 0], (-1.3903, 50.00, -308.2515)),
+    ("LLeg", [-0.5, 0, 0, 0, 0, 0], (84.1038, 65.1853, -317.9047)),
+    ("LLeg", [-0.3, 0.1, -0.4, 0.8, -0.4, -0.1], (43.3224, 73.1663, -311.6305)),
+    ("RLeg", [-0.3, -0.1, -0.4, 0.8, -0.4, 0.1], (43.3224, -73.1663, -311.6305)),
+])
+def test_model_chains_reproduce_fk_vectors(raw, chain, q, pos):
+    m = _fk(raw, chain, q)
+    np.testing.assert_allclose(m[:3, 3], pos, atol=1e-4)
+    if all(x == 0 for x in q):
+        np.testing.assert_allclose(m[:3, :3], np.eye(3), atol=1e-12)
+
+
+def test_model_chain_joints_match_joint_list(raw, table):
+    for chain, c in raw["chains"].items():
+        assert [r["joint"] for r in c["joints"]] == [
+            n for n, ch in zip(table.joint_names, table.joint_chains) if ch == chain and
+            n not in ("LHand", "RHand")]
+
+
+def test_model_with_zero_elbow_offset_is_the_seed_table(raw):
+    import copy
+    r0 = copy.deepcopy(raw)
+    r0["constants"]["ElbowOffsetY"] = 0.0
+    k6 = _fk(r0, "LArm", [0.5, 0.3, -0.7, -1.0, 0.4])   # spec 3.6, full matrix of K6
+    np.testing.assert_allclose(k6, [[0.879786, 0.475106, 0.015847, 187.867155],
+                                    [-0.455177, 0.832332, 0.316287, 73.382490],
+                                    [0.137080, -0.285478, 0.948531, 55.818207],
+                                    [0, 0, 0, 1]], atol=1e-6)
+    np.testing.assert_allclose(_fk(r0, "RArm", [1.4, -0.3, 1.2, 0.9, 0.2])[:3, 3],
+                               (109.3199, -107.2496, -62.8119), atol=1e-4)
+    np.testing.assert_allclose(_fk(r0, "LArm", [0] * 5)[:3, 3], (218.70, 98.00, 87.69), atol=1e-9)
