@@ -255,6 +255,30 @@ class DcmCore:
             tuple(self._interp_mask.tolist()), self._n_pending, tuple(self._unset_anchor),
         )
 
+    def reset(self, values: Any = None) -> None:
+        """Empty every buffer and forget the last commands; keep the aliases and the cycle time.
+
+        ``values`` (actuator order, default all 0) becomes the output that is held, e.g. the
+        measured joint positions when the shell is activated.
+        """
+        if values is not None:
+            v = np.asarray(values, dtype=float)
+            if v.shape != self.values.shape or not np.isfinite(v).all():
+                raise DcmError(f"reset: expected {self.values.shape[0]} finite values")
+        self.values[:] = 0.0 if values is None else v
+        self._head[:] = 0
+        self._cnt[:] = 0
+        self._has_last[:] = False
+        self._last_t[:] = 0
+        self._last_v[:] = 0.0
+        self._next_t[:] = np.inf
+        self._next_v[:] = 0.0
+        self._anch_t[:] = 0.0
+        self._anch_v[:] = 0.0
+        self._interp_mask[:] = False
+        self._n_pending = 0
+        self._unset_anchor.clear()
+
     # -- commands -----------------------------------------------------------------------------
 
     def create_alias(self, arg: Any) -> list:

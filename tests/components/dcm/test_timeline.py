@@ -738,3 +738,23 @@ def test_backlog_of_many_due_commands_in_one_cycle(core):
     assert core.value(RED) == pytest.approx(0.39 + 0.61 * 80 / 980, abs=EPS)
     core.step(T0 + 1000)
     assert rgb(core) == [1.0, 0.0, 0.7]
+
+
+def test_reset_sets_held_values_and_keeps_aliases(core, table):
+    core.set(["ChestLeds", "Merge", [[0.5, T0 + 100]]])
+    core.step(T0 + 50)
+    init = np.linspace(0, 1, table.n_actuators)
+    core.reset(init)
+    assert all(core.buffer_size(k) == 0 and core.last_command(k) is None for k in RGB)
+    core.step(T0 + 200)
+    np.testing.assert_array_equal(core.values, init)
+    core.set(["ChestLeds", "Merge", [[1.0, T0 + 300]]])     # alias kept; starts from init
+    core.step(T0 + 250)
+    i = table.actuator_index(RED)
+    assert core.value(RED) == pytest.approx(init[i] + (1.0 - init[i]) * 0.5, abs=EPS)
+    before = core.snapshot()
+    with pytest.raises(DcmError, match="reset"):
+        core.reset([0.0])
+    assert core.snapshot() == before
+    core.reset()
+    assert not core.values.any() and core.last_cycle_time == T0 + 250
