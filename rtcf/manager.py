@@ -194,7 +194,10 @@ class Manager:
             if self.corba is not None:
                 self.corba.register_ec(ec)
         for (out, inp, props, conn) in pairs:
-            self.connectors.append(connect(out, inp, props))
+            if self.corba is not None:
+                self.connectors.append(self.corba.connect(out, inp, props))
+            else:
+                self.connectors.append(connect(out, inp, props))
         if start:
             for ec in ecs.values():
                 ec.start()
@@ -352,7 +355,8 @@ class Manager:
         for comp in list(self.components.values()):
             comp.finalize()
         for c in self.connectors:
-            c.close()
+            if c is not None:
+                c.close()
         if self.corba is not None:
             self.corba.shutdown()
             self.corba = None

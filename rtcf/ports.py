@@ -424,9 +424,12 @@ class InPort(Port):
         self._buffers: tuple[RingBuffer, ...] = ()
         self._read_policy = "readback"
         self._stamp_on_read = False
+        self._pullers: tuple[Callable[[], None], ...] = ()
 
     def read(self) -> ReadStatus:
         """Runs in: the owner's EC thread."""
+        for pull in self._pullers:
+            pull()
         for buf in self._buffers:
             if buf._count:
                 out = buf.take(self.value)
@@ -466,6 +469,8 @@ class InPort(Port):
     def _refresh(self) -> None:
         self._buffers = tuple(c.buffer for c in self.connectors.values()
                               if c.buffer is not None)
+        self._pullers = tuple(c.puller for c in self.connectors.values()
+                              if c.puller is not None)
         policies = [c.props for c in self.connectors.values() if c.buffer is not None]
         self._read_policy = policies[0].empty_policy if policies else "readback"
         self._stamp_on_read = any(p.timestamp_policy == "on_read" for p in policies)
@@ -512,6 +517,7 @@ class Connector:
         self.buffer: RingBuffer | None = None
         self.publisher: Publisher | None = None
         self.close_hook: Callable[[], None] | None = None
+        self.puller: Callable[[], None] | None = None  # pull connections: fetch into buffer
         self.profile: Any = None  # transport-specific (e.g. the CORBA ConnectorProfile)
 
     def close(self) -> None:

@@ -1,0 +1,402 @@
+"""Data ports on the wire: RTC::PortService for InPort/OutPort, OpenRTM::InPortCdr and
+OutPortCdr, and the CDR connectors, following OpenRTM's notify_connect negotiation
+(specs/openrtm_interop.md §1).
+
+push: the InPort publishes ``dataport.corba_cdr.inport_ior``/``inport_ref``; the OutPort
+subscribes by resolving it and creating a publisher whose deliver function marshals the
+sample (bare CDR, codec cached per connector) and calls ``put``. When the peer InPortCdr
+servant lives in this process the sample is handed over directly (no CDR).
+pull: the roles flip (``outport_ior``; InPort.read() calls ``get``).
+A peer that stops answering is detected on delivery: its connector is removed in the
+background and the writer keeps running.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from omniORB import CORBA
+
+from ..log import Throttled, get_logger
+from ..ports import (Connector, ConnectorProps, InPort, OutPort, Port, PortStatus, Publisher,
+                     RingBuffer, attach, detach, new_connector_id)
+from ..errors import ConfigError
+from .cdr import codec_for
+from .idl import stub_module
+from .nv import from_nvlist, nv_find, nv_set, to_nvlist
+
+if TYPE_CHECKING:
+    from .runtime import CorbaRuntime
+
+RTC = stub_module("RTC")
+RTC__POA = stub_module("RTC__POA")
+OpenRTM = stub_module("OpenRTM")
+OpenRTM__POA = stub_module("OpenRTM__POA")
+
+_PS = {int(s): s for s in PortStatus}
+_STATUS = OpenRTM.PortStatus._items
+P = "dataport."
+IOR_IN, REF_IN = P + "corba_cdr.inport_ior", P + "corba_cdr.inport_ref"
+IOR_OUT, REF_OUT = P + "corba_cdr.outport_ior", P + "corba_cdr.outport_ref"
+_DEAD = (CORBA.OBJECT_NOT_EXIST, CORBA.COMM_FAILURE, CORBA.TRANSIENT, CORBA.TIMEOUT)
+CALL_TIMEOUT_MS = 1000   # per-connector call timeout: a hung peer never blocks an EC long
+DEAD_AFTER = 3           # consecutive transport failures before a connector is dropped
+log = get_logger("corba.dataport")
+
+
+def _same_type(port: Port, declared: str | None) -> bool:
+    """OpenRTM sends repository ids (IDL:RTC/TimedDoubleSeq:1.0); old versions the bare
+    type name. Anything else naming another type is a mismatch."""
+    if not declared:
+        return True
+    want = port.data_type
+    d = declared.strip()
+    return d in (want.REPO_ID, want.__name__, want.IDL_NAME, f"RTC::{want.__name__}")
+
+
+def _endian_little(props: dict[str, Any]) -> bool:
+    raw = str(props.get(P + "serializer.cdr.endian", "little") or "little")
+    first = raw.split(",")[0].strip().lower()
+    return first != "big"
+
+
+class InPortCdrServant(OpenRTM__POA.InPortCdr):
+    """Receives CDR payloads for one connector. Runs in: ORB threads."""
+
+    def __init__(self, port: InPort, connector_id: str, buffer: RingBuffer,
+                 props: ConnectorProps, little: bool):
+        self.port = port
+        self.codec = codec_for(port.data_type, little)
+        self.scratch = port.data_type()
+        self.deliver = port.receiver(connector_id, buffer, props)
+        self.lock = threading.Lock()
+        self.bad = Throttled(log, 5.0)
+        self.received = 0
+
+    def put(self, data: bytes) -> Any:
+        with self.lock:
+            try:
+                self.codec.decode(data, self.scratch)
+            except (ValueError, TypeError) as e:
+                self.bad.warning("%s: rejected a malformed %s payload (%d bytes): %s",
+                                 self.port.full_name, self.port.data_type.__name__,
+                                 len(data), e)
+                return OpenRTM.PORT_ERROR
+            status = self.deliver(self.scratch)
+        self.received += 1
+        return _STATUS[int(status)]
+
+    def put_local(self, sample: Any) -> PortStatus:
+        """Same-process shortcut: no CDR at all."""
+        with self.lock:
+            return self.deliver(sample)
+
+
+class OutPortCdrServant(OpenRTM__POA.OutPortCdr):
+    """Serves pull connections: get() hands out the oldest buffered sample."""
+
+    def __init__(self, port: OutPort, buffer: RingBuffer, little: bool):
+        self.port = port
+        self.buffer = buffer
+        self.codec = codec_for(port.data_type, little)
+        self.spare = port.data_type()
+        self.lock = threading.Lock()
+
+    def get(self) -> tuple[Any, bytes]:
+        with self.lock:
+            got = self.buffer.take(self.spare)
+            if got is None:
+                return OpenRTM.BUFFER_EMPTY, b""
+            self.spare = got
+            return OpenRTM.PORT_OK, self.codec.encode(got)
+
+
+class DataPortServant(RTC__POA.PortService):
+    """RTC::PortService of one InPort or OutPort. Runs in: ORB threads."""
+
+    def __init__(self, port: Port, runtime: "CorbaRuntime"):
+        self.port = port
+        self.rt = runtime
+        self.ref: Any = None
+        self.profiles: dict[str, Any] = {}      # connector id -> RTC.ConnectorProfile
+        self.servants: dict[str, Any] = {}      # connector id -> InPortCdr/OutPortCdr servant
+        self.lock = threading.RLock()
+
+    # -- profile -------------------------------------------------------------------------
+    def properties(self) -> dict[str, str]:
+        outp = isinstance(self.port, OutPort)
+        return {
+            "port.port_type": self.port.port_type,
+            P + "data_type": self.port.data_type.REPO_ID,
+            P + "subscription_type": "flush,new,periodic" if outp else "Any",
+            P + "dataflow_type": "push,pull",
+            P + "interface_type": "corba_cdr",
+        }
+
+    def profile(self) -> Any:
+        with self.lock:
+            cps = list(self.profiles.values())
+        return RTC.PortProfile(self.port.full_name, [], self.ref, cps,
+                               self.rt.component_ref(self.port.owner),
+                               to_nvlist(self.properties()))
+
+    def get_port_profile(self) -> Any:
+        return self.profile()
+
+    def get_connector_profiles(self) -> list:
+        with self.lock:
+            return list(self.profiles.values())
+
+    def get_connector_profile(self, cid: str) -> Any:
+        with self.lock:
+            cp = self.profiles.get(cid)
+        return cp if cp is not None else RTC.ConnectorProfile("", "", [], [])
+
+    # -- connect -------------------------------------------------------------------------
+    def _index(self, cp: Any) -> int:
+        for i, p in enumerate(cp.ports):
+            try:
+                if p is not None and (p is self.ref or p._is_equivalent(self.ref)):
+                    return i
+            except CORBA.Exception:
+                continue
+        return -1
+
+    def connect(self, cp: Any) -> tuple[Any, Any]:
+        if not cp.ports or self._index(cp) < 0:
+            log.warning("%s: connect with a profile that does not list this port",
+                        self.port.full_name)
+            return RTC.BAD_PARAMETER, cp
+        if not cp.connector_id:
+            cp.connector_id = new_connector_id()
+        with self.lock:
+            if cp.connector_id in self.profiles:
+                return RTC.BAD_PARAMETER, cp
+        if isinstance(self.port, OutPort) and nv_find(cp.properties,
+                                                      P + "serializer.cdr.endian") is None:
+            nv_set(cp.properties, P + "serializer.cdr.endian", "little,big")
+        first = cp.ports[0]
+        try:
+            if self.rt.local_servant(first) is self:
+                return self.notify_connect(cp)
+            return first.notify_connect(cp)
+        except CORBA.Exception as e:
+            log.warning("%s: connect failed: peer unreachable (%s)", self.port.full_name, e)
+            return RTC.RTC_ERROR, cp
+
+    def notify_connect(self, cp: Any) -> tuple[Any, Any]:
+        props = from_nvlist(cp.properties, strings_only=False)
+        cid = cp.connector_id or new_connector_id()
+        cp.connector_id = cid
+        try:
+            cprops = ConnectorProps({k: v for k, v in props.items() if isinstance(v, str)})
+        except ConfigError as e:
+            log.warning("%s: connect refused: %s", self.port.full_name, e)
+            return RTC.BAD_PARAMETER, cp
+        if not _same_type(self.port, props.get(P + "data_type")):
+            log.warning("%s: connect refused: data type %s, this port carries %s",
+                        self.port.full_name, props.get(P + "data_type"),
+                        self.port.data_type.REPO_ID)
+            return RTC.BAD_PARAMETER, cp
+        if cprops.interface_type not in ("corba_cdr", "direct"):
+            log.warning("%s: connect refused: interface_type %r is not supported",
+                        self.port.full_name, cprops.interface_type)
+            return RTC.BAD_PARAMETER, cp
+        little = _endian_little(props)
+        pull = cprops.dataflow_type == "pull"
+        with self.lock:
+            if cid in self.profiles:
+                return RTC.BAD_PARAMETER, cp
+        # (i) publish our interface
+        buffer = None
+        if isinstance(self.port, InPort) and not pull:
+            buffer = RingBuffer(self.port.data_type, cprops)
+            servant = InPortCdrServant(self.port, cid, buffer, cprops, little)
+            ref = self.rt.activate(servant)
+            nv_set(cp.properties, IOR_IN, self.rt.orb.object_to_string(ref))
+            nv_set(cp.properties, REF_IN, ref)
+            self.servants[cid] = servant
+        elif isinstance(self.port, OutPort) and pull:
+            buffer = RingBuffer(self.port.data_type, cprops)
+            servant = OutPortCdrServant(self.port, buffer, little)
+            ref = self.rt.activate(servant)
+            nv_set(cp.properties, IOR_OUT, self.rt.orb.object_to_string(ref))
+            nv_set(cp.properties, REF_OUT, ref)
+            self.servants[cid] = servant
+        # (ii) the next port enriches the profile
+        idx = self._index(cp)
+        if 0 <= idx < len(cp.ports) - 1:
+            nxt = cp.ports[idx + 1]
+            try:
+                local = self.rt.local_servant(nxt)
+                code, cp = (local.notify_connect(cp) if local is not None
+                            else nxt.notify_connect(cp))
+            except CORBA.Exception as e:
+                log.warning("%s: peer port unreachable during connect: %s",
+                            self.port.full_name, e)
+                code = RTC.RTC_ERROR
+            if code != RTC.RTC_OK:
+                self._release(cid)
+                return code, cp
+        # (iii) subscribe to what the others published
+        try:
+            connector = self._subscribe(cp, cid, cprops, little, buffer)
+        except (LookupError, ValueError, CORBA.Exception) as e:
+            log.warning("%s: connect failed: %s", self.port.full_name, e)
+            self._release(cid)
+            return RTC.RTC_ERROR, cp
+        with self.lock:
+            self.profiles[cid] = cp
+        connector.profile = cp
+        attach(self.port, connector)
+        return RTC.RTC_OK, cp
+
+    def _resolve(self, cp: Any, ior_key: str, ref_key: str, iface: Any) -> Any:
+        obj = None
+        ior = nv_find(cp.properties, ior_key)
+        if isinstance(ior, str) and ior:
+            obj = self.rt.orb.string_to_object(ior)
+        if obj is None:
+            obj = nv_find(cp.properties, ref_key)
+        if obj is None or isinstance(obj, str):
+            raise LookupError(f"the peer published no {ior_key}")
+        narrowed = obj._narrow(iface)
+        if narrowed is None:
+            raise LookupError(f"{ior_key} is not a {iface._NP_RepositoryId}")
+        return narrowed
+
+    def _subscribe(self, cp: Any, cid: str, props: ConnectorProps, little: bool,
+                   buffer: RingBuffer | None) -> Connector:
+        port = self.port
+        name = cp.name or cid
+        if isinstance(port, OutPort):
+            c = Connector(cid, name, props, port, None)
+            if props.dataflow_type == "pull":
+                c.buffer = None
+                c.publisher = Publisher(port.data_type, props, buffer.put, name=name)
+            else:
+                peer = self._resolve(cp, IOR_IN, REF_IN, OpenRTM.InPortCdr)
+                c.publisher = Publisher(port.data_type, props,
+                                        self._pusher(peer, cid, little), name=name)
+            return c
+        c = Connector(cid, name, props, None, port)
+        if props.dataflow_type == "pull":
+            c.buffer = RingBuffer(port.data_type, props)
+            peer = self._resolve(cp, IOR_OUT, REF_OUT, OpenRTM.OutPortCdr)
+            c.puller = self._puller(peer, c.buffer, cid, little, props)
+        else:
+            c.buffer = buffer
+        return c
+
+    def _pusher(self, peer: Any, cid: str, little: bool) -> Any:
+        local = self.rt.local_servant(peer)
+        if isinstance(local, InPortCdrServant):
+            return local.put_local            # same process: no CDR
+        try:
+            import omniORB
+            omniORB.setClientCallTimeout(peer, CALL_TIMEOUT_MS)
+        except Exception:
+            pass
+        encode = codec_for(self.port.data_type, little).encode
+        failures = [0]
+        ok = OpenRTM.PORT_OK
+
+        def deliver(sample: Any) -> PortStatus:
+            try:
+                st = peer.put(encode(sample))
+            except _DEAD as e:
+                failures[0] += 1
+                if failures[0] == DEAD_AFTER or isinstance(e, CORBA.OBJECT_NOT_EXIST):
+                    self._drop_dead(cid, e)
+                return PortStatus.PORT_ERROR
+            failures[0] = 0
+            return PortStatus.PORT_OK if st is ok else _PS[st._v]
+        return deliver
+
+    def _puller(self, peer: Any, buffer: RingBuffer, cid: str, little: bool,
+                props: ConnectorProps) -> Any:
+        decode = codec_for(self.port.data_type, little).decode
+        scratch = self.port.data_type()
+        failures = [0]
+
+        def pull() -> None:
+            try:
+                st, data = peer.get()
+            except _DEAD as e:
+                failures[0] += 1
+                if failures[0] == DEAD_AFTER:
+                    self._drop_dead(cid, e)
+                return
+            failures[0] = 0
+            if st == OpenRTM.PORT_OK:
+                try:
+                    decode(data, scratch)
+                except ValueError:
+                    return
+                buffer.put(scratch)
+        return pull
+
+    def _drop_dead(self, cid: str, err: Exception) -> None:
+        log.warning("%s: peer of connector %s is gone (%s); removing the connection",
+                    self.port.full_name, cid, type(err).__name__)
+        threading.Thread(target=self._local_disconnect, args=(cid,), daemon=True,
+                         name="rtcf-drop-connector").start()
+
+    def _release(self, cid: str) -> None:
+        servant = self.servants.pop(cid, None)
+        if servant is not None:
+            self.rt.deactivate(servant)
+
+    def _local_disconnect(self, cid: str) -> bool:
+        with self.lock:
+            cp = self.profiles.pop(cid, None)
+        c = detach(self.port, cid)
+        if c is not None:
+            c.close()
+        self._release(cid)
+        return cp is not None or c is not None
+
+    # -- disconnect ----------------------------------------------------------------------
+    def disconnect(self, cid: str) -> Any:
+        with self.lock:
+            cp = self.profiles.get(cid)
+        if cp is None:
+            return RTC.BAD_PARAMETER
+        first = cp.ports[0] if cp.ports else None
+        try:
+            local = self.rt.local_servant(first) if first is not None else None
+            if local is not None:
+                return local.notify_disconnect(cid)
+            return first.notify_disconnect(cid)
+        except CORBA.Exception:
+            # the first port is gone: release our side anyway
+            return self.notify_disconnect(cid)
+
+    def notify_disconnect(self, cid: str) -> Any:
+        with self.lock:
+            cp = self.profiles.get(cid)
+        if cp is None:
+            return RTC.BAD_PARAMETER
+        idx = self._index(cp)
+        self._local_disconnect(cid)
+        if 0 <= idx < len(cp.ports) - 1:
+            nxt = cp.ports[idx + 1]
+            try:
+                local = self.rt.local_servant(nxt)
+                (local.notify_disconnect(cid) if local is not None
+                 else nxt.notify_disconnect(cid))
+            except CORBA.Exception:
+                pass   # the peer is gone; our side is released
+        return RTC.RTC_OK
+
+    def disconnect_all(self) -> Any:
+        with self.lock:
+            ids = list(self.profiles)
+        for cid in ids:
+            self.disconnect(cid)
+        return RTC.RTC_OK
+
+    def close(self) -> None:
+        """Release every CORBA connection of this port (process shutdown)."""
+        self.disconnect_all()

@@ -1,0 +1,104 @@
+"""RTC::ExecutionContextService (OpenRTM ExtTrigExecutionContextService) for our ECs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..execution import ExecutionContext, SteppedEC
+from ..lifecycle import ReturnCode
+from .idl import stub_module
+from .nv import rc, to_nvlist
+
+if TYPE_CHECKING:
+    from .runtime import CorbaRuntime
+
+RTC = stub_module("RTC")
+OpenRTM__POA = stub_module("OpenRTM__POA")
+
+_STATES = None
+
+
+class ECServant(OpenRTM__POA.ExtTrigExecutionContextService):
+    """Runs in: ORB threads. Lifecycle requests go through the EC's thread-safe API (they
+    are applied by the EC thread at its next cycle)."""
+
+    def __init__(self, ec: ExecutionContext, runtime: "CorbaRuntime"):
+        self.ec = ec
+        self.rt = runtime
+        self.ref: Any = None
+
+    def _comp(self, comp_ref: Any) -> Any:
+        return self.rt.local_component(comp_ref)
+
+    # ExecutionContext
+    def is_running(self) -> bool:
+        return self.ec.is_running()
+
+    def start(self) -> Any:
+        return rc(self.ec.start())
+
+    def stop(self) -> Any:
+        return rc(self.ec.stop())
+
+    def get_rate(self) -> float:
+        return float(self.ec.rate)
+
+    def set_rate(self, rate: float) -> Any:
+        return rc(self.ec.set_rate(rate))
+
+    def add_component(self, comp_ref: Any) -> Any:
+        comp = self._comp(comp_ref)
+        if comp is None:
+            return RTC.BAD_PARAMETER   # only components of this process can join
+        try:
+            self.ec.add_component(comp)
+        except Exception:
+            return RTC.PRECONDITION_NOT_MET
+        return RTC.RTC_OK
+
+    def remove_component(self, comp_ref: Any) -> Any:
+        comp = self._comp(comp_ref)
+        if comp is None or comp not in self.ec.members():
+            return RTC.BAD_PARAMETER
+        self.ec.remove_component(comp)
+        return RTC.RTC_OK
+
+    def _request(self, comp_ref: Any, what: str) -> Any:
+        comp = self._comp(comp_ref)
+        if comp is None:
+            return RTC.BAD_PARAMETER
+        return rc(getattr(self.ec, what)(comp))
+
+    def activate_component(self, comp_ref: Any) -> Any:
+        return self._request(comp_ref, "activate_component")
+
+    def deactivate_component(self, comp_ref: Any) -> Any:
+        return self._request(comp_ref, "deactivate_component")
+
+    def reset_component(self, comp_ref: Any) -> Any:
+        return self._request(comp_ref, "reset_component")
+
+    def get_component_state(self, comp_ref: Any) -> Any:
+        comp = self._comp(comp_ref)
+        if comp is None:
+            return RTC.CREATED_STATE
+        return RTC.LifeCycleState._items[int(self.ec.get_component_state(comp))]
+
+    def get_kind(self) -> Any:
+        return RTC.PERIODIC if self.ec.kind == "PERIODIC" else RTC.OTHER
+
+    # ExecutionContextService
+    def get_profile(self) -> Any:
+        owner = self.ec.owner
+        owner_ref = self.rt.component_ref(owner) if owner is not None else None
+        parts = [self.rt.component_ref(c) for c in self.ec.members()]
+        props = {"name": self.ec.name, "type": type(self.ec).__name__,
+                 "rate": f"{self.ec.rate:g}", "kind": self.ec.kind}
+        return RTC.ExecutionContextProfile(self.get_kind(), float(self.ec.rate), owner_ref,
+                                           [p for p in parts if p is not None],
+                                           to_nvlist(props))
+
+    # ExtTrigExecutionContextService
+    def tick(self) -> None:
+        if isinstance(self.ec, SteppedEC):
+            self.ec.tick()

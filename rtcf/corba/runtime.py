@@ -1,0 +1,257 @@
+"""The CORBA side of a manager: ORB, naming, servants for components, ports and ECs.
+
+``CorbaRuntime(manager)`` initialises the ORB from rtc.conf, finds the naming services of
+``corba.nameservers`` (starting omniNames on loopback when the default one does not answer),
+and from then on the manager registers every component and EC here. Components are bound
+under ``naming.formats`` and unbound on exit.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from typing import TYPE_CHECKING, Any
+
+from omniORB import CORBA
+
+from .. import rtcconf
+from ..component import Component
+from ..execution import ExecutionContext
+from ..log import get_logger
+from ..ports import InPort, OutPort
+from .dataport import DataPortServant
+from .ecservice import ECServant
+from .idl import ensure_stubs, stub_module
+from .naming import NamingClient, Reregistrar, ensure_naming_service, format_names
+from .nv import to_nvlist
+from .orb import init_orb, root_poa, shutdown_orb
+from .rtobject import RTObjectServant
+
+if TYPE_CHECKING:
+    from ..manager import Manager
+
+RTC = stub_module("RTC")
+log = get_logger("corba")
+
+
+def _is_loopback_name(host: str) -> bool:
+    return host in ("localhost", "127.0.0.1", "::1", "") or host.startswith("127.")
+
+
+class CorbaRuntime:
+    def __init__(self, manager: "Manager | None" = None, conf: dict[str, str] | None = None):
+        ensure_stubs()
+        self.manager = manager
+        self.conf = dict(conf if conf is not None else
+                         (manager.conf if manager is not None else rtcconf.defaults()))
+        self.orb = init_orb(self.conf)
+        self.poa = root_poa()
+        self.rtobjects: dict[str, RTObjectServant] = {}    # instance name -> servant
+        self.ports: dict[int, list] = {}                  # id(component) -> port servants
+        self.ecs: dict[int, ECServant] = {}                # id(ec) -> servant
+        self.naming: list[NamingClient] = []
+        self.naming_handles: list[Any] = []
+        self.bindings: dict[str, list] = {}                # instance -> naming paths
+        self._rereg: Reregistrar | None = None
+        self._lock = threading.RLock()
+        if rtcconf.get_bool(self.conf, "naming.enable", True):
+            self._connect_naming()
+
+    # -- naming --------------------------------------------------------------------------
+    def _connect_naming(self) -> None:
+        for item in rtcconf.get_list(self.conf, "corba.nameservers"):
+            host, _, port = item.partition(":")
+            port_n = int(port or 2809)
+            try:
+                handle = ensure_naming_service(host or "127.0.0.1", port_n,
+                                               start=_is_loopback_name(host))
+            except Exception as e:
+                log.warning("naming service %s unavailable: %s", item, e)
+                continue
+            if handle.started:
+                log.info("started omniNames on %s:%d (log in %s)", handle.host, port_n,
+                         handle.log_dir)
+                self.naming_handles.append(handle)
+            try:
+                self.naming.append(NamingClient(self.orb, f"{handle.host}:{port_n}"))
+            except Exception as e:
+                log.warning("naming service %s unusable: %s", item, e)
+        if rtcconf.get_bool(self.conf, "naming.update.enable", False) and self.naming:
+            interval = rtcconf.get_float(self.conf, "naming.update.interval", 10.0, gt=0)
+            self._rereg_bindings: dict = {}
+            self._rereg = Reregistrar(self.naming[0], self._rereg_bindings, interval)
+            self._rereg.start()
+
+    def names_of(self, comp: Component) -> list[str]:
+        fmt = self.conf.get("naming.formats", "%h.host_cxt/%n.rtc")
+        paths = format_names(fmt, instance=comp.instance_name, type=comp.type_name,
+                             hostname=socket.gethostname(), vendor=comp.vendor,
+                             version=comp.version, category=comp.category,
+                             manager=self.conf.get("manager.name", "manager"),
+                             pid=os.getpid())
+        return ["/".join(f"{i}.{k}" if k else i for i, k in p) for p in paths]
+
+    # -- servants ------------------------------------------------------------------------
+    def activate(self, servant: Any) -> Any:
+        oid = self.poa.activate_object(servant)
+        servant._rtcf_oid = oid
+        return self.poa.id_to_reference(oid)
+
+    def deactivate(self, servant: Any) -> None:
+        oid = getattr(servant, "_rtcf_oid", None)
+        if oid is not None:
+            try:
+                self.poa.deactivate_object(oid)
+            except Exception:
+                pass
+            servant._rtcf_oid = None
+
+    def local_servant(self, ref: Any) -> Any:
+        """The servant behind ``ref`` when it lives in this process, else None."""
+        if ref is None:
+            return None
+        try:
+            return self.poa.reference_to_servant(ref)
+        except Exception:
+            return None
+
+    def register_component(self, comp: Component) -> Any:
+        with self._lock:
+            servant = RTObjectServant(comp, self)
+            servant.ref = self.activate(servant)
+            servant.config_ref = self.activate(servant.config)
+            comp.servant = servant
+            self.rtobjects[comp.instance_name] = servant
+            port_servants = []
+            for port in comp.ports.values():
+                if isinstance(port, (InPort, OutPort)):
+                    ps = DataPortServant(port, self)
+                    ps.ref = self.activate(ps)
+                    port_servants.append(ps)
+            for sport in comp.service_ports.values():
+                from .serviceport import ServicePortServant
+                ps = ServicePortServant(sport, self)
+                ps.ref = self.activate(ps)
+                port_servants.append(ps)
+            self.ports[id(comp)] = port_servants
+        self._bind(comp, servant.ref)
+        return servant.ref
+
+    def _bind(self, comp: Component, ref: Any) -> None:
+        paths = self.names_of(comp)
+        self.bindings[comp.instance_name] = paths
+        for client in self.naming:
+            for path in paths:
+                try:
+                    client.bind(path, ref)
+                except Exception as e:
+                    log.warning("binding %s in %s failed: %s", path, client.url, e)
+        if self._rereg is not None:
+            for path in paths:
+                self._rereg_bindings[path] = ref
+
+    def unregister_component(self, comp: Component) -> None:
+        with self._lock:
+            servant = self.rtobjects.pop(comp.instance_name, None)
+            ports = self.ports.pop(id(comp), [])
+        for path in self.bindings.pop(comp.instance_name, []):
+            if self._rereg is not None:
+                self._rereg_bindings.pop(path, None)
+            for client in self.naming:
+                try:
+                    client.unbind(path)
+                except Exception:
+                    pass
+        for ps in ports:
+            try:
+                ps.close()
+            except Exception:
+                log.exception("closing port %s failed", getattr(ps, "port", ps))
+            self.deactivate(ps)
+        if servant is not None:
+            self.deactivate(servant.config)
+            self.deactivate(servant)
+        comp.servant = None
+
+    def register_ec(self, ec: ExecutionContext) -> Any:
+        servant = ECServant(ec, self)
+        servant.ref = self.activate(servant)
+        ec.servant = servant
+        self.ecs[id(ec)] = servant
+        return servant.ref
+
+    def component_ref(self, comp: Component | None) -> Any:
+        if comp is None:
+            return None
+        s = self.rtobjects.get(comp.instance_name)
+        return s.ref if s is not None and s.comp is comp else None
+
+    def ec_ref(self, ec: ExecutionContext) -> Any:
+        s = self.ecs.get(id(ec))
+        return s.ref if s is not None else None
+
+    def port_servants(self, comp: Component) -> list:
+        return list(self.ports.get(id(comp), []))
+
+    def port_servant(self, port: Any) -> Any:
+        for ps in self.ports.get(id(port.owner), []):
+            if ps.port is port:
+                return ps
+        return None
+
+    def local_component(self, ref: Any) -> Component | None:
+        s = self.local_servant(ref)
+        return s.comp if isinstance(s, RTObjectServant) else None
+
+    def local_ec(self, ref: Any) -> ExecutionContext | None:
+        s = self.local_servant(ref)
+        return s.ec if isinstance(s, ECServant) else None
+
+    # -- operations used by the manager --------------------------------------------------
+    def connect(self, out: OutPort, inp: InPort, props: dict[str, str],
+                name: str = "") -> Any:
+        """Connect two ports of this process through their PortServices, so the connection
+        shows in their connector profiles (rtcat) while data still moves in-process."""
+        a, b = self.port_servant(out), self.port_servant(inp)
+        full = {"dataport." + k if not k.startswith("dataport.") else k: v
+                for k, v in props.items()}
+        full.setdefault("dataport.dataflow_type", "push")
+        full.setdefault("dataport.interface_type", "corba_cdr")
+        full.setdefault("dataport.subscription_type", "flush")
+        full.setdefault("dataport.data_type", out.data_type.REPO_ID)
+        cp = RTC.ConnectorProfile(name or f"{out.full_name}_{inp.full_name}", "",
+                                  [a.ref, b.ref], to_nvlist(full))
+        code, cp = a.connect(cp)
+        if code != RTC.RTC_OK:
+            from ..errors import PortError
+            raise PortError(f"connect {out.full_name} -> {inp.full_name} failed: {code}")
+        return out.connectors.get(cp.connector_id)
+
+    def exit_component(self, comp: Component) -> None:
+        """LightweightRTObject.exit from a tool: runs in a helper thread so the CORBA call
+        returns first (the servant is deactivated on the way)."""
+        def run() -> None:
+            try:
+                comp.exit()
+            finally:
+                mgr = self.manager
+                if mgr is not None and not mgr.components:
+                    mgr.request_stop()
+        threading.Thread(target=run, name=f"rtcf-exit-{comp.instance_name}",
+                         daemon=True).start()
+
+    def shutdown(self) -> None:
+        if self._rereg is not None:
+            self._rereg.stop()
+        for name in list(self.bindings):
+            for path in self.bindings.pop(name, []):
+                for client in self.naming:
+                    try:
+                        client.unbind(path)
+                    except Exception:
+                        pass
+        shutdown_orb(wait=False)
+        for handle in self.naming_handles:
+            handle.stop()
+        self.naming_handles.clear()
