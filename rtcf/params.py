@@ -187,13 +187,15 @@ class ParamStore:
         if spec is None:
             known = ", ".join(sorted(self.specs)) or "none"
             raise ParamError(f"{self._where(name)}: unknown parameter (known: {known})")
-        if runtime and spec.read_only and self.initialised:
-            raise ParamError(f"{self._where(name)}: read-only parameter cannot change at "
-                             "run time")
         try:
-            return spec.coerce(value)
+            typed = spec.coerce(value)
         except ValueError as e:
             raise ParamError(f"{self._where(name)}: {e}") from None
+        # Tools send whole sets back (rtconf set): an unchanged read-only value is fine.
+        if runtime and spec.read_only and self.initialised and typed != self.values[name]:
+            raise ParamError(f"{self._where(name)}: read-only parameter cannot change at "
+                             f"run time, got {value!r}")
+        return typed
 
     def _coerce_all(self, values: dict[str, Any], runtime: bool) -> dict[str, Any]:
         return {n: self.coerce(n, v, runtime=runtime) for n, v in values.items()}
