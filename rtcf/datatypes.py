@@ -178,26 +178,32 @@ def _copy_member(kind: str, value: Any) -> Any:
 
 
 def _make_assigner(cls: type) -> Any:
-    """Build cls.assign as straight-line code: the per-cycle copy must be cheap."""
+    """Build cls.assign as straight-line code (nested structs inlined): the per-cycle copy
+    must be cheap."""
     lines = ["def assign(dst, src):"]
-    env: dict[str, Any] = {"np": np, "copyto": np.copyto, "asarray": np.asarray}
-    for name, kind in cls.FIELDS:
-        if kind.startswith("seq:") and kind[4:] in NUMPY_KINDS:
-            dt = f"_dt_{name}"
-            env[dt] = NUMPY_KINDS[kind[4:]]
-            lines += [
-                f"    s = src.{name}; d = dst.{name}",
-                f"    if type(s) is np.ndarray and s.shape == d.shape and d.dtype == {dt}:",
-                "        copyto(d, s)",
-                "    else:",
-                f"        dst.{name} = np.array(s, dtype={dt}).reshape(-1)",
-            ]
-        elif kind.startswith("seq:"):
-            lines.append(f"    dst.{name} = list(src.{name})")
-        elif kind in TYPES:
-            lines.append(f"    dst.{name}.assign(src.{name})")
-        else:
-            lines.append(f"    dst.{name} = src.{name}")
+    env: dict[str, Any] = {"np": np, "copyto": np.copyto}
+
+    def emit(fields: tuple, path: str) -> None:
+        for name, kind in fields:
+            attr = f"{path}{name}"
+            if kind.startswith("seq:") and kind[4:] in NUMPY_KINDS:
+                dt = f"_dt_{attr.replace('.', '_')}"
+                env[dt] = NUMPY_KINDS[kind[4:]]
+                lines.extend([
+                    f"    s = src.{attr}; d = dst.{attr}",
+                    "    if type(s) is np.ndarray and s.shape == d.shape:",
+                    "        copyto(d, s, casting='unsafe')",
+                    "    else:",
+                    f"        dst.{attr} = np.array(s, dtype={dt}).reshape(-1)",
+                ])
+            elif kind.startswith("seq:"):
+                lines.append(f"    dst.{attr} = list(src.{attr})")
+            elif kind in _DECLS:
+                emit(_parse(_DECLS[kind]), f"{attr}.")
+            else:
+                lines.append(f"    dst.{attr} = src.{attr}")
+
+    emit(cls.FIELDS, "")
     exec("\n".join(lines), env)  # noqa: S102 - code built from the static table above
     return env["assign"]
 

@@ -169,14 +169,18 @@ class ParamStore:
     def __init__(self, specs: dict[str, Param], owner: str = ""):
         self.specs = specs
         self.owner = owner
-        defaults = {n: p.default for n, p in specs.items()}
-        self.sets: dict[str, dict[str, Any]] = {"default": dict(defaults)}
+        self.sets: dict[str, dict[str, Any]] = {"default": self._defaults()}
         self.active = "default"
-        self.values: dict[str, Any] = dict(defaults)
+        self.values: dict[str, Any] = self._defaults()
         self._staged: dict[str, Any] = {}
         self._lock = threading.Lock()
         self.initialised = False
         self.listeners: list[Callable[[set[str]], None]] = []
+
+    def _defaults(self) -> dict[str, Any]:
+        """Fresh default values (list defaults copied: instances never share them)."""
+        return {n: (list(p.default) if isinstance(p.default, list) else p.default)
+                for n, p in self.specs.items()}
 
     # -- validation ----------------------------------------------------------------------
     def _where(self, name: str) -> str:
@@ -206,7 +210,7 @@ class ParamStore:
         active set, onto the live values. Used for conf files and the composition."""
         typed = self._coerce_all(values, runtime=False)
         name = set_name or self.active
-        target = self.sets.setdefault(name, {n: p.default for n, p in self.specs.items()})
+        target = self.sets.setdefault(name, self._defaults())
         target.update(typed)
         if name == self.active:
             self.values.update(typed)
@@ -238,8 +242,7 @@ class ParamStore:
         active set are staged; other sets only change their stored values."""
         typed = self._coerce_all(values, runtime=True)
         with self._lock:
-            target = self.sets.setdefault(
-                set_name, {n: p.default for n, p in self.specs.items()})
+            target = self.sets.setdefault(set_name, self._defaults())
             target.update(typed)
             if set_name == self.active:
                 self._staged.update(typed)

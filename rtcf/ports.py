@@ -137,7 +137,8 @@ class ConnectorProps:
 class RingBuffer:
     """A bounded FIFO of preallocated samples with OpenRTM's full/empty policies.
 
-    Runs in: any thread (writer and reader may differ; one short lock).
+    Runs in: any thread (writer and reader may differ; one short lock). The condition
+    variable is used only by the ``block`` policies; the others never wait.
     """
 
     def __init__(self, data_type: type, props: ConnectorProps):
@@ -146,10 +147,13 @@ class RingBuffer:
         self.write_timeout = props.write_timeout
         self.empty_policy = props.empty_policy
         self.read_timeout = props.read_timeout
+        self.stamp_received = props.timestamp_policy == "on_received"
         self._slots = [data_type() for _ in range(self.length)]
         self._head = 0        # index of the oldest unread sample
         self._count = 0
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        self._blocking = "block" in (self.full_policy, self.empty_policy)
+        self._cond = threading.Condition(self._lock) if self._blocking else None
         self.overwritten = 0  # unread samples lost to the overwrite policy
         self.dropped = 0      # samples refused by do_nothing / block timeout
 
@@ -157,8 +161,8 @@ class RingBuffer:
         return self._count
 
     def put(self, sample: DataType) -> PortStatus:
-        """Copy ``sample`` into the next slot."""
-        with self._cond:
+        """Copy ``sample`` into the next slot (stamped now for on_received)."""
+        with self._lock:
             if self._count == self.length:
                 if self.full_policy == "overwrite":
                     self._head = (self._head + 1) % self.length
@@ -171,14 +175,17 @@ class RingBuffer:
                     deadline = time.monotonic() + self.write_timeout
                     while self._count == self.length:
                         left = deadline - time.monotonic()
-                        if left <= 0 or not self._cond.wait(left):
-                            if self._count == self.length:
-                                self.dropped += 1
-                                return PortStatus.BUFFER_TIMEOUT
+                        if left <= 0:
+                            self.dropped += 1
+                            return PortStatus.BUFFER_TIMEOUT
+                        self._cond.wait(left)  # type: ignore[union-attr]
             slot = self._slots[(self._head + self._count) % self.length]
             slot.assign(sample)
+            if self.stamp_received:
+                stamp(slot, wall_time())
             self._count += 1
-            self._cond.notify_all()
+            if self._blocking:
+                self._cond.notify_all()  # type: ignore[union-attr]
             return PortStatus.PORT_OK
 
     def put_status_full(self) -> bool:
@@ -187,27 +194,29 @@ class RingBuffer:
     def take(self, into_swap: DataType, block: bool = False) -> DataType | None:
         """Pop the oldest sample by exchanging it with ``into_swap`` (no copy): the caller's
         sample object goes into the ring as a spare slot, the buffered one is returned."""
-        with self._cond:
-            if self._count == 0 and block:
+        with self._lock:
+            if self._count == 0 and block and self._blocking:
                 deadline = time.monotonic() + self.read_timeout
                 while self._count == 0:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         break
-                    self._cond.wait(left)
+                    self._cond.wait(left)  # type: ignore[union-attr]
             if self._count == 0:
                 return None
             out = self._slots[self._head]
             self._slots[self._head] = into_swap
             self._head = (self._head + 1) % self.length
             self._count -= 1
-            self._cond.notify_all()
+            if self._blocking:
+                self._cond.notify_all()  # type: ignore[union-attr]
             return out
 
     def clear(self) -> None:
-        with self._cond:
+        with self._lock:
             self._count = 0
-            self._cond.notify_all()
+            if self._blocking:
+                self._cond.notify_all()  # type: ignore[union-attr]
 
 
 # -- publishers ---------------------------------------------------------------------------
@@ -237,6 +246,14 @@ class Publisher:
             self._thread = threading.Thread(target=self._run, daemon=True,
                                             name=f"rtcf-pub-{name}")
             self._thread.start()
+
+    def fast_write(self) -> Callable[[DataType], PortStatus]:
+        """The function OutPort.write calls: for a flush connector with nothing to stamp,
+        the deliver function itself (no bookkeeping layers in the cycle path)."""
+        if self.kind == "flush" and self.props.timestamp_policy != "on_send" \
+                and getattr(self.deliver, "fast_ok", False):
+            return self.deliver
+        return self.write
 
     def write(self, sample: DataType) -> PortStatus:
         """Runs in: the writer's thread."""
@@ -397,13 +414,16 @@ class OutPort(Port):
         if self._listeners:
             self._notify(PortEvent.ON_WRITE, "", sample)
         ok = True
-        for c in self._pubs:
-            if c.publisher.write(sample) != PortStatus.PORT_OK:
+        for put in self._pubs:
+            if put(sample) is not PortStatus.PORT_OK:
                 ok = False
         return ok
 
     def _refresh(self) -> None:
-        self._pubs = tuple(c for c in self.connectors.values() if c.publisher is not None)
+        conns = [c for c in self.connectors.values() if c.publisher is not None]
+        self._pubs = tuple(c.publisher.fast_write() for c in conns)
+        self.timestamp_policy = ("on_write" if any(
+            c.props.timestamp_policy == "on_write" for c in conns) else "")
 
 
 class InPort(Port):
@@ -478,19 +498,21 @@ class InPort(Port):
     def receiver(self, connector_id: str, buffer: RingBuffer,
                  props: ConnectorProps) -> Deliver:
         """A deliver function that puts samples into ``buffer`` (for any transport)."""
-        stamp_now = props.timestamp_policy == "on_received"
+        put = buffer.put
+        listeners = self._listeners
 
         def deliver(sample: DataType) -> PortStatus:
-            if stamp_now:
-                stamp(sample, wall_time())
-            was_full = self._listeners and buffer.put_status_full()
-            status = buffer.put(sample)
-            if self._listeners:
-                if was_full:
-                    self._notify(PortEvent.ON_BUFFER_FULL, connector_id, sample)
-                if status == PortStatus.PORT_OK:
-                    self._notify(PortEvent.ON_RECEIVED, connector_id, sample)
+            if not listeners:
+                return put(sample)
+            was_full = buffer.put_status_full()
+            status = put(sample)
+            if was_full:
+                self._notify(PortEvent.ON_BUFFER_FULL, connector_id, sample)
+            if status == PortStatus.PORT_OK:
+                self._notify(PortEvent.ON_RECEIVED, connector_id, sample)
             return status
+        # overwrite never refuses a sample: the writer may skip the status bookkeeping
+        deliver.fast_ok = props.full_policy == "overwrite"  # type: ignore[attr-defined]
         return deliver
 
 
@@ -581,8 +603,6 @@ def connect(outport: OutPort, inport: InPort, properties: dict[str, Any] | None 
     c.buffer = RingBuffer(inport.data_type, props)
     c.publisher = Publisher(outport.data_type, props,
                             inport.receiver(cid, c.buffer, props), name=c.name)
-    if props.timestamp_policy == "on_write":
-        outport.timestamp_policy = "on_write"
     attach(outport, c)
     attach(inport, c)
     return c
