@@ -32,6 +32,7 @@ from .errors import CompositionError, ConfigError, RtcfError
 from .execution import ExecutionContext, PeriodicEC, SteppedEC
 from .lifecycle import LifeCycleState, ReturnCode
 from .ports import InPort, OutPort, connect
+from .services import ServicePort, connect_services
 
 COMPOSITION_KEY = "rtcf.composition"   # rtcf's own rtc.conf key: the default composition
 
@@ -194,7 +195,12 @@ class Manager:
             if self.corba is not None:
                 self.corba.register_ec(ec)
         for (out, inp, props, conn) in pairs:
-            if self.corba is not None:
+            if isinstance(out, ServicePort):
+                if self.corba is not None:
+                    self.corba.connect_services(out, inp)
+                else:
+                    connect_services(out, inp)
+            elif self.corba is not None:
                 self.connectors.append(self.corba.connect(out, inp, props))
             else:
                 self.connectors.append(connect(out, inp, props))
@@ -226,14 +232,24 @@ class Manager:
             for key, ref in (("from", conn.source), ("to", conn.target)):
                 inst, _, pname = ref.partition(".")
                 comp = self.components.get(inst)
-                port = comp.ports.get(pname) if comp is not None else None
+                port = None
+                if comp is not None:
+                    port = comp.ports.get(pname) or comp.service_ports.get(pname)
                 if port is None:
-                    known = ", ".join(comp.ports) if comp is not None else ""
+                    known = ", ".join([*comp.ports, *comp.service_ports]) \
+                        if comp is not None else ""
                     errors.append(f"{file}: {path}.{key}: unknown port (ports of {inst}: "
                                   f"{known or 'none'}), got {ref!r}")
                 ends.append(port)
             a, b = ends
             if a is None or b is None:
+                continue
+            if isinstance(a, ServicePort) or isinstance(b, ServicePort):
+                if not (isinstance(a, ServicePort) and isinstance(b, ServicePort)):
+                    errors.append(f"{file}: {path}: a service port connects only to another "
+                                  f"service port, got {conn.source!r} and {conn.target!r}")
+                else:
+                    pairs.append((a, b, conn.properties, conn))
                 continue
             if isinstance(a, InPort) and isinstance(b, OutPort):
                 a, b = b, a          # OpenRTM lets either end come first

@@ -195,7 +195,7 @@ class CorbaRuntime:
         return list(self.ports.get(id(comp), []))
 
     def port_servant(self, port: Any) -> Any:
-        for ps in self.ports.get(id(port.owner), []):
+        for ps in self.ports.get(id(port.owner), []):  # data and service ports
             if ps.port is port:
                 return ps
         return None
@@ -227,6 +227,17 @@ class CorbaRuntime:
             from ..errors import PortError
             raise PortError(f"connect {out.full_name} -> {inp.full_name} failed: {code}")
         return out.connectors.get(cp.connector_id)
+
+    def connect_services(self, a: Any, b: Any, name: str = "") -> str:
+        """Connect two service ports of this process through their PortServices."""
+        sa, sb = self.port_servant(a), self.port_servant(b)
+        cp = RTC.ConnectorProfile(name or f"{a.full_name}_{b.full_name}", "",
+                                  [sa.ref, sb.ref], [])
+        code, cp = sa.connect(cp)
+        if code != RTC.RTC_OK:
+            from ..errors import PortError
+            raise PortError(f"connect {a.full_name} -- {b.full_name} failed: {code}")
+        return cp.connector_id
 
     def exit_component(self, comp: Component) -> None:
         """LightweightRTObject.exit from a tool: runs in a helper thread so the CORBA call

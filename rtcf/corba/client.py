@@ -1,0 +1,77 @@
+"""Client helper for CORBA service clients: one call from a component name to its provided
+service object.
+
+    from rtcf.corba.client import get_service
+    dcm = get_service("DCM0", "DCMService", stub=DCMService)     # narrowed object reference
+
+The component is looked up in the naming service (``<host>.host_cxt/<name>.rtc`` by default,
+or any full path with ``/``); the provided interface is found on its service ports and its
+IOR read the way hrpsys's rtm.py does it: connect the port to itself, read
+``port.<type>.<instance>`` from the returned profile, disconnect.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+from .idl import ensure_stubs, stub_module
+from .naming import NamingClient
+from .nv import from_nvlist
+from .orb import init_orb
+
+
+def find_component(name: str, nameserver: str = "localhost:2809", orb: Any = None) -> Any:
+    """The RTC::RTObject reference of component ``name`` (LookupError if not bound)."""
+    ensure_stubs()
+    RTC = stub_module("RTC")
+    orb = orb or init_orb({})
+    client = NamingClient(orb, nameserver)
+    path = name if "/" in name else f"{socket.gethostname()}.host_cxt/{name}.rtc"
+    obj = client.resolve(path)
+    rto = obj._narrow(RTC.RTObject)
+    if rto is None:
+        raise LookupError(f"{path} is not an RT component")
+    return rto
+
+
+def get_service(name: str, type_name: str | None = None, *, instance: str | None = None,
+                stub: Any = None, nameserver: str = "localhost:2809", orb: Any = None) -> Any:
+    """The provided service ``type_name`` (optionally instance ``instance``) of component
+    ``name``, narrowed to ``stub`` when given. LookupError names what was not found."""
+    RTC = stub_module("RTC")
+    orb = orb or init_orb({})
+    rto = find_component(name, nameserver, orb)
+    seen = []
+    for port in rto.get_ports():
+        prof = port.get_port_profile()
+        for iface in prof.interfaces:
+            if iface.polarity != RTC.PROVIDED:
+                continue
+            seen.append(f"{iface.type_name}.{iface.instance_name}")
+            if type_name and iface.type_name != type_name:
+                continue
+            if instance and iface.instance_name != instance:
+                continue
+            key = f"port.{iface.type_name}.{iface.instance_name}"
+            cp = RTC.ConnectorProfile("rtcf-client", "", [port], [])
+            code, cp = port.connect(cp)
+            if code != RTC.RTC_OK:
+                raise LookupError(f"{name}: connecting {prof.name} to read its IOR failed "
+                                  f"({code})")
+            try:
+                ior = from_nvlist(cp.properties).get(key)
+            finally:
+                port.disconnect(cp.connector_id)
+            if not ior:
+                raise LookupError(f"{name}: {prof.name} published no {key}")
+            obj = orb.string_to_object(ior)
+            if stub is not None:
+                narrowed = obj._narrow(stub)
+                if narrowed is None:
+                    raise LookupError(f"{name}: {key} is not a {stub._NP_RepositoryId}")
+                return narrowed
+            return obj
+    raise LookupError(f"{name}: no provided interface "
+                      f"{type_name or ''}{'.' + instance if instance else ''} "
+                      f"(provided: {', '.join(seen) or 'none'})")
