@@ -9,8 +9,8 @@ contexts (execution.py), as in OpenRTM.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-import threading
 from collections import deque
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
@@ -150,7 +150,8 @@ class Component:
         fut: Future = Future()
         ec = self._primary_ec
         if ec is None or not ec.accepts_commands():
-            _run_command(fn, fut)
+            with ec.exclusive() if ec is not None else _NO_LOCK:
+                _run_command(fn, fut)
             return fut
         self._commands.append((fn, fut))
         ec.wake()
@@ -161,6 +162,10 @@ class Component:
         ec = self._primary_ec
         if ec is not None and ec.in_ec_thread():
             return fn()
+        if ec is not None and not ec.clock_is_real():
+            # a stepped EC may never be ticked again: run now, between two ticks
+            with ec.exclusive():
+                return fn()
         return self.post(fn).result(timeout)
 
     def _drain_commands(self) -> None:
@@ -246,4 +251,4 @@ def _run_command(fn: Callable[[], Any], fut: Future) -> None:
         fut.set_exception(e)
 
 
-_lock = threading.Lock()
+_NO_LOCK = contextlib.nullcontext()

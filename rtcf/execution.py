@@ -87,6 +87,7 @@ class ExecutionContext:
         self._lateness = np.zeros(HISTORY)
         self._periods = np.zeros(HISTORY)
         self.servant: Any = None                 # set by the CORBA layer
+        self._tick_lock = threading.RLock()      # held while a stepped cycle runs
 
     # -- membership ----------------------------------------------------------------------
     def add_component(self, comp: Component, owned: bool = False) -> int:
@@ -351,6 +352,10 @@ class ExecutionContext:
     def accepts_commands(self) -> bool:
         return self._running
 
+    def exclusive(self) -> Any:
+        """A context in which no cycle runs (for work done outside the EC thread)."""
+        return self._tick_lock
+
     def in_ec_thread(self) -> bool:
         return self._thread_ident == threading.get_ident()
 
@@ -454,11 +459,16 @@ class SteppedEC(ExecutionContext):
         return ReturnCode.RTC_OK
 
     def accepts_commands(self) -> bool:
-        # queued commands run at the next tick, in the ticking thread
+        # posted commands run at the next tick, in the ticking thread
         return self._running
 
     def tick(self) -> None:
-        """Run one cycle at the current clock time, then advance the clock by one period."""
+        """Run one cycle at the current clock time, then advance the clock by one period.
+        Thread-safe: concurrent ticks (e.g. from ORB threads) run one after the other."""
+        with self._tick_lock:
+            self._tick()
+
+    def _tick(self) -> None:
         if not self._running:
             self.start()
         self._thread_ident = threading.get_ident()

@@ -624,24 +624,31 @@ def test_post_runs_at_the_next_tick_in_the_ec_thread(make_spy):
     h.close()
 
 
-def test_call_from_another_thread_waits_for_the_tick(make_spy, wait_for):
+def test_call_on_a_stepped_ec_runs_between_ticks(make_spy):
+    """Nobody may ever tick a stepped EC again, so call() from another thread runs the
+    command at once, under the tick lock (never in the middle of a cycle)."""
     spy = make_spy("caller")
     h = Harness(spy)
     box = {}
-
-    def command():
-        box["thread"] = threading.get_ident()
-        return "done"
+    in_tick = threading.Event()
+    release = threading.Event()
+    spy.actions["on_execute"] = lambda c, ec: (in_tick.set(), release.wait(5.0))
+    h.activate(step=False)
+    ticker = threading.Thread(target=h.step)
+    ticker.start()
+    assert in_tick.wait(3.0)
 
     def client():
-        box["result"] = spy.call(command, timeout=5.0)
+        box["during_tick"] = not release.is_set()
+        box["result"] = spy.call(lambda: release.is_set(), timeout=5.0)
     t = threading.Thread(target=client)
     t.start()
-    assert wait_for(lambda: len(spy._commands) == 1, timeout=3.0)
-    assert "thread" not in box
-    h.step()                           # the ticking (main) thread runs the command
+    t.join(0.2)
+    assert t.is_alive()                  # blocked: a cycle is running
+    release.set()
+    ticker.join(5.0)
     t.join(5.0)
-    assert box == {"thread": threading.get_ident(), "result": "done"}
+    assert box == {"during_tick": True, "result": True}
     h.close()
 
 

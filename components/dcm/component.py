@@ -1,0 +1,179 @@
+"""The DCM RT component: the shell around DcmCore and the simulated body (spec section 1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from rtcf import Component, Param, ReadStatus, TimedDoubleSeq
+from rtcf.datatypes import stamp
+from rtcf.log import Throttled
+from rtcf.services import ServicePort
+
+from .body import SimulatedBody
+from .devices import DeviceTable
+from .timeline import DcmCore, DcmError
+
+PROFILE_PERIOD_MS = {"default": 10, "naoV4": 10, "naoV5": 12, "naoV6": 12}
+MODEL_DIR = Path(__file__).resolve().parents[2] / "model"
+
+
+def find_model(name: str) -> Path:
+    """A model file: absolute, relative to the working folder, or in the project's model/."""
+    p = Path(name)
+    for cand in (p, MODEL_DIR / p):
+        if cand.is_file():
+            return cand
+    raise FileNotFoundError(f"model file {name!r} not found (looked in . and {MODEL_DIR})")
+
+
+class Connection:
+    """Returned by at_pre_process / at_post_process; disconnect() removes the callback."""
+
+    def __init__(self, hooks: list, cb: Callable[[], None]):
+        self._hooks, self._cb = hooks, cb
+
+    def disconnect(self) -> None:
+        if self._cb in self._hooks:
+            self._hooks.remove(self._cb)
+
+
+class DCM(Component):
+    """NAO's Device Communication Manager: timed commands, aliases, a simulated body.
+
+    | port | type | unit | meaning |
+    |---|---|---|---|
+    | qRef (in) | TimedDoubleSeq | rad | joint position reference, 26 joints in body order; each new sample becomes a command dated now for the Position actuators (NaN: leave that joint) |
+    | q | TimedDoubleSeq | rad | measured joint positions (Position sensors), body order |
+    | qCommand | TimedDoubleSeq | rad | Position actuator values sent this cycle, body order |
+    | hardness | TimedDoubleSeq | 0..1 | Hardness actuator values, body order |
+    | actuators | TimedDoubleSeq | - | every actuator value in table order (see getActuatorKeys) |
+    | DCMService | service | - | NAO::DCMService (idl/DCMService.idl) |
+
+    DCM time [ms] counts from the first cycle of the component's EC. Code in the same process
+    registers preProcess / postProcess callbacks with at_pre_process / at_post_process.
+    """
+
+    type_name = "DCM"
+    category = "nao"
+    model = Param(str, "nao_h25_v5.yaml", read_only=True, doc="robot model file")
+    profile = Param(str, "default", choices=tuple(PROFILE_PERIOD_MS), read_only=True,
+                    doc="robot profile: naoV5/naoV6 run the DCM at 12 ms, others at 10 ms")
+    period_ms = Param(int, 0, unit="ms", bounds=(0, 1000), read_only=True,
+                      doc="DCM cycle; 0 takes it from the profile (the EC rate should match)")
+    servo_tau = Param(float, 0.05, unit="s", bounds=(1e-4, None),
+                      doc="time constant of the simulated joint servos at hardness 1")
+    initial_hardness = Param(float, 1.0, bounds=(0.0, 1.0),
+                             doc="hardness of every joint at activation (simulated body)")
+    max_commands = Param(int, 512, bounds=(1, 100000), read_only=True,
+                         doc="timed commands buffered per actuator (NAOqi 2.x: 512)")
+
+    # -- lifecycle (EC thread) -------------------------------------------------------------
+    def on_initialize(self) -> None:
+        self.devices = DeviceTable.from_model(find_model(self.model))
+        self.core = DcmCore(self.devices, self.max_commands)
+        self.body = SimulatedBody(self.devices, self.servo_tau)
+        self.cycle_ms = self.period_ms or PROFILE_PERIOD_MS[self.profile]
+        d = self.devices
+        self._pos = np.asarray(d.position_actuators)
+        self._hard = np.asarray(d.hardness_actuators)
+        n = d.n_joints
+        self.q_in = self.add_in_port("qRef", TimedDoubleSeq)
+        self.q_out = self.add_out_port("q", TimedDoubleSeq)
+        self.cmd_out = self.add_out_port("qCommand", TimedDoubleSeq)
+        self.hard_out = self.add_out_port("hardness", TimedDoubleSeq)
+        self.act_out = self.add_out_port("actuators", TimedDoubleSeq)
+        for port, size in ((self.q_out, n), (self.cmd_out, n), (self.hard_out, n),
+                           (self.act_out, d.n_actuators)):
+            port.value.data = np.zeros(size)
+        self.core.create_alias(["__qRef", [d.actuator_keys[i] for i in d.position_actuators]])
+        self._pre: list[Callable[[], None]] = []
+        self._post: list[Callable[[], None]] = []
+        self._origin: float | None = None
+        self.now_ms: int | None = None        # DCM time of the last cycle (read by getTime)
+        self.sensor_values = self.body.sensors
+        self._warn = Throttled(self.log, 5.0)
+        from .service import DCMServiceImpl   # the servant needs the compiled stubs
+        self.service = DCMServiceImpl(self)
+        port = self.add_service_port(ServicePort("DCMService"))
+        port.provide("service0", "DCMService", self.service)
+
+    def on_activated(self, ec: Any) -> None:
+        if abs(ec.period * 1000.0 - self.cycle_ms) > 1e-6:
+            self.log.warning("the EC period is %.3f ms but the DCM cycle is %d ms (profile "
+                             "%s): DCM time follows the EC", ec.period * 1e3, self.cycle_ms,
+                             self.profile)
+        hard = self.core.values
+        hard[self._hard] = self.initial_hardness
+
+    def on_execute(self, ec: Any) -> None:
+        """Runs in: EC thread. The cycle of spec 1.8: preProcess, computation, actuators,
+        body, sensors, postProcess."""
+        if self._origin is None:
+            self._origin = ec.planned
+        now = int(round((ec.planned - self._origin) * 1000.0))
+        self.now_ms = now
+        for cb in self._pre:
+            self._run_callback(cb, "preProcess")
+        if self.q_in.read_newest() is ReadStatus.NEW:
+            self._apply_qref(now)
+        values = self.core.step(now)
+        dt = ec.period
+        sensors = self.body.update(values[self._pos], values[self._hard], dt)
+        self._write(ec.planned, values, sensors)
+        for cb in self._post:
+            self._run_callback(cb, "postProcess")
+
+    def _apply_qref(self, now: int) -> None:
+        q = self.q_in.value.data
+        if q.shape != self._pos.shape:
+            self._warn.warning("qRef has %d values, expected %d (body order): ignored",
+                               q.size, self._pos.size)
+            return
+        try:
+            self.core.set_alias(["__qRef", "Merge", "time-separate", 0, [now],
+                                 [[float(v)] for v in q]])
+        except DcmError as e:
+            self._warn.warning("qRef rejected: %s", e)
+
+    def _write(self, t: float, values: np.ndarray, sensors: np.ndarray) -> None:
+        np.copyto(self.q_out.value.data, sensors)
+        np.take(values, self._pos, out=self.cmd_out.value.data)
+        np.take(values, self._hard, out=self.hard_out.value.data)
+        np.copyto(self.act_out.value.data, values)
+        for port in (self.q_out, self.cmd_out, self.hard_out, self.act_out):
+            stamp(port.value, t)
+            port.write()
+
+    def _run_callback(self, cb: Callable[[], None], what: str) -> None:
+        try:
+            cb()
+        except Exception as e:  # a module's callback must not stop the DCM
+            self._warn.error("%s callback %r failed: %r", what, cb, e)
+
+    # -- in-process API (NAOqi's atPreProcess / atPostProcess) -------------------------------
+    def at_pre_process(self, cb: Callable[[], None]) -> Connection:
+        """Run ``cb()`` at the start of every cycle, before the commands are computed; a
+        set() made there with time <= now takes effect in the same cycle."""
+        self._pre.append(cb)
+        return Connection(self._pre, cb)
+
+    def at_post_process(self, cb: Callable[[], None]) -> Connection:
+        """Run ``cb()`` after the sensor values of the cycle are written."""
+        self._post.append(cb)
+        return Connection(self._post, cb)
+
+    # -- reads (any thread: values of the last completed cycle) ---------------------------
+    def read_value(self, key: str) -> float:
+        """An actuator value (sent last cycle) or a Position sensor value, by memory key."""
+        d = self.devices
+        try:
+            return float(self.core.values[d.actuator_index(key)])
+        except KeyError:
+            pass
+        try:
+            return float(self.sensor_values[d.sensor_index(key)])
+        except KeyError:
+            raise DcmError(f"unknown actuator or sensor key {key!r}") from None
