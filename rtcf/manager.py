@@ -85,6 +85,14 @@ class Manager:
             raise LookupError(f"cannot import module {name!r} from the load path "
                               f"({paths}): {e}") from e
         self._modules[name] = module
+        if hasattr(module, "__path__"):
+            # a component package keeps its RTC shell in <package>.component
+            try:
+                module = importlib.import_module(f"{name}.component")
+                self._modules[name] = module
+            except ModuleNotFoundError as e:
+                if e.name != f"{name}.component":
+                    raise
         for _, obj in inspect.getmembers(module, inspect.isclass):
             if issubclass(obj, Component) and obj is not Component:
                 self._types.setdefault(obj.type_name, obj)

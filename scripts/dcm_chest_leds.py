@@ -1,0 +1,63 @@
+"""Play the seed's ChestLeds examples (NAOqi DCM setAlias docs) against a running DCM and
+print the three LED values every 250 ms. Run it with scripts/dcm_chest_leds while
+scripts/run is running the default composition."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "components"))
+
+from dcm.proxy import DCMProxy  # noqa: E402
+
+LEDS = ["ChestBoard/Led/Red/Actuator/Value", "ChestBoard/Led/Green/Actuator/Value",
+        "ChestBoard/Led/Blue/Actuator/Value"]
+
+
+def time_mixed(dcm: DCMProxy) -> float:
+    dcm.setAlias(["ChestLeds", "ClearAll", "time-mixed",
+                  [[[1.0, dcm.getTime(4000)], [0.0, dcm.getTime(6000)]],
+                   [[0.25, dcm.getTime(3000)]],
+                   [[0.125, dcm.getTime(2000)]]]])
+    return 7.0
+
+
+def time_separate(dcm: DCMProxy) -> float:
+    t = dcm.getTime(0)
+    dcm.setAlias(["ChestLeds", "ClearAll", "time-separate", 0,
+                  [t, t + 2000, t + 3000, t + 4000, t + 5000, t + 6000],
+                  [[1.0, 0.0, 1.0, 0.0, 1.0, 0.0],
+                   [1.0, 0.5, 1.0, 0.25, 0.125, 0.0],
+                   [0.0625, 0.125, 0.25, 0.50, 0.75, 1.0]]])
+    return 7.0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nameserver", default="localhost:2809")
+    ap.add_argument("--dcm", default="DCM0", help="instance name of the DCM component")
+    ap.add_argument("--example", choices=("time-mixed", "time-separate", "both"),
+                    default="both")
+    args = ap.parse_args()
+    dcm = DCMProxy(args.dcm, args.nameserver)
+    print(dcm.createAlias(["ChestLeds", LEDS]))
+    examples = {"time-mixed": time_mixed, "time-separate": time_separate}
+    chosen = list(examples) if args.example == "both" else [args.example]
+    for name in chosen:
+        print(f"--- {name}")
+        t0 = dcm.getTime(0)
+        duration = examples[name](dcm)
+        end = time.monotonic() + duration
+        print("  t [ms]    red    green  blue")
+        while time.monotonic() < end:
+            r, g, b = dcm.getValues(LEDS)
+            print(f"  {dcm.getTime(0) - t0:6d}  {r:.4f} {g:.4f} {b:.4f}")
+            time.sleep(0.25)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
