@@ -337,7 +337,7 @@ class Manager:
         self._stop.set()
 
     def run(self, duration: float | None = None, status_interval: float = 1.0,
-            stream: Any = None) -> None:
+            stream: Any = None, alive: Any = None) -> None:
         """Block until SIGINT/SIGTERM or ``duration`` seconds; print a status line."""
         stream = stream or sys.stderr
         if threading.current_thread() is threading.main_thread():
@@ -355,6 +355,9 @@ class Manager:
                 line = self.status_line()
                 stream.write(("\r\033[K" + line) if tty else line + "\n")
                 stream.flush()
+            if alive is not None and not alive():
+                self.log.error("a process of the system exited: stopping")
+                break
             if not self.components and rtcconf.get_bool(
                     self.conf, "manager.shutdown_on_nortcs", True):
                 break
@@ -400,6 +403,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--no-corba", action="store_true",
                     help="run without the ORB (in-process only)")
     ap.add_argument("--quiet", action="store_true", help="no status line")
+    ap.add_argument("--process", default=None, metavar="NAME",
+                    help="run only the components of this process of the composition "
+                    "(started by the launcher for multi-process systems)")
     return ap.parse_args(argv)
 
 
@@ -430,24 +436,68 @@ def main(argv: list[str] | None = None) -> int:
     except (RtcfError, OSError, LookupError) as e:
         print(f"rtcf: {e}", file=sys.stderr)
         return 2
+    from . import launcher
+    launch = None
     try:
+        multi = len(launcher.processes(composition)) > 1 or args.process
+        if multi:
+            if not mgr.corba_enabled:
+                raise CompositionError("a composition with several processes needs CORBA "
+                                       "(drop --no-corba)")
+            for decl in composition.components:    # check the whole system first
+                if decl.module:
+                    try:
+                        mgr.load_module(decl.module)
+                    except LookupError:
+                        pass
+            check_params(composition, mgr.resolve)
         if mgr.corba_enabled:
             from .corba.runtime import CorbaRuntime
             mgr.corba = CorbaRuntime(mgr)
-        mgr.build(composition)
+        if multi:
+            mgr.build(launcher.split(composition, args.process or launcher.MAIN))
+            if not args.process:
+                launch = launcher.Launcher(mgr, composition, _child_args(argv))
+                launch.start_children()
+                launch.wait_ready()
+                launch.connect_cross()
+        else:
+            mgr.build(composition)
     except (RtcfError, OSError, LookupError) as e:
         print(f"rtcf: {e}", file=sys.stderr)
+        if launch is not None:
+            launch.stop()
         mgr.shutdown()
         return 2
     mgr.log.info("running %s (%d components); Ctrl-C stops", composition.name,
                  len(mgr.components))
     try:
-        mgr.run(args.duration, 0 if args.quiet else 1.0)
+        mgr.run(args.duration, 0 if args.quiet else 1.0,
+                alive=launch.alive if launch is not None else None)
     finally:
+        if launch is not None:
+            launch.stop()
         report = mgr.final_report()
         mgr.shutdown()
         print(report, file=sys.stderr)
     return 0
+
+
+def _child_args(argv: list[str] | None) -> list[str]:
+    """The launcher's own arguments, for its children (without --process/--duration)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in ("--process", "--duration"):
+            skip = True
+            continue
+        if a.startswith(("--process=", "--duration=")) or a == "--quiet":
+            continue
+        out.append(a)
+    return out
 
 
 if __name__ == "__main__":

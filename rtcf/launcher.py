@@ -1,0 +1,185 @@
+"""Multi-process systems: one manager per process, cross-process wiring through naming.
+
+A composition whose components name a ``process`` is split: the launching process hosts the
+components of process ``main`` (and those naming none) and starts one child manager
+(``python -m rtcf.manager FILE --process NAME``, same rtc.conf and -o options) per other
+process. Once every child's components are bound in the naming service, the launcher makes
+each connection whose ends live in different processes, with the OpenRTM connect() of the
+output port (as rtcon does). The whole composition is validated before any process starts.
+Processes may run on other hosts: ``processes: {name: {host: ...}}`` is recorded but the
+launcher only starts local children; a process started elsewhere by hand with ``--process``
+joins through the same naming service.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from typing import Any
+
+from .composition import Composition, ConnectionDecl
+from .errors import CompositionError
+from .log import get_logger
+
+MAIN = "main"
+log = get_logger("launcher")
+
+
+def process_of(composition: Composition, instance: str) -> str:
+    return composition.component(instance).process or MAIN
+
+
+def split(composition: Composition, process: str) -> Composition:
+    """The part of ``composition`` that runs in ``process`` (local connections only)."""
+    mine = {d.name for d in composition.components if (d.process or MAIN) == process}
+    comps = [d for d in composition.components if d.name in mine]
+    conns = [c for c in composition.connections
+             if c.source.split(".")[0] in mine and c.target.split(".")[0] in mine]
+    ecs = [replace(e, members=[m for m in e.members if m in mine])
+           for e in composition.execution_contexts]
+    return replace(composition, components=comps, connections=conns,
+                   execution_contexts=[e for e in ecs if e.members],
+                   activate=[a for a in composition.activate if a in mine])
+
+
+def cross_connections(composition: Composition) -> list[ConnectionDecl]:
+    return [c for c in composition.connections
+            if process_of(composition, c.source.split(".")[0])
+            != process_of(composition, c.target.split(".")[0])]
+
+
+def processes(composition: Composition) -> list[str]:
+    names = [MAIN]
+    for d in composition.components:
+        p = d.process or MAIN
+        if p not in names:
+            names.append(p)
+    return names
+
+
+class Launcher:
+    """Starts the child managers and wires the cross-process connections."""
+
+    def __init__(self, manager: Any, composition: Composition, child_args: list[str]):
+        self.manager = manager
+        self.composition = composition
+        self.child_args = child_args
+        self.children: dict[str, subprocess.Popen] = {}
+
+    def start_children(self) -> None:
+        for name in processes(self.composition)[1:]:
+            settings = self.composition.processes.get(name, {})
+            host = settings.get("host")
+            if host and host not in ("localhost", "127.0.0.1", socket.gethostname()):
+                log.info("process %s runs on %s: start it there with --process %s", name,
+                         host, name)
+                continue
+            cmd = [sys.executable, "-m", "rtcf.manager", *self.child_args,
+                   "--process", name, "--quiet"]
+            self.children[name] = subprocess.Popen(cmd, start_new_session=True)
+            log.info("started process %s (pid %d)", name, self.children[name].pid)
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Until every component of the composition is bound in the naming service."""
+        rt = self.manager.corba
+        deadline = time.monotonic() + timeout
+        pending = {d.name: d for d in self.composition.components}
+        while pending:
+            for name, proc in self.children.items():
+                if proc.poll() is not None:
+                    raise CompositionError(f"{self.composition.source_file}: process "
+                                           f"{name!r} exited with code {proc.returncode}")
+            for inst in list(pending):
+                if self._resolve(inst) is not None:
+                    del pending[inst]
+            if not pending:
+                return
+            if time.monotonic() > deadline:
+                raise CompositionError(f"{self.composition.source_file}: components "
+                                       f"{', '.join(pending)} did not appear in the naming "
+                                       f"service within {timeout:g} s")
+            time.sleep(0.1)
+        del rt
+
+    def _resolve(self, instance: str) -> Any:
+        rt = self.manager.corba
+        from .corba.idl import stub_module
+        RTC = stub_module("RTC")
+        local = self.manager.components.get(instance)
+        if local is not None:
+            return rt.component_ref(local)
+        decl = self.composition.component(instance)
+        cls = self.manager.resolve(decl.type, decl.module)
+        fake = type("Decl", (), {"instance_name": instance, "type_name": cls.type_name,
+                                 "vendor": cls.vendor, "version": cls.version,
+                                 "category": cls.category})
+        for client in rt.naming:
+            for path in rt.names_of(fake):
+                try:
+                    obj = client.resolve(path)._narrow(RTC.RTObject)
+                    obj.get_component_profile()
+                    return obj
+                except Exception:
+                    continue
+        return None
+
+    def _port(self, ref: str) -> tuple[Any, Any]:
+        inst, _, pname = ref.partition(".")
+        obj = self._resolve(inst)
+        if obj is None:
+            raise CompositionError(f"{ref}: component not found in the naming service")
+        for port in obj.get_ports():
+            prof = port.get_port_profile()
+            if prof.name.split(".")[-1] == pname:
+                return port, prof
+        raise CompositionError(f"{ref}: the component has no port {pname!r}")
+
+    def connect_cross(self) -> None:
+        from .corba.idl import stub_module
+        from .corba.nv import from_nvlist, to_nvlist
+        RTC = stub_module("RTC")
+        for conn in cross_connections(self.composition):
+            a, pa = self._port(conn.source)
+            b, pb = self._port(conn.target)
+            ta = from_nvlist(pa.properties).get("port.port_type")
+            if ta == "DataInPort":
+                a, b, pa, pb = b, a, pb, pa
+            props = {f"dataport.{k}": v for k, v in conn.properties.items()}
+            if from_nvlist(pa.properties).get("port.port_type") != "CorbaPort":
+                props.setdefault("dataport.dataflow_type", "push")
+                props.setdefault("dataport.interface_type", "corba_cdr")
+                props.setdefault("dataport.subscription_type", "flush")
+                dt = from_nvlist(pa.properties).get("dataport.data_type")
+                if dt:
+                    props.setdefault("dataport.data_type", dt)
+            cp = RTC.ConnectorProfile(f"{conn.source}_{conn.target}", "", [a, b],
+                                      to_nvlist(props))
+            code, cp = a.connect(cp)
+            if code != RTC.RTC_OK:
+                raise CompositionError(f"{conn.where[0] or self.composition.source_file}: "
+                                       f"{conn.where[1]}: connecting {conn.source} -> "
+                                       f"{conn.target} across processes failed ({code})")
+            log.info("connected %s -> %s across processes", conn.source, conn.target)
+
+    def alive(self) -> bool:
+        return all(p.poll() is None for p in self.children.values())
+
+    def stop(self, timeout: float = 10.0) -> None:
+        for p in self.children.values():
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + timeout
+        for p in self.children.values():
+            try:
+                p.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
