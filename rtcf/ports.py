@@ -57,6 +57,7 @@ class PortEvent(enum.Enum):
 
 
 SUBSCRIPTIONS = ("flush", "new", "periodic")
+MAX_BUFFER_LENGTH = 65536   # samples are preallocated: bound what a connect() may ask for
 PUSH_POLICIES = ("all", "fifo", "skip", "new")
 FULL_POLICIES = ("overwrite", "do_nothing", "block")
 EMPTY_POLICIES = ("readback", "do_nothing", "block")
@@ -81,7 +82,7 @@ class ConnectorProps:
                                         alias="push_policy")
         self.skip_count = self._int("publisher.skip_count", 0, lo=0, alias="skip_count")
         self.push_rate = self._float("publisher.push_rate", 100.0, alias="push_rate")
-        self.buffer_length = self._int("buffer.length", 8, lo=1)
+        self.buffer_length = self._int("buffer.length", 8, lo=1, hi=MAX_BUFFER_LENGTH)
         self.full_policy = self._choice("buffer.write.full_policy", FULL_POLICIES,
                                         "overwrite")
         self.write_timeout = self._float("buffer.write.timeout", 1.0)
@@ -110,7 +111,8 @@ class ConnectorProps:
                               f"{', '.join(a for a in allowed if a)}, got {v!r}")
         return v
 
-    def _int(self, key: str, default: int, lo: int, alias: str | None = None) -> int:
+    def _int(self, key: str, default: int, lo: int, alias: str | None = None,
+             hi: int | None = None) -> int:
         v = self._get(key, alias)
         if v is None:
             return default
@@ -120,6 +122,8 @@ class ConnectorProps:
             raise ConfigError(f"dataport.{key}: expected an integer, got {v!r}") from None
         if n < lo:
             raise ConfigError(f"dataport.{key}: expected >= {lo}, got {n}")
+        if hi is not None and n > hi:
+            raise ConfigError(f"dataport.{key}: expected <= {hi}, got {n}")
         return n
 
     def _float(self, key: str, default: float, alias: str | None = None) -> float:
@@ -186,6 +190,30 @@ class RingBuffer:
             self._count += 1
             if self._blocking:
                 self._cond.notify_all()  # type: ignore[union-attr]
+            return PortStatus.PORT_OK
+
+    def put_decoded(self, decode: Callable[[Any, DataType], Any], data: Any) -> PortStatus:
+        """Decode ``data`` straight into the next slot (one copy instead of two); a decode
+        error propagates and leaves the buffer's content as it was, except that in a full
+        overwrite buffer the oldest sample is lost. Only for the overwrite policy."""
+        with self._lock:
+            full = self._count == self.length
+            idx = self._head if full else (self._head + self._count) % self.length
+            try:
+                decode(data, self._slots[idx])
+            except BaseException:
+                if full:
+                    self._head = (self._head + 1) % self.length
+                    self._count -= 1
+                    self.overwritten += 1
+                raise
+            if full:
+                self._head = (self._head + 1) % self.length
+                self.overwritten += 1
+            else:
+                self._count += 1
+            if self.stamp_received:
+                stamp(self._slots[idx], wall_time())
             return PortStatus.PORT_OK
 
     def put_status_full(self) -> bool:

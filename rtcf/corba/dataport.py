@@ -36,6 +36,7 @@ OpenRTM__POA = stub_module("OpenRTM__POA")
 
 _PS = {int(s): s for s in PortStatus}
 _STATUS = OpenRTM.PortStatus._items
+_OK = OpenRTM.PORT_OK
 P = "dataport."
 IOR_IN, REF_IN = P + "corba_cdr.inport_ior", P + "corba_cdr.inport_ref"
 IOR_OUT, REF_OUT = P + "corba_cdr.outport_ior", P + "corba_cdr.outport_ref"
@@ -70,11 +71,23 @@ class InPortCdrServant(OpenRTM__POA.InPortCdr):
         self.codec = codec_for(port.data_type, little)
         self.scratch = port.data_type()
         self.deliver = port.receiver(connector_id, buffer, props)
+        self.buffer = buffer
+        self.direct = props.full_policy == "overwrite"   # decode straight into the buffer
         self.lock = threading.Lock()
         self.bad = Throttled(log, 5.0)
         self.received = 0
 
     def put(self, data: bytes) -> Any:
+        if self.direct and not self.port._listeners:
+            try:
+                self.buffer.put_decoded(self.codec.decode, data)
+            except (ValueError, TypeError) as e:
+                self.bad.warning("%s: rejected a malformed %s payload (%d bytes): %s",
+                                 self.port.full_name, self.port.data_type.__name__,
+                                 len(data), e)
+                return OpenRTM.PORT_ERROR
+            self.received += 1
+            return _OK
         with self.lock:
             try:
                 self.codec.decode(data, self.scratch)
