@@ -144,9 +144,20 @@ class Manager:
         return comp
 
     def _load_conf_files(self, comp: Component) -> None:
-        for path in rtcconf.component_conf_files(self.conf, comp.category, comp.type_name,
-                                                 comp.instance_name):
-            cc = rtcconf.load_component_conf(path)
+        """Parameter sources below the composition: the component conf files named by
+        rtc.conf, then rtc.conf's own ``<category>.<type|instance>.conf.<set>.<param>``
+        keys (type level first, instance level wins)."""
+        sources = [rtcconf.load_component_conf(path) for path in
+                   rtcconf.component_conf_files(self.conf, comp.category, comp.type_name,
+                                                comp.instance_name)]
+        for name in (comp.type_name, comp.instance_name):
+            prefix = f"{comp.category}.{name}."
+            keys = {k[len(prefix):]: v for k, v in self.conf.items()
+                    if k.startswith(prefix + "conf.") or
+                    k == prefix + "configuration.active_config"}
+            if keys:
+                sources.append(rtcconf.component_conf_from(keys, f"rtc.conf ({prefix}*)"))
+        for cc in sources:
             for set_name, values in cc.sets.items():
                 comp.params.load(values, set_name)
             if cc.active_set:
