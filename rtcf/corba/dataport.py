@@ -100,11 +100,6 @@ class InPortCdrServant(OpenRTM__POA.InPortCdr):
         self.received += 1
         return _STATUS[int(status)]
 
-    def put_local(self, sample: Any) -> PortStatus:
-        """Same-process shortcut: no CDR at all."""
-        with self.lock:
-            return self.deliver(sample)
-
 
 class OutPortCdrServant(OpenRTM__POA.OutPortCdr):
     """Serves pull connections: get() hands out the oldest buffered sample."""
@@ -305,7 +300,7 @@ class DataPortServant(RTC__POA.PortService):
     def _pusher(self, peer: Any, cid: str, little: bool) -> Any:
         local = self.rt.local_servant(peer)
         if isinstance(local, InPortCdrServant):
-            return local.put_local            # same process: no CDR
+            return local.deliver              # same process: straight into its buffer
         try:
             import omniORB
             omniORB.setClientCallTimeout(peer, CALL_TIMEOUT_MS)
@@ -313,6 +308,7 @@ class DataPortServant(RTC__POA.PortService):
             pass
         encode = codec_for(self.port.data_type, little).encode
         failures = [0]
+        bad = Throttled(log, 5.0)
         ok = OpenRTM.PORT_OK
 
         def deliver(sample: Any) -> PortStatus:
@@ -323,8 +319,14 @@ class DataPortServant(RTC__POA.PortService):
                 if failures[0] == DEAD_AFTER or isinstance(e, CORBA.OBJECT_NOT_EXIST):
                     self._drop_dead(cid, e)
                 return PortStatus.PORT_ERROR
+            except (CORBA.Exception, ValueError) as e:   # never into the writer's hook
+                bad.warning("%s: sending on connector %s failed: %r", self.port.full_name,
+                            cid, e)
+                return PortStatus.PORT_ERROR
             failures[0] = 0
             return PortStatus.PORT_OK if st is ok else _PS[st._v]
+        # it catches everything itself: flush writes may call it directly
+        deliver.fast_ok = True  # type: ignore[attr-defined]
         return deliver
 
     def _puller(self, peer: Any, buffer: RingBuffer, cid: str, little: bool,
