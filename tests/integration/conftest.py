@@ -1,0 +1,496 @@
+"""Integration test setup: a private naming service, rtcf managers in subprocesses, rtshell
+commands, and in-process CORBA helpers (component state, port references, a data probe).
+
+* ``naming`` (session): omniNames on a free loopback port, stopped at the end.
+* ``launch`` (function) / ``module_launch`` (module): ``launch(yaml_or_path, name)`` runs
+  ``python -m rtcf.manager`` on that composition in its own process group, waits until
+  ``<hostname>.host_cxt/<name>.rtc`` resolves and returns a :class:`ManagerProcess`. Every
+  process is stopped at teardown (SIGTERM, then SIGKILL).
+* ``rtsh(cmd, *args)``: run an rtshell command (found next to sys.executable).
+* ``component_state(ref)``: the component's LifeCycleState asked over CORBA from its owned
+  (else participating) EC; tests check states this way, never through exit codes.
+* ``probe`` (function): InPorts living in the test process (registered with rtcf's own
+  CorbaRuntime, not bound in naming) that record every sample pushed to them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+TESTCOMPS = HERE / "testcomps"
+BIN = Path(sys.executable).parent
+HOST = socket.gethostname()
+STARTUP_TIMEOUT = 20.0
+STOP_TIMEOUT = 8.0
+
+# Every manager process started by this session (pid -> Popen), checked at the very end.
+_STARTED: dict[int, subprocess.Popen] = {}
+
+
+# -- small utilities -------------------------------------------------------------------------
+
+def wait_until(pred: Callable[[], Any], timeout: float = 5.0, interval: float = 0.05,
+               what: str = "condition") -> Any:
+    """Poll pred until it returns something truthy; AssertionError naming ``what`` after
+    timeout."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        last = pred()
+        if last:
+            return last
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what} "
+                                 f"(last value {last!r})")
+        time.sleep(interval)
+
+
+def rtsh(cmd: str, *args: str, timeout: float = 20.0, check: bool = False
+         ) -> subprocess.CompletedProcess:
+    """Run an rtshell command (``rtls``, ``rtcat``, ...) from sys.executable's bin folder."""
+    exe = BIN / cmd
+    if not exe.exists():
+        pytest.skip(f"{exe} not found (install rtshell-aist in this venv)")
+    env = dict(os.environ)
+    env.pop("RTCTREE_NAMESERVERS", None)
+    cp = subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True,
+                        timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+    if check and cp.returncode != 0:
+        raise AssertionError(f"{cmd} {' '.join(map(str, args))} exited {cp.returncode}:\n"
+                             f"{cp.stdout}\n{cp.stderr}")
+    return cp
+
+
+# -- CORBA in the test process -----------------------------------------------------------------
+
+def orb() -> Any:
+    from rtcf.corba.orb import init_orb
+    return init_orb({})
+
+
+def stubs(name: str) -> Any:
+    from rtcf.corba.idl import stub_module
+    return stub_module(name)
+
+
+def naming_client(port: int) -> Any:
+    from rtcf.corba.naming import NamingClient
+    return NamingClient(orb(), f"127.0.0.1:{port}")
+
+
+def resolve_rtc(port: int, instance: str) -> Any:
+    """The RTC::RTObject bound at <hostname>.host_cxt/<instance>.rtc (LookupError if not)."""
+    RTC = stubs("RTC")
+    obj = naming_client(port).resolve(f"{HOST}.host_cxt/{instance}.rtc")
+    narrowed = obj._narrow(RTC.RTObject)
+    if narrowed is None:
+        raise LookupError(f"{instance} is not an RTC::RTObject")
+    return narrowed
+
+
+def component_ec(ref: Any) -> Any:
+    ecs = list(ref.get_owned_contexts()) or list(ref.get_participating_contexts())
+    if not ecs:
+        raise AssertionError("the component is in no execution context")
+    return ecs[0]
+
+
+def component_state(ref: Any) -> str:
+    """'CREATED' | 'INACTIVE' | 'ACTIVE' | 'ERROR' read over CORBA."""
+    st = component_ec(ref).get_component_state(ref)
+    return str(st).replace("_STATE", "")
+
+
+def wait_state(ref: Any, want: str, timeout: float = 5.0) -> None:
+    wait_until(lambda: component_state(ref) == want, timeout, what=f"state {want}")
+
+
+def port_ref(comp_ref: Any, port: str) -> Any:
+    """The PortService named <instance>.<port> (or just <port>) of a component."""
+    for p in comp_ref.get_ports():
+        name = p.get_port_profile().name
+        if name == port or name.split(".", 1)[-1] == port:
+            return p
+    raise LookupError(f"no port {port!r}")
+
+
+def connector_profiles(pref: Any) -> list:
+    return list(pref.get_connector_profiles())
+
+
+def props_of(cp: Any) -> dict[str, Any]:
+    from rtcf.corba.nv import from_nvlist
+    return from_nvlist(cp.properties, strings_only=False)
+
+
+def make_profile(ports: list, props: dict[str, Any], name: str = "test") -> Any:
+    from rtcf.corba.nv import to_nvlist
+    RTC = stubs("RTC")
+    full = {"dataport.dataflow_type": "push", "dataport.interface_type": "corba_cdr",
+            "dataport.subscription_type": "flush",
+            "dataport.data_type": "IDL:RTC/TimedDoubleSeq:1.0"}
+    full.update(props)
+    full = {k: v for k, v in full.items() if v is not None}
+    return RTC.ConnectorProfile(name, "", list(ports), to_nvlist(full))
+
+
+def connect_ports(out_ref: Any, in_ref: Any, **props: Any) -> str:
+    """Connect two PortServices the way rtcon does (connect() on the first); returns the
+    connector id. Keys without 'dataport.' get it."""
+    RTC = stubs("RTC")
+    full = {(k if k.startswith("dataport.") else "dataport." + k): v for k, v in props.items()}
+    code, cp = out_ref.connect(make_profile([out_ref, in_ref], full))
+    assert code == RTC.RTC_OK, f"connect returned {code}"
+    return cp.connector_id
+
+
+# -- the data probe -----------------------------------------------------------------------------
+
+class ProbeHandle:
+    """One InPort of a component in the test process; records what arrives over CORBA."""
+
+    def __init__(self, comp: Any, port: Any, ref: Any):
+        self.comp = comp
+        self.port = port
+        self.ref = ref
+        self._lock = threading.Lock()
+        self.samples: list[np.ndarray] = []
+        self.count = 0
+        from rtcf.ports import PortEvent
+        port.add_listener(PortEvent.ON_RECEIVED, self._on_received)
+
+    def _on_received(self, port: Any, cid: str, sample: Any) -> None:
+        data = np.array(sample.data, dtype=float, copy=True)
+        with self._lock:
+            self.count += 1
+            self.samples.append(data)
+            if len(self.samples) > 2000:
+                del self.samples[:1000]
+
+    def clear(self) -> None:
+        with self._lock:
+            self.samples.clear()
+            self.count = 0
+
+    def recent(self, n: int = 10) -> list[np.ndarray]:
+        with self._lock:
+            return list(self.samples[-n:])
+
+    def wait_count(self, n: int, timeout: float = 5.0) -> int:
+        return wait_until(lambda: self.count >= n and self.count, timeout,
+                          what=f"{n} samples at probe {self.comp.instance_name}")
+
+    def quiet_for(self, seconds: float) -> bool:
+        """True when no sample arrived during ``seconds``."""
+        before = self.count
+        time.sleep(seconds)
+        return self.count == before
+
+
+class _Probes:
+    def __init__(self) -> None:
+        from rtcf.component import Component
+        from rtcf.corba.runtime import CorbaRuntime
+        from rtcf.datatypes import TimedDoubleSeq
+
+        class Probe(Component):
+            """Records what its InPort receives (test process)."""
+
+            category = "test"
+
+            def on_initialize(self) -> None:
+                self.inp = self.add_in_port("in", TimedDoubleSeq)
+
+        self._cls = Probe
+        self.rt = CorbaRuntime(None, {"naming.enable": "NO"})
+        self.comps: list = []
+        self._n = 0
+
+    def new(self) -> ProbeHandle:
+        self._n += 1
+        comp = self._cls(f"probe{os.getpid()}_{self._n}")
+        comp.initialize()
+        self.rt.register_component(comp)
+        ps = self.rt.port_servant(comp.inp)
+        self.comps.append(comp)
+        return ProbeHandle(comp, comp.inp, ps.ref)
+
+    def close_one(self, comp: Any) -> None:
+        try:
+            self.rt.unregister_component(comp)   # disconnects every connection first
+        except Exception:
+            pass
+
+    def close(self) -> None:
+        for comp in self.comps:
+            self.close_one(comp)
+        self.comps.clear()
+
+
+_probes: _Probes | None = None
+
+
+def _probe_registry() -> _Probes:
+    global _probes
+    if _probes is None:
+        _probes = _Probes()
+    return _probes
+
+
+@pytest.fixture
+def probe() -> Any:
+    """``probe()`` -> a new ProbeHandle; all are unregistered (and disconnected) at the end."""
+    made: list[ProbeHandle] = []
+    reg = _probe_registry()
+
+    def new() -> ProbeHandle:
+        h = reg.new()
+        made.append(h)
+        return h
+    yield new
+    for h in made:
+        reg.close_one(h.comp)
+
+
+@pytest.fixture(scope="module")
+def module_probe() -> Any:
+    made: list[ProbeHandle] = []
+    reg = _probe_registry()
+
+    def new() -> ProbeHandle:
+        h = reg.new()
+        made.append(h)
+        return h
+    yield new
+    for h in made:
+        reg.close_one(h.comp)
+
+
+# -- naming service and managers ----------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def naming() -> Any:
+    from rtcf.corba.naming import ensure_naming_service, free_port
+    handle = ensure_naming_service("127.0.0.1", free_port(), timeout=15)
+    assert handle.started
+    yield handle
+    handle.stop()
+
+
+class ManagerProcess:
+    """A running ``python -m rtcf.manager`` in its own process group."""
+
+    def __init__(self, proc: subprocess.Popen, log_path: Path, ns_port: int, yaml_path: Path):
+        self.proc = proc
+        self.log_path = log_path
+        self.ns_port = ns_port
+        self.yaml_path = yaml_path
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def log(self, tail: int = 6000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-tail:]
+        except OSError:
+            return "<no log>"
+
+    def path(self, instance: str, port: str | None = None) -> str:
+        """The rtshell path of a component (or of one of its ports)."""
+        p = f"/localhost:{self.ns_port}/{HOST}.host_cxt/{instance}.rtc"
+        return f"{p}:{port}" if port else p
+
+    def ref(self, instance: str) -> Any:
+        return resolve_rtc(self.ns_port, instance)
+
+    def port(self, instance: str, port: str) -> Any:
+        return port_ref(self.ref(instance), port)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> int | None:
+        """SIGTERM the group, SIGKILL after timeout; returns the exit code."""
+        proc = self.proc
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait(timeout)
+        else:
+            try:   # the leader is gone; make sure nothing of its group remains
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        _STARTED.pop(proc.pid, None)
+        return proc.returncode
+
+    def kill(self) -> None:
+        """kill -9 the whole process group (a peer dying without any cleanup)."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(STOP_TIMEOUT)
+
+
+class Launcher:
+    def __init__(self, ns: Any, directory: Path):
+        self.ns = ns
+        self.dir = directory
+        self.procs: list[ManagerProcess] = []
+
+    def __call__(self, composition: str | os.PathLike, name: str | Iterable[str],
+                 *overrides: str, duration: float | None = None) -> ManagerProcess:
+        names = [name] if isinstance(name, str) else list(name)
+        if isinstance(composition, str) and "\n" in composition:
+            yaml_path = self.dir / f"{names[0]}_{len(self.procs)}.yaml"
+            yaml_path.write_text(composition)
+        else:
+            yaml_path = Path(composition).resolve()
+        log_path = self.dir / f"{yaml_path.stem}_{len(self.procs)}.log"
+        load_path = f"{ROOT / 'components'},{TESTCOMPS}"
+        cmd = [sys.executable, "-m", "rtcf.manager", str(yaml_path), "--quiet",
+               "-o", f"corba.nameservers:localhost:{self.ns.port}",
+               "-o", "logger.log_level:INFO",
+               "-o", f"manager.modules.load_path:{load_path}"]
+        for o in overrides:
+            cmd += ["-o", o]
+        if duration is not None:
+            cmd += ["--duration", str(duration)]
+        env = dict(os.environ)
+        extra = [str(ROOT), str(ROOT / "components")]
+        if env.get("PYTHONPATH"):
+            extra.append(env["PYTHONPATH"])
+        env["PYTHONPATH"] = os.pathsep.join(extra)
+        env["PYTHONUNBUFFERED"] = "1"
+        with open(log_path, "wb") as out:
+            proc = subprocess.Popen(cmd, cwd=self.dir, stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=subprocess.STDOUT, env=env,
+                                    start_new_session=True)
+        _STARTED[proc.pid] = proc
+        mp = ManagerProcess(proc, log_path, self.ns.port, yaml_path)
+        self.procs.append(mp)
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        pending = list(names)
+        while pending:
+            if proc.poll() is not None:
+                text = mp.log()
+                mp.stop()
+                pytest.fail(f"manager for {yaml_path.name} exited with {proc.returncode} "
+                            f"before {pending[0]} was bound:\n{text}")
+            try:   # a stale binding of a killed process does not count
+                ref = resolve_rtc(self.ns.port, pending[0])
+                if not ref._non_existent():
+                    pending.pop(0)
+                    continue
+            except Exception:
+                pass
+            if time.monotonic() > deadline:
+                text = mp.log()
+                mp.stop()
+                pytest.fail(f"{pending[0]} not bound within {STARTUP_TIMEOUT} s:\n{text}")
+            time.sleep(0.05)
+        return mp
+
+    def close(self) -> None:
+        for mp in reversed(self.procs):
+            mp.stop()
+            assert mp.proc.poll() is not None, f"manager {mp.pid} still running"
+        self.procs.clear()
+
+
+@pytest.fixture
+def launch(naming: Any, tmp_path: Path) -> Any:
+    launcher = Launcher(naming, tmp_path)
+    yield launcher
+    launcher.close()
+
+
+@pytest.fixture(scope="module")
+def module_launch(naming: Any, tmp_path_factory: Any) -> Any:
+    launcher = Launcher(naming, tmp_path_factory.mktemp("managers"))
+    yield launcher
+    launcher.close()
+
+
+def _children_running_manager() -> list[str]:
+    """Live processes whose parent is this process and that run rtcf.manager."""
+    me = str(os.getpid())
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+            ppid = stat.rsplit(")", 1)[1].split()[1]
+            state = stat.rsplit(")", 1)[1].split()[0]
+            if ppid != me or state == "Z":
+                continue
+            cmdline = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, IndexError):
+            continue
+        if "rtcf.manager" in cmdline:
+            found.append(f"{d.name}: {cmdline}")
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_leftover_managers() -> Any:
+    """At the end of the session no rtcf.manager child of this process may remain."""
+    yield
+    if _probes is not None:
+        _probes.close()
+    leftovers = [p for p in _STARTED.values() if p.poll() is None]
+    for p in leftovers:            # clean up anyway, then report
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait(5)
+    stray = _children_running_manager()
+    assert not leftovers and not stray, (
+        f"manager processes left running: {[p.pid for p in leftovers]} {stray}")
+
+
+# -- the helpers as fixtures (test modules cannot import this conftest by name: every test
+#    folder has a conftest.py) ------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def rtsh_cmd() -> Callable[..., subprocess.CompletedProcess]:
+    """``rtsh_cmd("rtls", "-l", path)`` -> CompletedProcess (stdout/stderr as text)."""
+    return rtsh
+
+
+@pytest.fixture(scope="session")
+def it() -> Any:
+    """Every helper of this module in one namespace (it.rtsh, it.component_state, ...)."""
+    from types import SimpleNamespace
+    return SimpleNamespace(
+        HOST=HOST, BIN=BIN, TESTCOMPS=TESTCOMPS, rtsh=rtsh, wait_until=wait_until,
+        orb=orb, stubs=stubs, naming_client=naming_client, resolve_rtc=resolve_rtc,
+        component_ec=component_ec, component_state=component_state, wait_state=wait_state,
+        port_ref=port_ref, connector_profiles=connector_profiles, props_of=props_of,
+        make_profile=make_profile, connect_ports=connect_ports)
