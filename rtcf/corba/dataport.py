@@ -20,17 +20,17 @@ from omniORB import CORBA
 
 from ..log import Throttled, get_logger
 from ..ports import (Connector, ConnectorProps, InPort, OutPort, Port, PortStatus, Publisher,
-                     RingBuffer, attach, detach, new_connector_id)
+                     RingBuffer, attach, detach)
 from ..errors import ConfigError
 from .cdr import codec_for
 from .idl import stub_module
 from .nv import from_nvlist, nv_find, nv_set, to_nvlist
+from .portbase import PortServiceBase
 
 if TYPE_CHECKING:
     from .runtime import CorbaRuntime
 
 RTC = stub_module("RTC")
-RTC__POA = stub_module("RTC__POA")
 OpenRTM = stub_module("OpenRTM")
 OpenRTM__POA = stub_module("OpenRTM__POA")
 
@@ -120,18 +120,14 @@ class OutPortCdrServant(OpenRTM__POA.OutPortCdr):
             return OpenRTM.PORT_OK, self.codec.encode(got)
 
 
-class DataPortServant(RTC__POA.PortService):
+class DataPortServant(PortServiceBase):
     """RTC::PortService of one InPort or OutPort. Runs in: ORB threads."""
 
     def __init__(self, port: Port, runtime: "CorbaRuntime"):
+        super().__init__(runtime, port.full_name)
         self.port = port
-        self.rt = runtime
-        self.ref: Any = None
-        self.profiles: dict[str, Any] = {}      # connector id -> RTC.ConnectorProfile
         self.servants: dict[str, Any] = {}      # connector id -> InPortCdr/OutPortCdr servant
-        self.lock = threading.RLock()
 
-    # -- profile -------------------------------------------------------------------------
     def properties(self) -> dict[str, str]:
         outp = isinstance(self.port, OutPort)
         return {
@@ -143,60 +139,19 @@ class DataPortServant(RTC__POA.PortService):
         }
 
     def profile(self) -> Any:
-        with self.lock:
-            cps = list(self.profiles.values())
-        return RTC.PortProfile(self.port.full_name, [], self.ref, cps,
+        return RTC.PortProfile(self.port.full_name, [], self.ref,
+                               self.get_connector_profiles(),
                                self.rt.component_ref(self.port.owner),
                                to_nvlist(self.properties()))
 
-    def get_port_profile(self) -> Any:
-        return self.profile()
-
-    def get_connector_profiles(self) -> list:
-        with self.lock:
-            return list(self.profiles.values())
-
-    def get_connector_profile(self, cid: str) -> Any:
-        with self.lock:
-            cp = self.profiles.get(cid)
-        return cp if cp is not None else RTC.ConnectorProfile("", "", [], [])
-
-    # -- connect -------------------------------------------------------------------------
-    def _index(self, cp: Any) -> int:
-        for i, p in enumerate(cp.ports):
-            try:
-                if p is not None and (p is self.ref or p._is_equivalent(self.ref)):
-                    return i
-            except CORBA.Exception:
-                continue
-        return -1
-
-    def connect(self, cp: Any) -> tuple[Any, Any]:
-        if not cp.ports or self._index(cp) < 0:
-            log.warning("%s: connect with a profile that does not list this port",
-                        self.port.full_name)
-            return RTC.BAD_PARAMETER, cp
-        if not cp.connector_id:
-            cp.connector_id = new_connector_id()
-        with self.lock:
-            if cp.connector_id in self.profiles:
-                return RTC.BAD_PARAMETER, cp
+    def _before_connect(self, cp: Any) -> None:
         if isinstance(self.port, OutPort) and nv_find(cp.properties,
                                                       P + "serializer.cdr.endian") is None:
             nv_set(cp.properties, P + "serializer.cdr.endian", "little,big")
-        first = cp.ports[0]
-        try:
-            if self.rt.local_servant(first) is self:
-                return self.notify_connect(cp)
-            return first.notify_connect(cp)
-        except CORBA.Exception as e:
-            log.warning("%s: connect failed: peer unreachable (%s)", self.port.full_name, e)
-            return RTC.RTC_ERROR, cp
 
-    def notify_connect(self, cp: Any) -> tuple[Any, Any]:
+    def _negotiate(self, cp: Any) -> tuple[Any, Any]:
         props = from_nvlist(cp.properties, strings_only=False)
-        cid = cp.connector_id or new_connector_id()
-        cp.connector_id = cid
+        cid = cp.connector_id
         try:
             cprops = ConnectorProps({k: v for k, v in props.items() if isinstance(v, str)})
         except ConfigError as e:
@@ -213,9 +168,6 @@ class DataPortServant(RTC__POA.PortService):
             return RTC.BAD_PARAMETER, cp
         little = _endian_little(props)
         pull = cprops.dataflow_type == "pull"
-        with self.lock:
-            if cid in self.profiles:
-                return RTC.BAD_PARAMETER, cp
         # (i) publish our interface
         buffer = None
         if isinstance(self.port, InPort) and not pull:
@@ -233,20 +185,10 @@ class DataPortServant(RTC__POA.PortService):
             nv_set(cp.properties, REF_OUT, ref)
             self.servants[cid] = servant
         # (ii) the next port enriches the profile
-        idx = self._index(cp)
-        if 0 <= idx < len(cp.ports) - 1:
-            nxt = cp.ports[idx + 1]
-            try:
-                local = self.rt.local_servant(nxt)
-                code, cp = (local.notify_connect(cp) if local is not None
-                            else nxt.notify_connect(cp))
-            except CORBA.Exception as e:
-                log.warning("%s: peer port unreachable during connect: %s",
-                            self.port.full_name, e)
-                code = RTC.RTC_ERROR
-            if code != RTC.RTC_OK:
-                self._release(cid)
-                return code, cp
+        code, cp = self._notify_next(cp)
+        if code != RTC.RTC_OK:
+            self._release(cid)
+            return code, cp
         # (iii) subscribe to what the others published
         try:
             connector = self._subscribe(cp, cid, cprops, little, buffer)
@@ -254,8 +196,7 @@ class DataPortServant(RTC__POA.PortService):
             log.warning("%s: connect failed: %s", self.port.full_name, e)
             self._release(cid)
             return RTC.RTC_ERROR, cp
-        with self.lock:
-            self.profiles[cid] = cp
+        self._store(cp)
         connector.profile = cp
         attach(self.port, connector)
         return RTC.RTC_OK, cp
@@ -355,63 +296,19 @@ class DataPortServant(RTC__POA.PortService):
     def _drop_dead(self, cid: str, err: Exception) -> None:
         log.warning("%s: peer of connector %s is gone (%s); removing the connection",
                     self.port.full_name, cid, type(err).__name__)
-        threading.Thread(target=self._local_disconnect, args=(cid,), daemon=True,
+        threading.Thread(target=self.notify_disconnect_local, args=(cid,), daemon=True,
                          name="rtcf-drop-connector").start()
 
-    def _release(self, cid: str) -> None:
-        servant = self.servants.pop(cid, None)
-        if servant is not None:
-            self.rt.deactivate(servant)
-
-    def _local_disconnect(self, cid: str) -> bool:
+    def notify_disconnect_local(self, cid: str) -> None:
+        """Forget a connection without telling the (dead) peer."""
         with self.lock:
-            cp = self.profiles.pop(cid, None)
+            self.profiles.pop(cid, None)
+        self._release(cid)
+
+    def _release(self, cid: str) -> None:
         c = detach(self.port, cid)
         if c is not None:
             c.close()
-        self._release(cid)
-        return cp is not None or c is not None
-
-    # -- disconnect ----------------------------------------------------------------------
-    def disconnect(self, cid: str) -> Any:
-        with self.lock:
-            cp = self.profiles.get(cid)
-        if cp is None:
-            return RTC.BAD_PARAMETER
-        first = cp.ports[0] if cp.ports else None
-        try:
-            local = self.rt.local_servant(first) if first is not None else None
-            if local is not None:
-                return local.notify_disconnect(cid)
-            return first.notify_disconnect(cid)
-        except CORBA.Exception:
-            # the first port is gone: release our side anyway
-            return self.notify_disconnect(cid)
-
-    def notify_disconnect(self, cid: str) -> Any:
-        with self.lock:
-            cp = self.profiles.get(cid)
-        if cp is None:
-            return RTC.BAD_PARAMETER
-        idx = self._index(cp)
-        self._local_disconnect(cid)
-        if 0 <= idx < len(cp.ports) - 1:
-            nxt = cp.ports[idx + 1]
-            try:
-                local = self.rt.local_servant(nxt)
-                (local.notify_disconnect(cid) if local is not None
-                 else nxt.notify_disconnect(cid))
-            except CORBA.Exception:
-                pass   # the peer is gone; our side is released
-        return RTC.RTC_OK
-
-    def disconnect_all(self) -> Any:
-        with self.lock:
-            ids = list(self.profiles)
-        for cid in ids:
-            self.disconnect(cid)
-        return RTC.RTC_OK
-
-    def close(self) -> None:
-        """Release every CORBA connection of this port (process shutdown)."""
-        self.disconnect_all()
+        servant = self.servants.pop(cid, None)
+        if servant is not None:
+            self.rt.deactivate(servant)

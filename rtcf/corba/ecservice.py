@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..execution import ExecutionContext, SteppedEC
-from ..lifecycle import ReturnCode
 from .idl import stub_module
 from .nv import rc, to_nvlist
 

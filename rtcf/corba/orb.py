@@ -3,7 +3,7 @@
 ``init_orb(conf)`` reads the OpenRTM keys ``corba.endpoints`` (``IP``, ``IP:port``, several
 separated by commas or semicolons, or ``all``; default loopback only) and ``corba.args``
 (passed to ORB_init, split like a shell line). Unless ``corba.args`` sets them, a client call
-times out after 10 s and a connect after 2 s, so a dead peer never blocks a caller for long.
+times out after 10 s and a connect after 1 s, so a dead peer never blocks a caller for long.
 omniORB runs its own server threads: there is no ORB thread to start.
 """
 
@@ -19,7 +19,7 @@ __all__ = ["init_orb", "shutdown_orb", "get_orb", "root_poa", "object_to_string"
            "string_to_object", "orb_args"]
 
 DEFAULT_CALL_TIMEOUT_MS = 10000
-DEFAULT_CONNECT_TIMEOUT_MS = 2000
+DEFAULT_CONNECT_TIMEOUT_MS = 1000
 
 _lock = threading.Lock()
 _orb: Any = None

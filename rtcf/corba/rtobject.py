@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..component import Component
 from ..errors import ParamError
-from ..lifecycle import LifeCycleState, ReturnCode
+from ..lifecycle import LifeCycleState
 from .idl import stub_module
-from .nv import from_nvlist, rc, to_nvlist
+from .nv import from_nvlist, to_nvlist
 
 if TYPE_CHECKING:
     from .runtime import CorbaRuntime

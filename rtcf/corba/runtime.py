@@ -13,8 +13,6 @@ import socket
 import threading
 from typing import TYPE_CHECKING, Any
 
-from omniORB import CORBA
-
 from .. import rtcconf
 from ..component import Component
 from ..execution import ExecutionContext

@@ -1,0 +1,151 @@
+"""What every RTC::PortService of ours shares: connector profiles and OpenRTM's chained
+notify_connect / notify_disconnect over the ports listed in a ConnectorProfile.
+
+A subclass implements ``_negotiate(cp)`` (publish, ask the next port, subscribe; it calls
+``_notify_next``) and ``_release(cid)`` (drop its side of a connection), plus
+``profile()``. Runs in: ORB threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from omniORB import CORBA
+
+from ..log import get_logger
+from ..ports import new_connector_id
+from .idl import stub_module
+
+if TYPE_CHECKING:
+    from .runtime import CorbaRuntime
+
+RTC = stub_module("RTC")
+RTC__POA = stub_module("RTC__POA")
+log = get_logger("corba.port")
+
+
+class PortServiceBase(RTC__POA.PortService):
+    def __init__(self, runtime: "CorbaRuntime", full_name: str):
+        self.rt = runtime
+        self.full_name = full_name
+        self.ref: Any = None
+        self.profiles: dict[str, Any] = {}      # connector id -> RTC.ConnectorProfile
+        self.lock = threading.RLock()
+
+    # -- to implement ----------------------------------------------------------------------
+    def profile(self) -> Any:
+        raise NotImplementedError
+
+    def _negotiate(self, cp: Any) -> tuple[Any, Any]:
+        raise NotImplementedError
+
+    def _release(self, cid: str) -> None:
+        raise NotImplementedError
+
+    def _before_connect(self, cp: Any) -> None:
+        """connect() on this port, before the chain starts (e.g. default properties)."""
+
+    # -- profiles --------------------------------------------------------------------------
+    def get_port_profile(self) -> Any:
+        return self.profile()
+
+    def get_connector_profiles(self) -> list:
+        with self.lock:
+            return list(self.profiles.values())
+
+    def get_connector_profile(self, cid: str) -> Any:
+        with self.lock:
+            cp = self.profiles.get(cid)
+        return cp if cp is not None else RTC.ConnectorProfile("", "", [], [])
+
+    def _index(self, cp: Any) -> int:
+        """Position of this port in the profile's port list (-1 if absent)."""
+        for i, p in enumerate(cp.ports):
+            try:
+                if p is not None and (p is self.ref or p._is_equivalent(self.ref)):
+                    return i
+            except CORBA.Exception:
+                continue
+        return -1
+
+    def _call(self, port: Any, op: str, arg: Any) -> Any:
+        """Call a PortService operation, directly when the port lives in this process."""
+        local = self.rt.local_servant(port)
+        return getattr(local if local is not None else port, op)(arg)
+
+    # -- connect ---------------------------------------------------------------------------
+    def connect(self, cp: Any) -> tuple[Any, Any]:
+        if not cp.ports or self._index(cp) < 0:
+            log.warning("%s: connect with a profile that does not list this port",
+                        self.full_name)
+            return RTC.BAD_PARAMETER, cp
+        if not cp.connector_id:
+            cp.connector_id = new_connector_id()
+        with self.lock:
+            if cp.connector_id in self.profiles:
+                return RTC.BAD_PARAMETER, cp
+        self._before_connect(cp)
+        try:
+            return self._call(cp.ports[0], "notify_connect", cp)
+        except CORBA.Exception as e:
+            log.warning("%s: connect failed: peer unreachable (%s)", self.full_name, e)
+            return RTC.RTC_ERROR, cp
+
+    def notify_connect(self, cp: Any) -> tuple[Any, Any]:
+        cp.connector_id = cp.connector_id or new_connector_id()
+        with self.lock:
+            if cp.connector_id in self.profiles:
+                return RTC.BAD_PARAMETER, cp
+        return self._negotiate(cp)
+
+    def _notify_next(self, cp: Any) -> tuple[Any, Any]:
+        """Step (ii) of the chain: the next port in the list enriches the profile."""
+        idx = self._index(cp)
+        if not 0 <= idx < len(cp.ports) - 1:
+            return RTC.RTC_OK, cp
+        try:
+            return self._call(cp.ports[idx + 1], "notify_connect", cp)
+        except CORBA.Exception as e:
+            log.warning("%s: peer port unreachable during connect: %s", self.full_name, e)
+            return RTC.RTC_ERROR, cp
+
+    def _store(self, cp: Any) -> None:
+        with self.lock:
+            self.profiles[cp.connector_id] = cp
+
+    # -- disconnect ------------------------------------------------------------------------
+    def disconnect(self, cid: str) -> Any:
+        with self.lock:
+            cp = self.profiles.get(cid)
+        if cp is None:
+            return RTC.BAD_PARAMETER
+        try:
+            return self._call(cp.ports[0], "notify_disconnect", cid)
+        except (CORBA.Exception, IndexError):
+            return self.notify_disconnect(cid)   # the first port is gone: release ours
+
+    def notify_disconnect(self, cid: str) -> Any:
+        with self.lock:
+            cp = self.profiles.pop(cid, None)
+        if cp is None:
+            return RTC.BAD_PARAMETER
+        idx = self._index(cp)
+        self._release(cid)
+        if 0 <= idx < len(cp.ports) - 1:
+            try:
+                self._call(cp.ports[idx + 1], "notify_disconnect", cid)
+            except CORBA.Exception:
+                pass   # the peer is gone; our side is released
+        return RTC.RTC_OK
+
+    def disconnect_all(self) -> Any:
+        with self.lock:
+            ids = list(self.profiles)
+        for cid in ids:
+            self.disconnect(cid)
+        return RTC.RTC_OK
+
+    def close(self) -> None:
+        """Release every connection of this port (process shutdown)."""
+        self.disconnect_all()
