@@ -132,7 +132,7 @@ def bench_on_execute(cycles: int) -> list[list]:
         with_q = np.arange(len(rec_a)) % 10 == 0
         rows.append(stats(f"DCM.on_execute, {label}", rec_a, "all cycles"))
         rows.append(stats("  cycles without a new qRef", rec_a[~with_q], ""))
-        rows.append(stats("  cycles with a new qRef", rec_a[with_q], "26 Merge inserts"))
+        rows.append(stats("  cycles with a new qRef", rec_a[with_q], "26 commands dated now"))
         rows.append(stats(f"  SteppedEC tick around it, {label}", ticks, "all cycles"))
     return rows
 
@@ -195,8 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     worst = max(r[1] for r in rows if r[0].startswith("DCM.on_execute"))
     worst_q = max(r[2] for r in rows if "with a new qRef" in r[0])
     print(f"# p99 of a cycle that takes a new qRef: up to {worst_q:.0f} us "
-          f"({100 * worst_q / PERIOD_US:.1f} % of the period): the Merge re-stages each "
-          f"Position actuator's whole buffer")
+          f"({100 * worst_q / PERIOD_US:.1f} % of the period; qRef goes through "
+          f"DcmCore.command_now, no buffer rebuild)")
     print(f"# worst on_execute median: {worst:.1f} us = {100 * worst / PERIOD_US:.2f} % of the "
           f"period ({'within' if worst <= 100 else 'over'} the 100 us target)")
     return 0

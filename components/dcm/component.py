@@ -88,7 +88,6 @@ class DCM(Component):
         for port, size in ((self.q_out, n), (self.cmd_out, n), (self.hard_out, n),
                            (self.act_out, d.n_actuators)):
             port.value.data = np.zeros(size)
-        self.core.create_alias(["__qRef", [d.actuator_keys[i] for i in d.position_actuators]])
         self._pre: list[Callable[[], None]] = []
         self._post: list[Callable[[], None]] = []
         self._origin: float | None = None
@@ -117,26 +116,24 @@ class DCM(Component):
         self.now_ms = now
         for cb in self._pre:
             self._run_callback(cb, "preProcess")
-        if self.q_in.read_newest() is ReadStatus.NEW:
-            self._apply_qref(now)
         values = self.core.step(now)
+        if self.q_in.read_newest() is ReadStatus.NEW:
+            self._apply_qref()
         dt = ec.period
         sensors = self.body.update(values[self._pos], values[self._hard], dt)
         self._write(ec.planned, values, sensors)
         for cb in self._post:
             self._run_callback(cb, "postProcess")
 
-    def _apply_qref(self, now: int) -> None:
+    def _apply_qref(self) -> None:
+        """qRef as commands dated now for the Position actuators (after step(now): the same
+        as a Merge before it, without rebuilding the buffers)."""
         q = self.q_in.value.data
         if q.shape != self._pos.shape:
             self._warn.warning("qRef has %d values, expected %d (body order): ignored",
                                q.size, self._pos.size)
             return
-        try:
-            self.core.set_alias(["__qRef", "Merge", "time-separate", 0, [now],
-                                 [[float(v)] for v in q]])
-        except DcmError as e:
-            self._warn.warning("qRef rejected: %s", e)
+        self.core.command_now(self._pos, q)
 
     def _write(self, t: float, values: np.ndarray, sensors: np.ndarray) -> None:
         np.copyto(self.q_out.value.data, sensors)

@@ -484,6 +484,29 @@ class DcmCore:
         self._last_cycle_time = now
         return self.values
 
+    def command_now(self, rows: np.ndarray, values: np.ndarray) -> None:
+        """Commands dated "now" for the actuators ``rows``, applied right after step(now).
+
+        The same result as ``set(Merge, [[v, now]])`` for each row before step(now): such a
+        command is consumed in this very cycle and, being the newest with the latest due
+        time, gives the output and the anchor (now, v) of any line toward a later buffered
+        command. It never occupies the buffer, so it costs no buffer rebuild (this is the
+        per-cycle path of a streamed reference such as qRef). NaN values are skipped.
+        Runs in: EC thread.
+        """
+        now = self._last_cycle_time
+        if now is None:
+            raise DcmError("command_now: no cycle has run yet")
+        ok = ~np.isnan(values)
+        r = rows[ok]
+        v = values[ok]
+        self._last_t[r] = now
+        self._last_v[r] = v
+        self._has_last[r] = True
+        self._anch_t[r] = now
+        self._anch_v[r] = v
+        self.values[r] = v
+
     def _consume(self, rows: np.ndarray, now: int, prev: int | None) -> None:
         """Step 1 of spec 1.3 for the actuators ``rows`` whose head is due, vectorised."""
         T, V, cap = self._T, self._V, self.max_commands
