@@ -252,9 +252,12 @@ class DataPortServant(PortServiceBase):
         bad = Throttled(log, 5.0)
         ok = OpenRTM.PORT_OK
 
+        invoke = peer._obj.invoke            # the generated put() minus one Python frame
+        desc = OpenRTM.InPortCdr._d_put
+
         def deliver(sample: Any) -> PortStatus:
             try:
-                st = peer.put(encode(sample))
+                st = invoke("put", desc, (encode(sample),))
             except _DEAD as e:
                 failures[0] += 1
                 if failures[0] == DEAD_AFTER or isinstance(e, CORBA.OBJECT_NOT_EXIST):
