@@ -42,6 +42,16 @@ def main() -> int:
     ap.add_argument("--example", choices=("time-mixed", "time-separate", "both"),
                     default="both")
     args = ap.parse_args()
+    try:
+        return play(args)
+    except LookupError as e:
+        print(f"dcm_chest_leds: {e} (is scripts/run running?)", file=sys.stderr)
+    except Exception as e:  # CORBA system exceptions: the system went away
+        print(f"dcm_chest_leds: lost the DCM: {e!r}", file=sys.stderr)
+    return 1
+
+
+def play(args: argparse.Namespace) -> int:
     dcm = DCMProxy(args.dcm, args.nameserver)
     print(dcm.createAlias(["ChestLeds", LEDS]))
     examples = {"time-mixed": time_mixed, "time-separate": time_separate}
