@@ -250,9 +250,8 @@ def _probe_registry() -> _Probes:
     return _probes
 
 
-@pytest.fixture
-def probe() -> Any:
-    """``probe()`` -> a new ProbeHandle; all are unregistered (and disconnected) at the end."""
+def _probe_factory() -> Any:
+    """``new()`` -> a ProbeHandle; all are unregistered (and disconnected) at the end."""
     made: list[ProbeHandle] = []
     reg = _probe_registry()
 
@@ -263,20 +262,16 @@ def probe() -> Any:
     yield new
     for h in made:
         reg.close_one(h.comp)
+
+
+@pytest.fixture
+def probe() -> Any:
+    yield from _probe_factory()
 
 
 @pytest.fixture(scope="module")
 def module_probe() -> Any:
-    made: list[ProbeHandle] = []
-    reg = _probe_registry()
-
-    def new() -> ProbeHandle:
-        h = reg.new()
-        made.append(h)
-        return h
-    yield new
-    for h in made:
-        reg.close_one(h.comp)
+    yield from _probe_factory()
 
 
 # -- naming service and managers ----------------------------------------------------------------
