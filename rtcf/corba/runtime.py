@@ -77,8 +77,7 @@ class CorbaRuntime:
                 log.warning("naming service %s unusable: %s", item, e)
         if rtcconf.get_bool(self.conf, "naming.update.enable", False) and self.naming:
             interval = rtcconf.get_float(self.conf, "naming.update.interval", 10.0, gt=0)
-            self._rereg_bindings: dict = {}
-            self._rereg = Reregistrar(self.naming[0], self._rereg_bindings, interval)
+            self._rereg = Reregistrar(self.naming[0], {}, interval)
             self._rereg.start()
 
     def names_of(self, comp: Component) -> list[str]:
@@ -147,7 +146,7 @@ class CorbaRuntime:
                     log.warning("binding %s in %s failed: %s", path, client.url, e)
         if self._rereg is not None:
             for path in paths:
-                self._rereg_bindings[path] = ref
+                self._rereg.bindings[path] = ref
 
     def unregister_component(self, comp: Component) -> None:
         with self._lock:
@@ -155,7 +154,7 @@ class CorbaRuntime:
             ports = self.ports.pop(id(comp), [])
         for path in self.bindings.pop(comp.instance_name, []):
             if self._rereg is not None:
-                self._rereg_bindings.pop(path, None)
+                self._rereg.bindings.pop(path, None)
             for client in self.naming:
                 try:
                     client.unbind(path)

@@ -347,3 +347,26 @@ def test_rtconf_rejects_bad_values(procs, it):
     it.rtsh("rtconf", path, "set", "channels", "7")        # read-only
     assert it.rtsh("rtconf", path, "get", "channels").stdout.strip() == "3"
     assert it.component_state(a.ref("shsg")) == "ACTIVE"
+
+
+def test_naming_update_rebinds_a_removed_binding(launch, it):
+    """naming.update.enable: a binding removed behind the component's back comes back."""
+    yaml = """
+components:
+  - {type: Recorder, module: examples, name: rebound}
+execution_contexts:
+  - {name: e, kind: periodic, rate: 20, members: [rebound]}
+"""
+    mp = launch(yaml, "rebound", "naming.update.enable:YES", "naming.update.interval:0.3")
+    client = it.naming_client(mp.ns_port)
+    path = f"{it.HOST}.host_cxt/rebound.rtc"
+    assert client.unbind(path)
+    assert it.wait_until(lambda: _bound(client, path), timeout=5.0)
+
+
+def _bound(client, path) -> bool:
+    try:
+        client.resolve(path)
+        return True
+    except LookupError:
+        return False
