@@ -182,8 +182,11 @@ class Manager:
                 p = Path(origin).parent / p
             comp = load_composition(p, default_rate=rate)
         if self.conf.get("manager.components.precreate", "").strip():
-            pre = from_rtc_conf(self.conf, str(self.conf.origin.get(
-                "manager.components.precreate", ("rtc.conf", None))[0]), check_refs=False)
+            origin = str(self.conf.origin.get("manager.components.precreate",
+                                              ("rtc.conf", None))[0])
+            if origin in ("-o", "<defaults>"):
+                origin = "rtc.conf"   # the keys came from the command line
+            pre = from_rtc_conf(self.conf, origin, check_refs=False)
             comp = merge(pre, comp) if comp is not None else pre
         return comp
 
