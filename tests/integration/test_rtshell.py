@@ -370,3 +370,22 @@ def _bound(client, path) -> bool:
         return True
     except LookupError:
         return False
+
+
+def test_exit_finalizes_unbinds_and_ends_the_process(launch, it):
+    """LightweightRTObject.exit (what rtexit calls; rtexit itself needs a top-level RTC
+    module on Python 3.11): the component goes, its binding goes, and a manager left with
+    no component stops (manager.shutdown_on_nortcs)."""
+    yaml = """
+components:
+  - {type: Recorder, module: examples, name: leaving}
+execution_contexts:
+  - {name: e, kind: periodic, rate: 20, members: [leaving]}
+"""
+    mp = launch(yaml, "leaving")
+    RTC = it.stubs("RTC")
+    assert mp.ref("leaving").exit() == RTC.RTC_OK
+    assert it.wait_until(lambda: not mp.alive(), timeout=10.0), mp.log()
+    assert mp.proc.returncode == 0
+    client = it.naming_client(mp.ns_port)
+    assert not _bound(client, f"{it.HOST}.host_cxt/leaving.rtc")
