@@ -1,0 +1,428 @@
+"""An independent OpenRTM-style data-port peer, written from specs/openrtm_interop.md §1 only.
+
+It must NOT import rtcf: it uses omniORB and the stubs that ship inside rtctree-aist (what
+rtshell uses), and runs in its own process because two stub sets for the same repository
+ids must not be loaded in one process.
+
+Two RTC::PortService servants (``peer.out`` and ``peer.in``, both TimedDoubleSeq, push,
+corba_cdr) follow OpenRTM's connection algorithm:
+
+* connect(): an OutPort adds ``dataport.serializer.cdr.endian=little,big`` when absent; a
+  UUID is assigned when connector_id is empty; then ``ports[0].notify_connect(profile)``.
+* notify_connect(): (i) publish (the InPort adds ``dataport.corba_cdr.inport_ior`` as a
+  string and ``dataport.corba_cdr.inport_ref`` as an object Any, plus its own
+  ``dataport.inport.data_type``; the OutPort its ``dataport.outport.data_type``), (ii) call
+  notify_connect on the next port of the list, (iii) subscribe (the OutPort resolves
+  inport_ior, else inport_ref, narrowed to OpenRTM::InPortCdr), store the profile.
+* disconnect(id): ``ports[0].notify_disconnect(id)``; notify_disconnect releases this side
+  and calls notify_disconnect on the next port.
+
+Payloads: the OutPort marshals with ``omniORB.cdrMarshal(tc, value, little)`` where tc is
+``omniORB.any.to_any(value).typecode()``; the InPortCdr servant (one per connector) unmarshals
+with ``omniORB.cdrUnmarshal(tc, data, little)``; little is the first token of the
+connector's ``dataport.serializer.cdr.endian``. The peer pushes synchronously whatever the
+subscription type (that only changes the peer's own publisher).
+
+Protocol: at startup one JSON line on stdout
+``{"out": IOR, "in": IOR, "pid": n, "rtcf_loaded": false}``; then one
+JSON command per stdin line, one JSON reply line each:
+  {"cmd": "write", "values": [...], "sec": s, "nsec": n} -> {"ok": true, "status": [names]}
+  {"cmd": "received"}  -> {"ok": true, "samples": [[sec, nsec, [values]], ...]}
+  {"cmd": "raw"}       -> {"ok": true, "raw": [[cid, little, hex], ...], "errors": [...]}
+  {"cmd": "clear"}     -> forget received samples, raw payloads and errors
+  {"cmd": "profiles"}  -> {"ok": true, "out": [cp...], "in": [cp...]}, cp = {"name",
+                          "connector_id", "ports": [IOR...], "properties": {k: str}}
+  {"cmd": "quit"}      -> {"ok": true}, then the process exits
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import traceback
+import uuid
+
+import omniORB
+from omniORB import CORBA, any as oany
+
+from rtctree.rtc import OpenRTM, RTC, SDOPackage  # noqa: F401  (SDOPackage: NameValue)
+from rtctree.rtc import OpenRTM__POA, RTC__POA
+
+DATA_TYPE = "IDL:RTC/TimedDoubleSeq:1.0"
+P = "dataport."
+ENDIAN = P + "serializer.cdr.endian"
+IOR_IN, REF_IN = P + "corba_cdr.inport_ior", P + "corba_cdr.inport_ref"
+
+
+def nv(name, value):
+    return SDOPackage.NameValue(name, oany.to_any(value))
+
+
+def nv_find(nvlist, name):
+    for item in nvlist:
+        if item.name == name:
+            try:
+                return item.value.value()
+            except Exception:
+                return None
+    return None
+
+
+def nv_add_if_absent(nvlist, name, value):
+    if nv_find(nvlist, name) is None:
+        nvlist.append(nv(name, value))
+
+
+def nv_replace(nvlist, name, value):
+    for i, item in enumerate(nvlist):
+        if item.name == name:
+            nvlist[i] = nv(name, value)
+            return
+    nvlist.append(nv(name, value))
+
+
+def little_of(nvlist):
+    """OpenRTM: the first token of serializer.cdr.endian decides (default little)."""
+    raw = nv_find(nvlist, ENDIAN)
+    if not isinstance(raw, str) or not raw.strip():
+        return True
+    return raw.split(",")[0].strip().lower() != "big"
+
+
+class Peer:
+    def __init__(self):
+        self.orb = CORBA.ORB_init(
+            [sys.argv[0], "-ORBendPoint", "giop:tcp:127.0.0.1:",
+             "-ORBclientCallTimeOutPeriod", "10000"], CORBA.ORB_ID)
+        self.poa = self.orb.resolve_initial_references("RootPOA")
+        self.poa._get_the_POAManager().activate()
+        self.lock = threading.Lock()
+        self.received = []   # [sec, nsec, [values]]
+        self.raw = []        # [cid, little, hex]
+        self.errors = []     # strings
+        self.out = OutPortService(self, "peer.out")
+        self.inp = InPortService(self, "peer.in")
+
+    def activate(self, servant):
+        self.poa.activate_object(servant)
+        return self.poa.servant_to_reference(servant)
+
+    def deactivate(self, servant):
+        try:
+            self.poa.deactivate_object(self.poa.servant_to_id(servant))
+        except Exception:
+            pass
+
+
+class PortServiceBase(RTC__POA.PortService):
+    port_type = ""
+    subscription_types = ""
+
+    def __init__(self, peer, name):
+        self.peer = peer
+        self.name = name
+        self.profiles = {}   # connector id -> ConnectorProfile (insertion order)
+        self.lock = threading.RLock()
+        self.ref = peer.activate(self)
+
+    # -- profile ---------------------------------------------------------------------------
+    def properties(self):
+        return [nv("port.port_type", self.port_type),
+                nv(P + "data_type", DATA_TYPE),
+                nv(P + "subscription_type", self.subscription_types),
+                nv(P + "dataflow_type", "push"),
+                nv(P + "interface_type", "corba_cdr")]
+
+    def get_port_profile(self):
+        return RTC.PortProfile(self.name, [], self.ref, self.get_connector_profiles(), None,
+                               self.properties())
+
+    def get_connector_profiles(self):
+        with self.lock:
+            return list(self.profiles.values())
+
+    def get_connector_profile(self, cid):
+        with self.lock:
+            cp = self.profiles.get(cid)
+        return cp if cp is not None else RTC.ConnectorProfile("", "", [], [])
+
+    def _index(self, cp):
+        for i, p in enumerate(cp.ports):
+            try:
+                if p is not None and p._is_equivalent(self.ref):
+                    return i
+            except CORBA.Exception:
+                continue
+        return -1
+
+    # -- connect ---------------------------------------------------------------------------
+    def _before_connect(self, cp):
+        pass
+
+    def connect(self, cp):
+        if not cp.ports or self._index(cp) < 0:
+            return RTC.BAD_PARAMETER, cp
+        self._before_connect(cp)
+        if not cp.connector_id:
+            cp.connector_id = str(uuid.uuid4())
+        try:
+            return cp.ports[0].notify_connect(cp)
+        except CORBA.Exception as e:
+            self.peer.errors.append(f"{self.name}.connect: {e!r}")
+            return RTC.RTC_ERROR, cp
+
+    def notify_connect(self, cp):
+        if not cp.connector_id:
+            cp.connector_id = str(uuid.uuid4())
+        cid = cp.connector_id
+        with self.lock:
+            if cid in self.profiles:
+                return RTC.BAD_PARAMETER, cp
+        try:
+            self._publish(cp)
+        except Exception as e:
+            self.peer.errors.append(f"{self.name}.publish: {e!r}")
+            return RTC.RTC_ERROR, cp
+        idx = self._index(cp)
+        if 0 <= idx < len(cp.ports) - 1:
+            try:
+                code, cp = cp.ports[idx + 1].notify_connect(cp)
+            except CORBA.Exception as e:
+                self.peer.errors.append(f"{self.name}.notify_next: {e!r}")
+                code = RTC.RTC_ERROR
+            if code != RTC.RTC_OK:
+                self._unpublish(cid)
+                return code, cp
+        try:
+            self._subscribe(cp)
+        except Exception as e:
+            self.peer.errors.append(f"{self.name}.subscribe: {e!r}")
+            self._unpublish(cid)
+            return RTC.RTC_ERROR, cp
+        with self.lock:
+            self.profiles[cid] = cp
+        return RTC.RTC_OK, cp
+
+    # -- disconnect ------------------------------------------------------------------------
+    def disconnect(self, cid):
+        with self.lock:
+            cp = self.profiles.get(cid)
+        if cp is None:
+            return RTC.BAD_PARAMETER
+        for p in cp.ports:
+            try:
+                return p.notify_disconnect(cid)
+            except CORBA.Exception:
+                continue
+        return RTC.RTC_ERROR
+
+    def notify_disconnect(self, cid):
+        with self.lock:
+            cp = self.profiles.pop(cid, None)
+        if cp is None:
+            return RTC.BAD_PARAMETER
+        idx = self._index(cp)
+        if 0 <= idx < len(cp.ports) - 1:
+            try:
+                cp.ports[idx + 1].notify_disconnect(cid)
+            except CORBA.Exception:
+                pass
+        self._unsubscribe(cid)
+        self._unpublish(cid)
+        return RTC.RTC_OK
+
+    def disconnect_all(self):
+        for cid in list(self.profiles):
+            self.disconnect(cid)
+        return RTC.RTC_OK
+
+    # -- hooks -----------------------------------------------------------------------------
+    def _publish(self, cp):
+        pass
+
+    def _unpublish(self, cid):
+        pass
+
+    def _subscribe(self, cp):
+        pass
+
+    def _unsubscribe(self, cid):
+        pass
+
+
+class OutPortService(PortServiceBase):
+    port_type = "DataOutPort"
+    subscription_types = "flush,new,periodic"
+
+    def __init__(self, peer, name):
+        super().__init__(peer, name)
+        self.consumers = {}   # cid -> (InPortCdr ref, little)
+
+    def _before_connect(self, cp):
+        nv_add_if_absent(cp.properties, ENDIAN, "little,big")
+
+    def _publish(self, cp):
+        nv_replace(cp.properties, P + "outport.data_type", DATA_TYPE)
+
+    def _subscribe(self, cp):
+        obj = None
+        ior = nv_find(cp.properties, IOR_IN)
+        if isinstance(ior, str) and ior:
+            obj = self.peer.orb.string_to_object(ior)
+        if obj is None:
+            obj = nv_find(cp.properties, REF_IN)
+        if obj is None or isinstance(obj, str):
+            raise LookupError("no inport_ior / inport_ref published")
+        ref = obj._narrow(OpenRTM.InPortCdr)
+        if ref is None:
+            raise LookupError("inport reference is not an OpenRTM::InPortCdr")
+        with self.lock:
+            self.consumers[cp.connector_id] = (ref, little_of(cp.properties))
+
+    def _unsubscribe(self, cid):
+        with self.lock:
+            self.consumers.pop(cid, None)
+
+    def write(self, values, sec, nsec):
+        value = RTC.TimedDoubleSeq(RTC.Time(int(sec), int(nsec)), [float(v) for v in values])
+        tc = oany.to_any(value).typecode()          # recomputed per write, as OpenRTM does
+        with self.lock:
+            consumers = list(self.consumers.values())
+        status = []
+        for ref, little in consumers:
+            data = omniORB.cdrMarshal(tc, value, little)
+            try:
+                status.append(str(ref.put(data)))
+            except CORBA.Exception as e:
+                status.append(f"EXCEPTION {e!r}")
+        return status
+
+
+class InPortCdrServant(OpenRTM__POA.InPortCdr):
+    def __init__(self, peer, cid, little):
+        self.peer = peer
+        self.cid = cid
+        self.little = little
+        template = RTC.TimedDoubleSeq(RTC.Time(0, 0), [])
+        self.tc = oany.to_any(template).typecode()
+
+    def put(self, data):
+        with self.peer.lock:
+            self.peer.raw.append([self.cid, self.little, bytes(data).hex()])
+            del self.peer.raw[:-200]
+        try:
+            v = omniORB.cdrUnmarshal(self.tc, data, self.little)
+        except Exception as e:
+            with self.peer.lock:
+                self.peer.errors.append(f"put({self.cid}): {e!r}")
+            return OpenRTM.PORT_ERROR
+        with self.peer.lock:
+            self.peer.received.append([int(v.tm.sec), int(v.tm.nsec),
+                                       [float(x) for x in v.data]])
+        return OpenRTM.PORT_OK
+
+
+class InPortService(PortServiceBase):
+    port_type = "DataInPort"
+    subscription_types = "Any"
+
+    def __init__(self, peer, name):
+        super().__init__(peer, name)
+        self.servants = {}   # cid -> InPortCdrServant
+
+    def _publish(self, cp):
+        cid = cp.connector_id
+        servant = InPortCdrServant(self.peer, cid, little_of(cp.properties))
+        ref = self.peer.activate(servant)
+        with self.lock:
+            self.servants[cid] = servant
+        nv_replace(cp.properties, IOR_IN, self.peer.orb.object_to_string(ref))
+        nv_replace(cp.properties, REF_IN, ref)
+        nv_replace(cp.properties, P + "inport.data_type", DATA_TYPE)
+
+    def _subscribe(self, cp):
+        # the endian is only final once every port has seen the profile
+        with self.lock:
+            servant = self.servants.get(cp.connector_id)
+        if servant is not None:
+            servant.little = little_of(cp.properties)
+
+    def _unpublish(self, cid):
+        with self.lock:
+            servant = self.servants.pop(cid, None)
+        if servant is not None:
+            self.peer.deactivate(servant)
+
+
+def profile_json(peer, cp):
+    props = {}
+    for item in cp.properties:
+        try:
+            v = item.value.value()
+        except Exception:
+            v = None
+        if isinstance(v, CORBA.Object):
+            v = peer.orb.object_to_string(v)
+        props[item.name] = v if isinstance(v, str) else str(v)
+    return {"name": cp.name, "connector_id": cp.connector_id,
+            "ports": [peer.orb.object_to_string(p) for p in cp.ports],
+            "properties": props}
+
+
+def handle(peer, msg):
+    cmd = msg.get("cmd")
+    if cmd == "write":
+        return {"ok": True, "status": peer.out.write(msg["values"], msg.get("sec", 0),
+                                                     msg.get("nsec", 0))}
+    if cmd == "received":
+        with peer.lock:
+            return {"ok": True, "samples": list(peer.received)}
+    if cmd == "raw":
+        with peer.lock:
+            return {"ok": True, "raw": list(peer.raw), "errors": list(peer.errors)}
+    if cmd == "clear":
+        with peer.lock:
+            peer.received.clear()
+            peer.raw.clear()
+            peer.errors.clear()
+        return {"ok": True}
+    if cmd == "profiles":
+        return {"ok": True,
+                "out": [profile_json(peer, cp) for cp in peer.out.get_connector_profiles()],
+                "in": [profile_json(peer, cp) for cp in peer.inp.get_connector_profiles()]}
+    if cmd == "quit":
+        return {"ok": True}
+    return {"ok": False, "error": f"unknown command {cmd!r}"}
+
+
+def main():
+    peer = Peer()
+    print(json.dumps({"out": peer.orb.object_to_string(peer.out.ref),
+                      "in": peer.orb.object_to_string(peer.inp.ref),
+                      "pid": os.getpid(),
+                      "rtcf_loaded": any(m == "rtcf" or m.startswith("rtcf.")
+                                         for m in sys.modules)}), flush=True)
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            msg = json.loads(line)
+            reply = handle(peer, msg)
+        except Exception as e:
+            msg = {}
+            reply = {"ok": False, "error": repr(e), "trace": traceback.format_exc()}
+        print(json.dumps(reply), flush=True)
+        if msg.get("cmd") == "quit":
+            break
+    try:
+        peer.orb.shutdown(False)
+        peer.orb.destroy()
+    except Exception:
+        pass
+
+
+if __name__ == "__main__":
+    main()
