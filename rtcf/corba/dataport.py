@@ -168,7 +168,9 @@ class DataPortServant(PortServiceBase):
             return RTC.BAD_PARAMETER, cp
         little = _endian_little(props)
         pull = cprops.dataflow_type == "pull"
-        # (i) publish our interface
+        # (i) publish our interface (and our side's data type, as OpenRTM does)
+        side = "outport" if isinstance(self.port, OutPort) else "inport"
+        nv_set(cp.properties, f"{P}{side}.data_type", self.port.data_type.REPO_ID)
         buffer = None
         if isinstance(self.port, InPort) and not pull:
             buffer = RingBuffer(self.port.data_type, cprops)

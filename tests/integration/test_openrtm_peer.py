@@ -295,9 +295,6 @@ def test_stored_profiles_match_the_spec_and_each_other(peer, ports, it):
         assert rp == {k: v for k, v in pp.items() if k != REF_IN}, (rp, pp)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "rtcf publishes no dataport.outport.data_type / dataport.inport.data_type for its own "
-    "side, which spec §1 item 5 lists in the stored profile of an OpenRTM connection"))
 def test_stored_profile_has_per_side_data_types(peer, ports, it):
     c1 = ports.connect(ports.peer_out, [ports.peer_out, ports.gain_in])   # rtcf = InPort
     c2 = ports.connect(ports.gain_out, [ports.gain_out, ports.peer_in])   # rtcf = OutPort
