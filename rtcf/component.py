@@ -193,18 +193,22 @@ class Component:
     def state_in(self, ec: "ExecutionContext") -> LifeCycleState:
         return ec.get_component_state(self)
 
-    def finalize(self) -> None:
-        """Detach from every EC, then run on_finalize once. Errors are logged."""
+    def finalize(self, shutdown_first: bool = True) -> None:
+        """Detach from every EC (on_shutdown there) and run on_finalize once; errors are
+        logged. The manager's shutdown detaches first (on_shutdown, then on_finalize);
+        exit() finalises first, the order OpenRTM-aist shows for rtexit."""
         if self.finalized:
             return
-        for ec in list(self.ecs):
-            ec.remove_component(self)
+        if shutdown_first:
+            self._detach_all()
         self.finalized = True
         try:
             if is_failure(self.on_finalize()):
                 self.log.error("on_finalize reported failure")
         except Exception:
             self.log.exception("on_finalize raised")
+        if not shutdown_first:
+            self._detach_all()
         for port in self.ports.values():
             port.disconnect_all()
         for cb in self._exit_callbacks:
@@ -213,13 +217,18 @@ class Component:
             except Exception:
                 self.log.exception("exit callback failed")
 
+    def _detach_all(self) -> None:
+        for ec in list(self.ecs):
+            ec.remove_component(self)
+
     def exit(self) -> None:
-        """LightweightRTObject.exit: deactivate everywhere, finalize, stop owned ECs."""
+        """LightweightRTObject.exit: deactivate everywhere, then on_finalize, then leave the
+        ECs (on_shutdown) and stop the owned ones left empty (OpenRTM-aist's rtexit order)."""
         for ec in list(self.ecs):
             if ec.get_component_state(self) is LifeCycleState.ACTIVE:
-                ec.deactivate_component(self)
+                ec.deactivate_now(self)
         owned = list(self.owned_ecs)
-        self.finalize()
+        self.finalize(shutdown_first=False)
         for ec in owned:
             if not ec.members():
                 ec.stop()

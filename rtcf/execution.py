@@ -194,6 +194,17 @@ class ExecutionContext:
     def reset_component(self, comp: Component) -> ReturnCode:
         return self._request(comp, Request.RESET)
 
+    def deactivate_now(self, comp: Component) -> ReturnCode:
+        """Deactivate and make sure it is applied before returning, also where no EC thread
+        will apply it (stepped or stopped EC): shutdown and exit paths."""
+        rc = self.deactivate_component(comp)
+        if rc == ReturnCode.RTC_OK and not self._thread_alive():
+            with self.exclusive():
+                m = self._by_comp.get(id(comp))
+                if m is not None and (m.requests or m.next_state is not m.state):
+                    self._transition(m)
+        return rc
+
     def _wait_state(self, m: Member, target: LifeCycleState) -> bool:
         """Block until the request is applied (OpenRTM sync_transition); True if the
         component ended in ``target``."""

@@ -387,9 +387,7 @@ class Manager:
         for comp in list(self.components.values()):
             for ec in comp.ecs:
                 if ec.get_component_state(comp) is LifeCycleState.ACTIVE:
-                    ec.deactivate_component(comp)
-                    if not ec.is_running() or isinstance(ec, SteppedEC):
-                        ec._transition(ec.member(comp))  # apply now: nothing will tick
+                    ec.deactivate_now(comp)
         for ec in self.ecs.values():
             if ec.is_running():
                 ec.stop()

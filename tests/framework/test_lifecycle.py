@@ -676,3 +676,14 @@ def test_hooks_cover_every_rtc_action():
         "on_initialize", "on_finalize", "on_startup", "on_shutdown", "on_activated",
         "on_deactivated", "on_execute", "on_state_update", "on_aborting", "on_error",
         "on_reset", "on_rate_changed"}
+
+
+def test_exit_runs_on_finalize_before_on_shutdown(make_spy):
+    """OpenRTM-aist's rtexit order (spec openrtm_interop §3): onDeactivated, onFinalize,
+    then onShutdown; the manager's own shutdown keeps on_shutdown before on_finalize."""
+    spy = make_spy("leaving")
+    h = Harness(spy)
+    h.activate()
+    spy.calls.clear()
+    spy.exit()
+    assert [c[0] for c in spy.calls] == ["on_deactivated", "on_finalize", "on_shutdown"]
