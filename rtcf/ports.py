@@ -266,8 +266,11 @@ class Publisher:
         self.last_status = PortStatus.PORT_OK
         self._thread: threading.Thread | None = None
         if self.kind != "flush":
-            self._queue: deque[DataType] = deque(maxlen=max(props.buffer_length, 1)
-                                                 if props.push_policy != "all" else None)
+            # queued copies live in preallocated samples recycled through _free: a write
+            # allocates nothing once the pool is warm
+            self._limit = props.buffer_length if props.push_policy != "all" else None
+            self._queue: deque[DataType] = deque()
+            self._free = [data_type() for _ in range(min(props.buffer_length, 64) + 1)]
             self._cond = threading.Condition(threading.Lock())
             self._stop = False
             self._skip_counter = 0
@@ -288,7 +291,12 @@ class Publisher:
         if self.kind == "flush":
             return self._send(sample)
         with self._cond:
-            self._queue.append(sample.copy())
+            q = self._queue
+            if self._limit is not None and len(q) >= self._limit:
+                self._free.append(q.popleft())      # the oldest unsent sample is dropped
+            slot = self._free.pop() if self._free else self.data_type()
+            slot.assign(sample)
+            q.append(slot)
             self._cond.notify()
         return PortStatus.PORT_OK
 
@@ -319,7 +327,8 @@ class Publisher:
         elif policy == "fifo":
             out = [q.popleft()]
         elif policy == "new":
-            out = [q[-1]]
+            out = [q.pop()]
+            self._free.extend(q)
             q.clear()
         else:  # skip: send one, then skip skip_count samples
             out = []
@@ -327,6 +336,8 @@ class Publisher:
                 s = q.popleft()
                 if self._skip_counter == 0:
                     out.append(s)
+                else:
+                    self._free.append(s)
                 self._skip_counter = (self._skip_counter + 1) % (self.props.skip_count + 1)
         return out
 
@@ -350,6 +361,9 @@ class Publisher:
                 batch = self._pick()
             for s in batch:
                 self._send(s)
+            if batch:
+                with self._cond:
+                    self._free.extend(batch)
 
     def close(self) -> None:
         if self._thread is not None:
