@@ -13,57 +13,40 @@ gives; everything else is validated by the DCM itself (a rejected call changes n
 
 from __future__ import annotations
 
-import math
-import numbers
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from rtcf.corba.idl import stub_module
+
+from .timeline import (DcmError, _check_importance, _check_time, _check_value, _is_int,
+                       _is_seq, _parse_timed_list)
 
 NAO = stub_module("NAO")
 
 
-def _err(msg: str) -> Exception:
-    return NAO.DCMError(msg)
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
-
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+@contextmanager
+def _checked() -> Iterator[None]:
+    """The core's shape checks, raised as the service's own exception type."""
+    try:
+        yield
+    except DcmError as e:
+        raise NAO.DCMError(str(e)) from None
 
 
 def _list(x: Any, where: str) -> list:
-    if not isinstance(x, (list, tuple)):
-        raise _err(f"{where}: expected a list, got {x!r}")
+    if not _is_seq(x):
+        raise DcmError(f"{where}: expected a list, got {x!r}")
     return list(x)
 
 
-def _timed(cmds: Any, where: str) -> list:
-    out = []
-    for k, c in enumerate(_list(cmds, where)):
-        c = _list(c, f"{where}[{k}]")
-        if len(c) not in (2, 3):
-            raise _err(f"{where}[{k}]: expected [value, time(, importance)], got {c!r}")
-        value, time = c[0], c[1]
-        imp = c[2] if len(c) == 3 else 0
-        if not _is_number(value):
-            raise _err(f"{where}[{k}][0]: expected a number, got {value!r}")
-        if not _is_int(time):
-            what = "NaN" if isinstance(time, float) and math.isnan(time) else repr(time)
-            raise _err(f"{where}[{k}][1]: expected an int DCM time [ms], got {what}")
-        if not _is_int(imp) or imp < 0:
-            raise _err(f"{where}[{k}][2]: expected an int importance >= 0, got {imp!r}")
-        if not -2**31 <= time < 2**31:
-            raise _err(f"{where}[{k}][1]: time {time} does not fit 32 bits")
-        out.append(NAO.TimedCommand(float(value), int(time), int(imp)))
-    return out
+def _timed(cmds: Any, api: str, where: str) -> list:
+    # importance is validated and ignored (spec 1.6), so 0 goes on the wire
+    return [NAO.TimedCommand(v, t, 0) for t, v in _parse_timed_list(cmds, api, where)]
 
 
 def _str(x: Any, where: str) -> str:
     if not isinstance(x, str):
-        raise _err(f"{where}: expected a string, got {x!r}")
+        raise DcmError(f"{where}: expected a string, got {x!r}")
     return x
 
 
@@ -82,60 +65,55 @@ class DCMProxy:
 
     def getTime(self, offset: int = 0) -> int:
         if not _is_int(offset):
-            raise _err(f"getTime: offset must be an int [ms], got {offset!r}")
+            raise NAO.DCMError(f"getTime: offset must be an int [ms], got {offset!r}")
         return self.service.getTime(int(offset))
 
     def set(self, commands: Any) -> None:
-        c = _list(commands, "set")
-        if len(c) != 3:
-            raise _err(f"set: expected [name, updateKind, [[value, time], ...]], got "
-                       f"{len(c)} elements")
-        self.service.set(_str(c[0], "set: [0]"), _str(c[1], "set: [1]"),
-                         _timed(c[2], "set: [2]"))
+        with _checked():
+            c = _list(commands, "set")
+            if len(c) != 3:
+                raise DcmError(f"set: expected [name, updateKind, [[value, time], ...]], "
+                               f"got {len(c)} elements")
+            args = (_str(c[0], "set: [0]"), _str(c[1], "set: [1]"), _timed(c[2], "set", "[2]"))
+        self.service.set(*args)
 
     def createAlias(self, alias: Any) -> list:
-        a = _list(alias, "createAlias")
-        if len(a) != 2:
-            raise _err(f"createAlias: expected [aliasName, [actuatorName, ...]], got "
-                       f"{len(a)} elements")
-        name = _str(a[0], "createAlias: [0]")
-        names = [_str(n, f"createAlias: [1][{i}]")
-                 for i, n in enumerate(_list(a[1], "createAlias: [1]"))]
+        with _checked():
+            a = _list(alias, "createAlias")
+            if len(a) != 2:
+                raise DcmError(f"createAlias: expected [aliasName, [actuatorName, ...]], "
+                               f"got {len(a)} elements")
+            name = _str(a[0], "createAlias: [0]")
+            names = [_str(n, f"createAlias: [1][{i}]")
+                     for i, n in enumerate(_list(a[1], "createAlias: [1]"))]
         return [name, list(self.service.createAlias(name, names))]
 
     def setAlias(self, commands: Any) -> None:
-        c = _list(commands, "setAlias")
-        mode = c[2] if len(c) > 2 else None
+        api = "setAlias"
+        with _checked():
+            c = _list(commands, api)
+            mode = c[2] if len(c) > 2 else None
+            if mode not in ("time-mixed", "time-separate"):
+                raise DcmError(f"{api}: [2] must be 'time-mixed' or 'time-separate', "
+                               f"got {mode!r}")
+            size = 4 if mode == "time-mixed" else 6
+            if len(c) != size:
+                raise DcmError(f"{api}: {mode} takes {size} elements, got {len(c)}")
+            name, kind = _str(c[0], f"{api}: [0]"), _str(c[1], f"{api}: [1]")
+            if mode == "time-mixed":
+                members = [_timed(m, api, f"[3][{x}]")
+                           for x, m in enumerate(_list(c[3], f"{api}: [3]"))]
+            else:
+                _check_importance(c[3], api, "[3]")
+                times = [_check_time(t, api, f"[4][{k}]")
+                         for k, t in enumerate(_list(c[4], f"{api}: [4]"))]
+                values = [[_check_value(v, api, f"[5][{x}][{k}]")
+                           for k, v in enumerate(_list(row, f"{api}: [5][{x}]"))]
+                          for x, row in enumerate(_list(c[5], f"{api}: [5]"))]
         if mode == "time-mixed":
-            if len(c) != 4:
-                raise _err(f"setAlias: time-mixed takes 4 elements, got {len(c)}")
-            members = [_timed(m, f"setAlias: [3][{x}]")
-                       for x, m in enumerate(_list(c[3], "setAlias: [3]"))]
-            self.service.setAliasTimeMixed(_str(c[0], "setAlias: [0]"),
-                                           _str(c[1], "setAlias: [1]"), members)
-        elif mode == "time-separate":
-            if len(c) != 6:
-                raise _err(f"setAlias: time-separate takes 6 elements, got {len(c)}")
-            imp = c[3]
-            if not _is_int(imp) or imp < 0:
-                raise _err(f"setAlias: [3]: expected an int importance >= 0, got {imp!r}")
-            times = []
-            for k, t in enumerate(_list(c[4], "setAlias: [4]")):
-                if not _is_int(t) or not -2**31 <= t < 2**31:
-                    raise _err(f"setAlias: [4][{k}]: expected an int DCM time [ms], got {t!r}")
-                times.append(int(t))
-            values = []
-            for x, row in enumerate(_list(c[5], "setAlias: [5]")):
-                vals = _list(row, f"setAlias: [5][{x}]")
-                for k, v in enumerate(vals):
-                    if not _is_number(v):
-                        raise _err(f"setAlias: [5][{x}][{k}]: expected a number, got {v!r}")
-                values.append([float(v) for v in vals])
-            self.service.setAliasTimeSeparate(_str(c[0], "setAlias: [0]"),
-                                              _str(c[1], "setAlias: [1]"), int(imp),
-                                              times, values)
+            self.service.setAliasTimeMixed(name, kind, members)
         else:
-            raise _err(f"setAlias: [2] must be 'time-mixed' or 'time-separate', got {mode!r}")
+            self.service.setAliasTimeSeparate(name, kind, int(c[3]), times, values)
 
     # ALMemory-style reads
     def getValue(self, key: str) -> float:

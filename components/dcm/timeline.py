@@ -119,6 +119,18 @@ def _parse_timed_list(cmds: Any, api: str, where: str) -> list[tuple[int, float]
     return out
 
 
+def _member_lists(commands: Any, i: int, what: str, alias: str, n: int, api: str) -> Any:
+    """commands[i] must hold one list per alias member (setAlias, both layouts)."""
+    lists = commands[i]
+    if not _is_seq(lists):
+        raise DcmError(f"{api}: [{i}]: expected one {what} list per member, "
+                       f"got {_show(lists)}")
+    if len(lists) != n:
+        raise DcmError(f"{api}: [{i}] has {len(lists)} {what} lists, expected {n} "
+                       f"(alias {alias!r} has {n} members)")
+    return lists
+
+
 def _drop_nan(cmds: list[tuple[int, float]]) -> list[tuple[int, float]] | None:
     """Spec 1.7: drop NaN-valued commands; None means "leave this member untouched"
     (a non-empty list whose every value is NaN)."""
@@ -361,13 +373,7 @@ class DcmCore:
 
         per_member: list[tuple[list[tuple[int, float]], str]] = []
         if mode == "time-mixed":
-            lists = commands[3]
-            if not _is_seq(lists):
-                raise DcmError(f"{api}: [3]: expected one command list per member, "
-                               f"got {_show(lists)}")
-            if len(lists) != n:
-                raise DcmError(f"{api}: [3] has {len(lists)} command lists, expected {n} "
-                               f"(alias {name!r} has {n} members)")
+            lists = _member_lists(commands, 3, "command", name, n, api)
             for x in range(n):
                 w = f"[3][{x}]"
                 per_member.append((_parse_timed_list(lists[x], api, w), w))
@@ -378,13 +384,7 @@ class DcmCore:
                 raise DcmError(f"{api}: [4]: expected a list of times, got {_show(times_raw)}")
             times = [_check_time(t, api, f"[4][{k}]") for k, t in enumerate(times_raw)]
             T = len(times)
-            lists = commands[5]
-            if not _is_seq(lists):
-                raise DcmError(f"{api}: [5]: expected one value list per member, "
-                               f"got {_show(lists)}")
-            if len(lists) != n:
-                raise DcmError(f"{api}: [5] has {len(lists)} value lists, expected {n} "
-                               f"(alias {name!r} has {n} members)")
+            lists = _member_lists(commands, 5, "value", name, n, api)
             for x in range(n):
                 vals = lists[x]
                 w = f"[5][{x}]"
