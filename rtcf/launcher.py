@@ -86,7 +86,6 @@ class Launcher:
 
     def wait_ready(self, timeout: float = 30.0) -> None:
         """Until every component of the composition is bound in the naming service."""
-        rt = self.manager.corba
         deadline = time.monotonic() + timeout
         pending = {d.name: d for d in self.composition.components}
         while pending:
@@ -104,7 +103,6 @@ class Launcher:
                                        f"{', '.join(pending)} did not appear in the naming "
                                        f"service within {timeout:g} s")
             time.sleep(0.1)
-        del rt
 
     def _resolve(self, instance: str) -> Any:
         rt = self.manager.corba

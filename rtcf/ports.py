@@ -25,7 +25,7 @@ from typing import Any, Callable
 from .clock import wall_time
 from .datatypes import DataType, stamp, type_by_name
 from .errors import ConfigError, PortError
-from .log import Throttled, get_logger
+from .log import get_logger
 
 
 class ReadStatus(enum.Enum):
@@ -663,5 +663,3 @@ def disconnect(connector_id: str, port: Port | None = None) -> bool:
     c.close()
     return True
 
-
-_drop_log = Throttled(get_logger(), 5.0)

@@ -14,8 +14,6 @@ if TYPE_CHECKING:
 RTC = stub_module("RTC")
 OpenRTM__POA = stub_module("OpenRTM__POA")
 
-_STATES = None
-
 
 class ECServant(OpenRTM__POA.ExtTrigExecutionContextService):
     """Runs in: ORB threads. Lifecycle requests go through the EC's thread-safe API (they

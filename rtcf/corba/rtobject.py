@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..component import Component
 from ..errors import ParamError
-from ..lifecycle import LifeCycleState
+from ..lifecycle import LifeCycleState, is_failure
 from .idl import stub_module
 from .nv import from_nvlist, to_nvlist
 
@@ -110,7 +110,6 @@ class RTObjectServant(OpenRTM__POA.DataFlowComponent):
         except Exception:
             self.comp.log.exception("%s (called over CORBA) failed", name)
             return RTC.RTC_ERROR
-        from ..lifecycle import is_failure
         return RTC.RTC_ERROR if is_failure(result) else RTC.RTC_OK
 
     def on_initialize(self): return self._hook("on_initialize")
