@@ -72,7 +72,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -142,7 +141,6 @@ def make_components():
 # =============================================================================================
 
 def child_main(folder: str, n: int) -> None:
-    from omniORB import CORBA  # noqa: F401
     from rtcf.corba.idl import stub_module
     from rtcf.corba.runtime import CorbaRuntime
     from rtcf.ports import PortEvent

@@ -20,12 +20,10 @@ components) next to a bare Python method call. Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path

@@ -66,7 +66,7 @@ def cases() -> list[tuple[str, object]]:
             read()
 
     out_w, inp_w, c_w = make_pair({"subscription_type": "flush", "buffer.length": 8})
-    ww, rr = out_w.write, inp_w.read
+    ww = out_w.write
 
     def port_write_only(k: int) -> None:    # buffer full -> overwrite policy path
         for _ in range(k):
@@ -176,7 +176,6 @@ def bench_new(seconds: float) -> None:
         while perf() < deadline and pub.sent != last:
             last = pub.sent
             time.sleep(0.05)
-        t_all = perf() - t0
         received = c.buffer.overwritten + len(c.buffer)
         rows.append([f"subscription new, push_policy {policy}", n, n / t_write,
                      sent_at_end, sent_at_end / t_write, pub.sent, received,

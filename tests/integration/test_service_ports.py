@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from rtcf import rtcconf
 from rtcf.composition import parse_composition
 from rtcf.manager import Manager
@@ -44,15 +46,19 @@ def test_required_interface_bound_without_orb():
         m.shutdown()
 
 
-def test_service_port_pair_across_processes(launch, it, probe):
-    yaml = """
+@pytest.mark.parametrize("where", ["other process", "same process"])
+def test_service_port_pair_through_corba(launch, it, probe, where):
+    """Same process: CorbaRuntime.connect_services; other process: the launcher's
+    cross-process connect through the naming service."""
+    process = ", process: other" if where == "other process" else ""
+    yaml = f"""
 components:
-  - {type: DCM, module: dcm}
-  - {type: DcmClient, module: dcmclient, name: client, process: other}
+  - {{type: DCM, module: dcm}}
+  - {{type: DcmClient, module: dcmclient, name: client{process}}}
 connections:
-  - {from: client.dcm, to: DCM0.DCMService}
+  - {{from: client.dcm, to: DCM0.DCMService}}
 execution_contexts:
-  - {name: e, kind: periodic, rate: 100, members: [DCM0, client]}
+  - {{name: e, kind: periodic, rate: 100, members: [DCM0, client]}}
 """
     mp = launch(yaml, ["DCM0", "client"])
     p = probe()
@@ -61,24 +67,7 @@ execution_contexts:
     times = [s[0] for s in p.recent(10)]
     assert times == sorted(times) and times[-1] > times[0]   # DCM time advancing
     # the connection shows on both service ports, with the provider's IOR published
+    assert len(it.connector_profiles(mp.port("client", "dcm"))) == 1
     cps = it.connector_profiles(mp.port("DCM0", "DCMService"))
     assert len(cps) == 1
-    props = it.props_of(cps[0])
-    assert any(k == "port.DCMService.service0" for k in props)
-
-
-def test_service_port_pair_in_one_process_through_corba(launch, it, probe):
-    yaml = """
-components:
-  - {type: DCM, module: dcm}
-  - {type: DcmClient, module: dcmclient, name: client}
-connections:
-  - {from: client.dcm, to: DCM0.DCMService}
-execution_contexts:
-  - {name: e, kind: periodic, rate: 100, members: [DCM0, client]}
-"""
-    mp = launch(yaml, ["DCM0", "client"])
-    p = probe()
-    it.connect_ports(mp.port("client", "time"), p.ref, subscription_type="flush")
-    assert p.wait_count(10, timeout=10.0) >= 10, mp.log()
-    assert len(it.connector_profiles(mp.port("client", "dcm"))) == 1
+    assert "port.DCMService.service0" in it.props_of(cps[0])
