@@ -280,7 +280,9 @@ def solve_ik(model: Model, chain: str | Chain, target: np.ndarray,
         d = np.linalg.norm(target[:3, 3] - c.X[0][:3, 3]) if c.dof else 0.0
         r = reach(c, tip)
         if pos_rows.size == 3 and d > r + pos_tol:
-            return IKResult(False, first.copy(), float(d - r), math.inf, 0,
+            e = _err(_fn(c, "pose", tip)(first), target)
+            er = float(np.linalg.norm(e[rot_rows])) if rot_rows.size else 0.0
+            return IKResult(False, first.copy(), float(np.linalg.norm(e[:3])), er, 0,
                             f"unreachable: the target is {d:.4f} m from {c.joints[0]}, "
                             f"the {c.name} chain reaches at most {r:.4f} m")
     f = _fn(c, "pose_jac", tip)
