@@ -13,8 +13,8 @@ from rtcf.log import Throttled
 from rtcf.services import ServicePort
 
 from .algorithms import (FRAME_ROBOT, FRAME_TORSO, FRAME_WORLD, IKResult, chain_fk,
-                         invert, position6d, robot_frame, solve_ik, space_transform,
-                         transform, transform_from_6d)
+                         chain_pose6d, invert, position6d, robot_frame, solve_ik,
+                         space_transform, transform, transform_from_6d, warm_up)
 from .model import Model, ModelError, load_model
 
 
@@ -66,6 +66,7 @@ class Kinematics(Component):
         self.cmd_in = self.add_in_port("qCommand", TimedDoubleSeq)
         self.pose_ports = [(c, self.add_out_port(pose_port_name(c.name), TimedPose3D))
                            for c in self.robot.chains.values()]
+        warm_up(self.robot)                           # compile the formulas now
         # two buffers per source: the EC thread fills one and publishes it by swapping a
         # reference; ORB threads copy the published one (no lock shared with the EC)
         self._bufs = {"sensors": [np.zeros(n), np.zeros(n)],
@@ -91,10 +92,10 @@ class Kinematics(Component):
         space = self.pose_space
         S = space_transform(self.robot, q, space, self.odometry) if space != FRAME_TORSO else None
         for chain, port in self.pose_ports:
-            T = chain_fk(self.robot, chain, q[chain.index])
-            if S is not None:
-                T = S @ T
-            x, y, z, r, p, w = position6d(T)
+            if S is None:
+                x, y, z, r, p, w = chain_pose6d(self.robot, chain, q[chain.index])
+            else:
+                x, y, z, r, p, w = position6d(S @ chain_fk(self.robot, chain, q[chain.index]))
             v = port.value
             v.data.position.x, v.data.position.y, v.data.position.z = x, y, z
             v.data.orientation.r, v.data.orientation.p, v.data.orientation.y = r, p, w
