@@ -44,6 +44,9 @@ class Manager:
     def __init__(self, conf: Mapping[str, str] | None = None, *, corba: bool | None = None):
         self.conf = rtcconf.merge_conf(rtcconf.defaults(), conf or {})
         self.components: dict[str, Component] = {}
+        self.realtime: dict[str, object] = {}
+        self._status_marks: dict[str, tuple[int, int]] = {}
+        self._status_times: dict[str, float] = {}
         self.ecs: dict[str, ExecutionContext] = {}
         self.connectors: list[Any] = []
         self.log = rlog.get_logger("manager")
@@ -333,13 +336,25 @@ class Manager:
                 self.log.warning("activating %s in %s: %s", name, ec.name, rc.name)
 
     def status_line(self) -> str:
+        """Per EC: cycles per second and overruns since the last line, the worst lateness in
+        that interval, the total overruns, member states. Reads counters and the lateness
+        ring the EC thread fills anyway: costs the EC thread nothing."""
         parts = []
+        now = time.monotonic()
         for ec in self.ecs.values():
-            st = ec.stats()
-            states = " ".join(f"{n}:{m['state'][:3]}" for n, m in st["members"].items())
-            rate = f"{st['achieved_rate']:.1f}/{ec.rate:g} Hz" if ec.kind == "PERIODIC" \
-                else f"stepped {st['cycles']} cycles"
-            parts.append(f"[{ec.name} {rate} overruns {st['overruns']}] {states}")
+            states = " ".join(f"{m.comp.instance_name}:{m.state.name[:3]}"
+                              for m in ec._members)
+            if ec.kind != "PERIODIC":
+                parts.append(f"[{ec.name} stepped {ec.cycles} cycles] {states}")
+                continue
+            iv = ec.interval_stats(self._status_marks.get(ec.name))
+            t0 = self._status_times.get(ec.name, now)
+            self._status_marks[ec.name] = iv["mark"]
+            self._status_times[ec.name] = now
+            dt = now - t0
+            rate = f"{iv['cycles'] / dt:.0f}/{ec.rate:g} Hz" if dt > 0 else f"-/{ec.rate:g} Hz"
+            parts.append(f"[{ec.name} {rate} late max {iv['late_max'] * 1e3:.2f} ms overruns "
+                         f"+{iv['overruns']} ({ec.overruns} total)] {states}")
         return " ".join(parts) or "no execution contexts"
 
     def final_report(self) -> str:
@@ -350,7 +365,9 @@ class Manager:
             lines.append(f"{ec.name}: {st['cycles']} cycles, {st['achieved_rate']:.2f} Hz "
                          f"(nominal {ec.rate:g}), overruns {st['overruns']}, lateness p50 "
                          f"{st['lateness_p50'] * 1e6:.1f} us p99 "
-                         f"{st['lateness_p99'] * 1e6:.1f} us")
+                         f"{st['lateness_p99'] * 1e6:.1f} us p99.9 "
+                         f"{st['lateness_p999'] * 1e6:.1f} us max "
+                         f"{st['lateness_max'] * 1e6:.1f} us")
         for comp in self.components.values():
             summary = getattr(comp, "summary", None)
             if callable(summary):
@@ -473,6 +490,8 @@ def main(argv: list[str] | None = None) -> int:
                     except LookupError:
                         pass
             check_params(composition, mgr.resolve)
+        from . import realtime
+        mgr.realtime = realtime.before_start(conf, mgr.log)
         if mgr.corba_enabled:
             from .corba.runtime import CorbaRuntime
             mgr.corba = CorbaRuntime(mgr)
@@ -491,6 +510,7 @@ def main(argv: list[str] | None = None) -> int:
             launch.stop()
         mgr.shutdown()
         return 2
+    mgr.realtime["gc_freeze"] = realtime.after_start(conf)
     mgr.log.info("running %s (%d components); Ctrl-C stops", composition.name,
                  len(mgr.components))
     try:
