@@ -399,7 +399,8 @@ class Manager:
             if alive is not None and not alive():
                 self.log.error("a process of the system exited: stopping")
                 break
-            if not self.components and rtcconf.get_bool(
+            # a launcher whose components all live in its child processes keeps running
+            if not self.components and alive is None and rtcconf.get_bool(
                     self.conf, "manager.shutdown_on_nortcs", True):
                 break
             self._stop.wait(0.1 if end is None else max(0.0, min(0.1, end - now)))
