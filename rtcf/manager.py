@@ -231,6 +231,10 @@ class Manager:
             else:
                 self.connectors.append(connect(out, inp, props))
         if start:
+            from . import realtime
+            # freeze the heap built so far before any EC thread runs (a full collection of
+            # the start-up heap would hold the GIL for tens of ms inside a cycle)
+            self.realtime["gc_freeze"] = realtime.freeze_heap(self.conf)
             for ec in ecs.values():
                 ec.start()
             for name in composition.activate:
@@ -511,7 +515,6 @@ def main(argv: list[str] | None = None) -> int:
             launch.stop()
         mgr.shutdown()
         return 2
-    mgr.realtime["gc_freeze"] = realtime.after_start(conf)
     mgr.log.info("running %s (%d components); Ctrl-C stops", composition.name,
                  len(mgr.components))
     try:

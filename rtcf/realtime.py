@@ -4,15 +4,15 @@ realtime tools do for a C++ process, carried over to a CPython one).
 * ``manager.realtime.mlockall`` (YES): lock the process's memory (mlockall(MCL_CURRENT |
   MCL_FUTURE)) so no page fault lands in a cycle; only where the memory-lock limit allows it
   (root, or RLIMIT_MEMLOCK unlimited), otherwise skipped with an info line.
-* ``manager.realtime.gc_freeze`` (YES): after start-up, collect once and move every object
-  that exists then into the permanent generation (gc.freeze): a full collection then walks
-  only what was allocated since, instead of holding the GIL for tens of ms over the whole
-  start-up heap.
+* ``manager.realtime.gc_freeze`` (YES): when a composition is built, before its ECs start,
+  collect once and move every object that exists then into the permanent generation
+  (gc.freeze): a full collection then walks only what was allocated since, instead of
+  holding the GIL for tens of ms over the whole start-up heap.
 * ``manager.realtime.switch_interval_us`` (see rtcconf defaults): the interpreter's switch
   interval; when an EC thread wakes while another thread holds the GIL, it waits up to this
   long for it.
 
-Runs in: the manager's main thread, before the ECs start and right after activation.
+Runs in: the manager's main thread, before the ECs start.
 """
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ def before_start(conf: Mapping[str, str], log: logging.Logger) -> dict[str, obje
     return done
 
 
-def after_start(conf: Mapping[str, str]) -> bool:
-    """After activation: freeze the start-up heap (True when done)."""
+def freeze_heap(conf: Mapping[str, str]) -> bool:
+    """Before the ECs start: collect once and freeze what exists (True when done)."""
     if not rtcconf.get_bool(conf, "manager.realtime.gc_freeze", True):
         return False
     gc.collect()
