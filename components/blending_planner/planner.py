@@ -104,6 +104,11 @@ class Plan:
         t = np.clip(np.asarray(t, dtype=float), 0.0, self.duration)
         return np.minimum(self.v_peak, self.a * np.minimum(t, self.duration - t))
 
+    def segment_at(self, s: float) -> int:
+        """Index of the segment whose orientation schedule covers path position s [mm]."""
+        k = int(np.searchsorted(self.seg_ranges[:, 1], s, side="left"))
+        return min(k, len(self.seg_ranges) - 1)
+
     # -- sampling -----------------------------------------------------------------------------
     def n_samples(self, dt: float) -> int:
         """Samples at 0, dt, ..., the last at T (the motion ends exactly at the target)."""
