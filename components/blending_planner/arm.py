@@ -8,6 +8,7 @@ component then drives its pose port only and says so).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,7 @@ import numpy as np
 from .geometry import rot_from_quat
 
 MM = 1e-3     # [m/mm]
+YIELD_EVERY = 4   # samples (~0.6 ms of IK) between two offers of the GIL to other threads
 
 
 @dataclass
@@ -61,6 +63,8 @@ class Arm:
         q = np.asarray(q_seed, dtype=float)
         step_max = self.max_velocity * dt * 1.05 + 1e-9
         for k in range(n):
+            if k % YIELD_EVERY == YIELD_EVERY - 1:
+                time.sleep(0)       # let the EC thread of this process take the GIL
             target = self.flange_target(pos[k], rot_from_quat(quat[k]))
             res = self.alg.solve_ik(self.model, self.chain_name, target, q_seed=q, restarts=0)
             if not res.success:

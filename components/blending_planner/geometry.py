@@ -24,19 +24,14 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 # -- rotations ------------------------------------------------------------------------------
-def _rz(a: float) -> np.ndarray:
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-
-
-def _ry(a: float) -> np.ndarray:
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
-
-
 def rot_zyz(a_deg: float, b_deg: float, c_deg: float) -> np.ndarray:
-    """R = Rz(A) Ry(B) Rz(C), angles in degrees."""
-    return _rz(math.radians(a_deg)) @ _ry(math.radians(b_deg)) @ _rz(math.radians(c_deg))
+    """R = Rz(A) Ry(B) Rz(C), angles in degrees (written out: one array, no products)."""
+    a, b, c = math.radians(a_deg), math.radians(b_deg), math.radians(c_deg)
+    ca, sa, cb, sb, cc, sc = math.cos(a), math.sin(a), math.cos(b), math.sin(b), \
+        math.cos(c), math.sin(c)
+    return np.array([[ca * cb * cc - sa * sc, -ca * cb * sc - sa * cc, ca * sb],
+                     [sa * cb * cc + ca * sc, -sa * cb * sc + ca * cc, sa * sb],
+                     [-sb * cc, sb * sc, cb]])
 
 
 def zyz_from_rot(r: np.ndarray) -> tuple[float, float, float]:
@@ -206,7 +201,7 @@ class Hermite:
 
     kind = "hermite"
     N_TABLE = 1025
-    _GL_X, _GL_W = np.polynomial.legendre.leggauss(16)
+    _GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
 
     def __init__(self, p0: np.ndarray, t0: np.ndarray, p1: np.ndarray, t1: np.ndarray):
         chord = float(np.linalg.norm(p1 - p0))
@@ -214,11 +209,13 @@ class Hermite:
         # polynomial coefficients: p(u) = c0 + c1 u + c2 u^2 + c3 u^3
         self.coef = np.array([p0, m0, 3 * (p1 - p0) - 2 * m0 - m1, 2 * (p0 - p1) + m0 + m1])
         self.t0, self.t1 = t0, t1
-        # length: 16-point Gauss-Legendre on each half of [0, 1] (the speed |p'(u)| is smooth)
-        u = np.concatenate((0.25 * (self._GL_X + 1.0), 0.25 * (self._GL_X + 3.0)))
-        w = np.concatenate((self._GL_W, self._GL_W)) * 0.25
-        self.length = float(w @ np.linalg.norm(self._deriv(u), axis=1))
+        # length: 8-point Gauss-Legendre on each half of [0, 1] (the speed |p'(u)| is smooth)
+        d = self._deriv(self._GL_U)
+        self.length = float(self._GL_WU @ np.sqrt((d * d).sum(axis=1)))
         self._s_tab: np.ndarray | None = None     # s -> u table, built at first sampling
+
+    _GL_U = np.concatenate((0.25 * (_GL_X + 1.0), 0.25 * (_GL_X + 3.0)))
+    _GL_WU = np.concatenate((_GL_W, _GL_W)) * 0.25
 
     def _deriv(self, u: np.ndarray) -> np.ndarray:
         c = self.coef
