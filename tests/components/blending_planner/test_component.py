@@ -185,3 +185,44 @@ def test_user_frames_parameter():
 def test_bad_user_frames_parameter_fails_initialize():
     with pytest.raises(Exception, match="user_frames entry"):
         Harness(BlendingPlanner, params={"use_arm": False, "user_frames": "7: 1,2,3"})
+
+
+S3 = 150 * math.sqrt(3)
+EXAMPLES = {   # spec 4.6 in the TOOL frame at the start pose: (segments, v, a, time, T)
+    "1": ([[300, 0, 0]], 100, 200, 0.0, 3.5),
+    "1 time": ([[300, 0, 0]], 100, 200, 5.0, 5.0),
+    "1 short": ([[40, 0, 0]], 100, 200, 0.0, 2 * math.sqrt(0.2)),
+    "2": ([[200, 0, 0, 50], [200, 200, 0]], 100, 200, 0.0, 378.5398 / 100 + 0.5),
+    "3": ([[100, 0, 0, 20], [100, 100, 0, 20], [0, 100, 0, 20], [0, 0, 0]], 50, 100, 0.0,
+          7.9850),
+    "4": ([[300, 0, 0, 30], [150, S3, 0, 30], [0, 0, 0]], 100, 200, 0.0,
+          852.5520 / 100 + 0.5),
+    "5": ("circle", 50, 100, 0.0, 6.7832),
+}
+
+
+@pytest.mark.parametrize("name", list(EXAMPLES))
+def test_worked_examples_last_their_duration_to_one_cycle(h, name):
+    pts, v, a, time_, T = EXAMPLES[name]
+    if pts == "circle":
+        segs = [[100, 100, 0, 0, 0, 0, 200, 0, 0, 0, 0, 0, 1, 0]]
+    else:
+        segs = [[*p[:3], 0, 0, 0] + [0.0] * 6 + [0, p[3] if len(p) > 3 else 0] for p in pts]
+    ok = svc(h).move_blending(segs, len(segs), [v, DR_COND_NONE], [a, DR_COND_NONE], time_,
+                              1, 0, 1)
+    assert ok, svc(h).last_error()
+    cycles = run_until_idle(h)
+    assert abs(cycles - T * RATE) <= 1.0
+    plan, _ = h.comp.last_plan
+    assert plan.duration == pytest.approx(T, abs=1e-4)
+
+
+def test_world_frame_parameter():
+    with Harness(BlendingPlanner, params={"use_arm": False, "initial_pose": START,
+                                          "world_frame": [100, 200, 0, 90, 0, 0]},
+                 rate=RATE) as hh:
+        hh.activate()
+        # WORLD (ref 2) x axis = base y axis, origin at (100, 200, 0)
+        assert move(hh, [line(0, 300, 300, abc=(-90, 180, 0))], ref=2)
+        run_until_idle(hh)
+        assert svc(hh).tcp_pose()[:3] == pytest.approx([-200, 200, 300])
