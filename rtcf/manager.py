@@ -13,6 +13,7 @@ Shutdown (SIGINT/SIGTERM, --duration, or shutdown()): every Active component is 
 from __future__ import annotations
 
 import argparse
+import os
 import importlib
 import inspect
 import signal
@@ -299,6 +300,11 @@ class Manager:
     def _make_ecs(self, composition: Composition) -> dict[str, ExecutionContext]:
         spin = rtcconf.get_float(self.conf, "exec_cxt.periodic.spin_us", 200.0, ge=0) * 1e-6
         fifo = rtcconf.get_bool(self.conf, "exec_cxt.periodic.sched_fifo", False)
+        spin_yield = rtcconf.get_bool(self.conf, "exec_cxt.periodic.spin_yield", True)
+        trace = rtcconf.get_bool(self.conf, "exec_cxt.periodic.trace", False)
+        trace_cycles = int(rtcconf.get_float(self.conf, "exec_cxt.periodic.trace_cycles",
+                                             65536, ge=16))
+        trace_file = self.conf.get("exec_cxt.periodic.trace_file", "rtcf-trace-%n-%p.npz")
         sync = rtcconf.get_bool(self.conf, "exec_cxt.sync_transition", True)
         timeout = rtcconf.get_float(self.conf, "exec_cxt.transition_timeout", 0.5, ge=0)
         out: dict[str, ExecutionContext] = {}
@@ -311,7 +317,11 @@ class Manager:
                                         transition_timeout=timeout)
             else:
                 out[d.name] = PeriodicEC(d.rate, name=d.name, spin=spin, sched_fifo=fifo,
-                                         sync_transition=sync, transition_timeout=timeout)
+                                         spin_yield=spin_yield, sync_transition=sync,
+                                         transition_timeout=timeout)
+            if trace:
+                path = trace_file.replace("%n", d.name).replace("%p", str(os.getpid()))
+                out[d.name].enable_trace(trace_cycles, path)
         return out
 
     # -- lifecycle -----------------------------------------------------------------------
