@@ -41,5 +41,13 @@ def test_arm_blending_composition_drives_the_driver():
         q_end = driver.last
         p, _ = bp.arm.tcp_pose(q_end)
         assert np.linalg.norm(p - np.array(core.tcp_pose()[:3])) < 0.2
+        # Kinematics0 (same cycle, after the planner) gives the flange pose of qRef: with
+        # tcp_offset 0 it is the TCP pose the planner wrote, within the IK tolerance
+        kin = m.components["Kinematics0"]
+        arm_pose = kin.port("armPose").value.data
+        tcp = bp.port("tcpPose").value.data
+        for a, b in ((arm_pose.position.x, tcp.position.x), (arm_pose.position.y,
+                     tcp.position.y), (arm_pose.position.z, tcp.position.z)):
+            assert abs(a - b) < 2e-4
     finally:
         m.shutdown()
