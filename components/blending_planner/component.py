@@ -223,8 +223,7 @@ class BlendingPlanner(Component):
         t = np.minimum(np.arange(1, n + 1) * dt, t_stop)
         s = np.minimum(s0 + v0 * t - 0.5 * a * t * t, plan.length)
         s = np.maximum.accumulate(np.maximum(s, s0))
-        if s[-1] >= sm.s[-1] - 1e-9:          # the plan's own ramp ends sooner: keep it
-            m.stopping = True
+        if s[-1] >= sm.s[-1] - 1e-9:          # already in the final ramp: it ends the motion
             return True
         pos, quat = np.empty((n + 1, 3)), np.empty((n + 1, 4))
         s_all = np.concatenate(([s0], s))

@@ -226,3 +226,17 @@ def test_world_frame_parameter():
         assert move(hh, [line(0, 300, 300, abc=(-90, 180, 0))], ref=2)
         run_until_idle(hh)
         assert svc(hh).tcp_pose()[:3] == pytest.approx([-200, 200, 300])
+
+
+def test_stop_in_the_final_ramp_lets_the_motion_end_normally(h):
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault("r", move(h, [line(500, 0, 300)],
+                                                                  sync=0)))
+    t.start()
+    while h.comp.motion is None:
+        t.join(0.01)
+    h.step(int(1.3 * RATE))                     # T = 1.5 s: decelerating from 1.0 s
+    assert svc(h).stop()
+    run_until_idle(h)
+    t.join(5)
+    assert out["r"] is True and svc(h).tcp_pose()[:3] == pytest.approx([500, 0, 300])
