@@ -11,8 +11,6 @@ from __future__ import annotations
 import threading
 from typing import Any, Sequence
 
-import numpy as np
-
 from rtcf.corba.idl import stub_module
 
 from .component import Motion

@@ -2,8 +2,6 @@
 request is made, qRef follows it each cycle, an unreachable sample refuses the request with
 the segment and the sample named, and nothing moves."""
 
-import math
-
 import numpy as np
 import pytest
 
