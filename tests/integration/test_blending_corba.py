@@ -92,10 +92,8 @@ def test_stop_halts_the_motion(bp):
     assert bp.amoveb([rel_line(0, 0, -150)], vel=50, acc=200, mod=1), bp.last_error()
     time.sleep(0.8)
     assert bp.stop() is True
-    t_stop = time.monotonic()
     # decelerates within v/a = 0.25 s, then holds
     wait_until(lambda: bp.stop() is False, timeout=5, what="the motion to end")
-    assert time.monotonic() - t_stop < 5
     held = bp.tcp_pose()
     time.sleep(0.1)
     assert bp.tcp_pose() == pytest.approx(held)
