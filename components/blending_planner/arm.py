@@ -17,7 +17,7 @@ import numpy as np
 from .geometry import rot_from_quat
 
 MM = 1e-3     # [m/mm]
-YIELD_EVERY = 4   # samples (~0.6 ms of IK) between two offers of the GIL to other threads
+YIELD_EVERY = 16  # samples (~2 ms of IK) between two offers of the GIL to the EC thread
 
 
 @dataclass
