@@ -170,6 +170,9 @@ def _finite(name: str, values: Sequence[float]) -> list[float]:
 def check_fields(req: Request, frames: dict[int, np.ndarray]) -> list[list[float]]:
     """Every check of spec 4.4 item 4 that needs no geometry; returns the segments as
     floats. Raises Refused naming the field and its value."""
+    for name in ("segments", "vel", "acc"):
+        if not hasattr(getattr(req, name), "__len__"):
+            raise Refused(f"{name} must be a sequence, got {getattr(req, name)!r}")
     n = len(req.segments)
     if not 1 <= req.pos_cnt <= MAX_MOVEB_POINT:
         raise Refused(f"posCnt must be 1..{MAX_MOVEB_POINT} (MAX_MOVEB_POINT), got "
@@ -178,6 +181,9 @@ def check_fields(req: Request, frames: dict[int, np.ndarray]) -> list[list[float
         raise Refused(f"posCnt is {req.pos_cnt} but {n} segments were given")
     segs = []
     for k, seg in enumerate(req.segments):
+        if not hasattr(seg, "__len__"):
+            raise Refused(f"segment {k} must be a sequence of {SEGMENT_LEN} numbers, got "
+                          f"{seg!r}")
         if len(seg) != SEGMENT_LEN:
             raise Refused(f"segment {k} has {len(seg)} numbers, expected {SEGMENT_LEN} "
                           "(pos1[6], pos2[6], type, radius)")
