@@ -437,6 +437,20 @@ class ExecutionContext:
         self.last_trace = trace
 
     # -- statistics ----------------------------------------------------------------------
+    def interval_stats(self, mark: tuple[int, int] | None) -> dict[str, Any]:
+        """Cycles, overruns and the worst lateness [s] since ``mark`` (what a previous call
+        returned; None: since the start). Any thread; reads counters and the ring only."""
+        cycles, overruns = self.cycles, self.overruns
+        c0, o0 = mark if mark is not None else (0, 0)
+        n = min(cycles - c0, HISTORY)
+        if n > 0:
+            idx = np.arange(cycles - n, cycles) % HISTORY
+            late_max = float(self._lateness[idx].max())
+        else:
+            late_max = 0.0
+        return {"cycles": cycles - c0, "overruns": overruns - o0, "late_max": late_max,
+                "mark": (cycles, overruns)}
+
     def stats(self, window: float = 1.0) -> dict[str, Any]:
         """Timing profile: achieved rate and mean period over the last ``window`` seconds
         of cycles, overruns, lateness percentiles [s] over the kept history, per member
@@ -457,6 +471,7 @@ class ExecutionContext:
             "mean_period": mean_period,
             "lateness_p50": float(np.percentile(late, 50)),
             "lateness_p99": float(np.percentile(late, 99)),
+            "lateness_p999": float(np.percentile(late, 99.9)),
             "lateness_max": float(late[-1]),
             "realtime": bool(getattr(self, "realtime", False)),
             "members": {m.comp.instance_name: {

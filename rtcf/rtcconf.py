@@ -211,6 +211,11 @@ _DEFAULTS: dict[str, str] = {
     "exec_cxt.periodic.trace": "NO",
     "exec_cxt.periodic.trace_cycles": "65536",
     "exec_cxt.periodic.trace_file": "rtcf-trace-%n-%p.npz",
+    # real-time process settings (rtcf.realtime): lock memory where permitted, freeze the
+    # start-up heap after activation, the interpreter's switch interval [us]
+    "manager.realtime.mlockall": "YES",
+    "manager.realtime.gc_freeze": "YES",
+    "manager.realtime.switch_interval_us": "5000",
     "manager.name": "manager",
     "manager.is_master": "NO",
     "manager.corba_servant": "YES",

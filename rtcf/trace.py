@@ -189,14 +189,25 @@ def analyse(data: Mapping_like, late_threshold: float | None = None) -> dict[str
         else:
             wait = max(0.0, wk[i] - ex[i])
             os_w = min(rq[i], wait)
-            gil = max(0.0, wait - os_w)
-            # garbage collections that overlap the blocked part of the wait
+            # garbage collections that overlap the wait say who held the GIL
             lo, hi = ex[i], wk[i]
             gcw = float(np.clip(np.minimum(gct[:, 1], hi) - np.maximum(gct[:, 0], lo), 0,
                                 None).sum()) if len(gct) else 0.0
-            gcw = min(gcw, gil)
-            scale = min(1.0, rest / wait) if wait > 0 else 0.0
-            os_w, gil, gcw = os_w * scale, gil * scale, gcw * scale
+            gcw = min(gcw, wait - os_w)
+            blocked = wait - os_w - gcw
+            # the spin window before the deadline was slack: it delays nothing
+            slack = max(0.0, dl[i] - ex[i])
+            for part in ("blocked", "os", "gc"):
+                if slack <= 0:
+                    break
+                if part == "blocked":
+                    take = min(slack, blocked); blocked -= take
+                elif part == "os":
+                    take = min(slack, os_w); os_w -= take
+                else:
+                    take = min(slack, gcw); gcw -= take
+                slack -= take
+            gil = blocked + gcw
         shortfall = max(0.0, rest - os_w - gil)
         totals["previous_cycle"] += by_prev
         totals["os_wakeup"] += os_w
