@@ -103,6 +103,21 @@ class Controller:
         """Runs in: EC thread, in the tick of the last update, just after it. Must not fail
         (an exception is logged and ignored)."""
 
+    # -- optional: commands and state for clients (the manager's commandController) --------
+    def prepare_command(self, params: dict[str, Any]) -> Any:
+        """Validate a client command (e.g. a new trajectory) and build everything it needs,
+        preallocated; ControllerError on bad input (nothing changes). The result is handed
+        to ``apply_command``. Runs in: a non-real-time thread."""
+        raise ControllerError(f"{self.name}: a {type(self).__name__} takes no commands")
+
+    def apply_command(self, prepared: Any) -> None:
+        """Take a prepared command (a reference swap; no heavy work). Runs in: EC thread,
+        between two ticks."""
+
+    def state_values(self) -> dict[str, Any]:
+        """A snapshot of numbers for clients (errors, setpoints). Runs in: any thread."""
+        return {}
+
     # -- what a controller may call --------------------------------------------------------
     def get_controller(self, name: str, sched: int, kind: type | None = None
                        ) -> "Controller":

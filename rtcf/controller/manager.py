@@ -110,6 +110,7 @@ class SwitchRequest:
         self.skipped = tuple(skipped)
         self.strictness = strictness
         self.phase = self.QUEUED
+        self.aborted = False                 # dropped by stop_all (manager deactivated)
         self.stop_time: float | None = None
         self.start_time: float | None = None
         self.on_done: Callable[["SwitchRequest"], None] | None = None
@@ -262,6 +263,25 @@ class ControllerManagerCore:
             self._loaded = loaded
             self._order = order
 
+    def command(self, name: str, params: Mapping[str, Any] | None = None,
+                run_rt: Callable[[Callable[[], Any]], Any] = _direct) -> None:
+        """Hand a client command to controller ``name``: ``prepare_command`` here, then
+        ``apply_command`` between two ticks. ControllerError when unknown or refused.
+        Runs in: a non-real-time thread."""
+        if params is not None and not isinstance(params, Mapping):
+            raise ControllerError(f"commandController({name!r}): params: expected a "
+                                  f"mapping, got {params!r}")
+        with self.admin:
+            c = self.slot(name).controller
+            try:
+                prepared = c.prepare_command(dict(params or {}))
+            except ControllerError:
+                raise
+            except Exception as e:
+                raise ControllerError(f"commandController({name!r}): {type(e).__name__}: "
+                                      f"{e}") from e
+            run_rt(lambda: c.apply_command(prepared))
+
     def _installer(self, schedule: tuple[Slot, ...]) -> Callable[[], None]:
         def install() -> None:
             self._schedule = schedule
@@ -410,6 +430,22 @@ class ControllerManagerCore:
         self.overhead_sum += overhead
         if overhead > self.overhead_max:
             self.overhead_max = overhead
+
+    def stop_all(self, time: float) -> None:
+        """Stop every running controller (stopping called) and drop a pending switch
+        (aborted; its waiter is told). For the manager's deactivation.
+        Runs in: EC thread, between ticks."""
+        for slot in self._schedule:
+            if slot.controller.state is _RUNNING:
+                slot.controller.state = _INIT
+                self._call_stopping(slot, time)
+        sw, self._switch = self._switch, None
+        self._last_time = None
+        if sw is not None:
+            sw.aborted = True
+            sw.phase = SwitchRequest.DONE
+            if sw.on_done is not None:
+                sw.on_done(sw)
 
     def _stop_half(self, sw: SwitchRequest, time: float) -> None:
         for slot in sw.stop:

@@ -18,7 +18,7 @@ from typing import Iterable
 from .base import Controller, ControllerError
 
 __all__ = ["register_controller", "registered_types", "resolve_controller",
-           "register_module"]
+           "register_module", "import_controllers"]
 
 _REGISTRY: dict[str, type[Controller]] = {}
 _LOCK = threading.Lock()
@@ -82,3 +82,9 @@ def resolve_controller(type_name: str, load_path: Iterable[str | Path] = ()
         raise ControllerError(f"controller type {type_name!r}: module {module_name!r} has no "
                               f"Controller subclass {cls_name!r}")
     return cls
+
+
+def import_controllers(module_name: str, load_path: Iterable[str | Path] = ()) -> list[str]:
+    """Import ``module_name`` from sys.path plus ``load_path`` and register its controllers;
+    returns their type names. Runs in: a non-real-time thread."""
+    return register_module(_import(module_name, load_path))
