@@ -57,7 +57,7 @@ def _per_joint(params: dict[str, Any], key: str, n: int, default: float, who: st
     if arr.size == 1:
         arr = np.full(n, arr[0])
     if arr.size != n or not np.all(np.isfinite(arr)) or np.any(arr < lo):
-        raise ControllerError(f"{who}: {key}: expected one number >= {lo} or {n} of them, "
+        raise ControllerError(f"{who}: {key}: expected one number >= {lo:g} or {n} of them, "
                               f"got {v!r}")
     return arr
 

@@ -219,8 +219,9 @@ class ControllerManagerCore:
             try:
                 ok = c.init(self.robot, dict(params or {}))
             except Exception as e:
+                why = str(e) if isinstance(e, ControllerError) else f"{type(e).__name__}: {e}"
                 raise ControllerError(f"loadController({name!r}): init of {tname} failed: "
-                                      f"{type(e).__name__}: {e}") from e
+                                      f"{why}") from e
             if ok is False:                  # None counts as success (a bare return)
                 raise ControllerError(f"loadController({name!r}): init of {tname} "
                                       f"returned false")
