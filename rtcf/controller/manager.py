@@ -344,8 +344,10 @@ class ControllerManagerCore:
 
     # -- queries (any thread: snapshots) ---------------------------------------------------
     def list_controllers(self) -> list[tuple[str, str, str, int]]:
-        """(name, type, state, schedule position) in schedule order."""
-        loaded, order = self._loaded, self._order
+        """(name, type, state, schedule position) in schedule order. Waits for a load or
+        unload in progress (the admin lock; never taken by the EC thread)."""
+        with self.admin:
+            loaded, order = self._loaded, self._order
         return [(n, loaded[n].type_name, loaded[n].controller.state.name.lower(), i)
                 for i, n in enumerate(order)]
 

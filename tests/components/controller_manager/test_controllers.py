@@ -148,3 +148,18 @@ def test_bad_controller_params_fail_the_load_with_the_reason():
     with pytest.raises(ControllerError, match="no controller of that name"):
         r.core.load("tr", JointTrajectoryController, {"joints": ["a"], "output": "pd"})
     assert r.core.schedule == []
+
+
+def test_running_pd_and_trajectory_ticks_leave_no_allocation_behind():
+    import sys
+    r = Rig(initial=(0.0, 0.0, 0.0))
+    r.core.load("pd", JointPositionController, {"joints": ["a", "b", "c"], "kd": 0.01})
+    r.core.load("tr", JointTrajectoryController, {"joints": ["a", "c"], "output": "pd",
+                                                  "interpolation": "quintic"})
+    r.start("pd", "tr")
+    r.core.command("tr", {"times": [1.0, 2.0, 3.0],
+                          "positions": [[0.5, 0.1], [-0.5, 0.2], [0.0, 0.0]]})
+    r.tick(100)
+    before = sys.getallocatedblocks()
+    r.tick(2000)                               # through segments 1 and 2
+    assert sys.getallocatedblocks() - before < 50
