@@ -7,7 +7,7 @@ manager's EC thread, without allocating):
   callback publishes the measured joint positions (and a finite-difference velocity) and its
   preProcess callback takes the newest command and sets it on the Position actuators dated
   *now* through an alias (NAOqi's fast-access pattern: setAlias in preProcess), so it acts in
-  that very DCM cycle (spec 1.8). The manager and the DCM may run in different threads (the
+  that very DCM cycle (spec 1.8). ``halted`` is True while every joint's Hardness is 0. The manager and the DCM may run in different threads (the
   manager at 1 kHz, the DCM at 100 Hz): the two hand-overs are seqlocks, so neither side
   ever waits for the other.
 * :class:`PortHardware` reads the state from an InPort connected to ``DCM0.q`` and writes the
@@ -88,6 +88,9 @@ class DcmHardware:
         self._keys = [d.actuator_keys[i] for i in d.position_actuators]
         self._connections: list[Any] = []
         self._alias_ready = False
+        self._hard_idx = np.asarray(d.hardness_actuators)
+        self._hard = np.zeros(n)
+        self.halted = False        # every joint's Hardness is 0 (written by the DCM thread)
         self.commands_applied = 0
 
     # -- binding (non-real-time) ----------------------------------------------------------
@@ -116,6 +119,8 @@ class DcmHardware:
         np.copyto(self._prev_q, q)
         self._prev_ms = now
         self._state.write(q, self._dq)
+        np.take(self.dcm.core.values, self._hard_idx, out=self._hard)
+        self.halted = not self._hard.any()           # a bool: one atomic attribute write
 
     def _apply_command(self) -> None:
         """preProcess: the newest command, dated now (acts in this cycle). Runs in: the
@@ -168,6 +173,7 @@ class PortHardware:
         self._prev_t: float | None = None
         self._have = False
         self._nan = np.zeros(n, dtype=bool)
+        self.halted = False        # the ports carry no stiffness information
         self.bad_samples = 0
         self.writes = 0
 

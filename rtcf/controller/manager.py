@@ -14,6 +14,8 @@ Two sides, as in PR2's ControllerManager:
 One tick (spec 5.2, with the project's tick labelling):
 
 1. commands to NaN (PR2 zeroCommands), ``hardware.read`` (PR2 propagateActuatorPosition...);
+   if ``hardware.halted`` went from True to False (motors enabled again), ``stopping`` then
+   ``starting`` of every running controller (PR2's restart after a halt);
 2. if a switch's stop half ran at the end of the previous tick: ``starting()`` of every
    controller to start, in request order; the switch is complete (``on_done``);
 3. ``update(time, period)`` of every RUNNING controller in schedule order, each timed; a
@@ -165,6 +167,7 @@ class ControllerManagerCore:
         self._schedule: tuple[Slot, ...] = ()     # the real-time view
         self._switch: SwitchRequest | None = None
         self._last_time: float | None = None
+        self._was_halted = False
         # manager statistics (EC thread)
         self.ticks = 0
         self.period_last = self.period
@@ -176,6 +179,7 @@ class ControllerManagerCore:
         self.overhead_sum = 0.0
         self.updates_last = 0.0
         self.switches = 0
+        self.restarts = 0                          # halted -> enabled restarts
 
     # -- non-real-time: load / unload ----------------------------------------------------
     def controller_by_name(self, name: str) -> Controller | None:
@@ -364,7 +368,7 @@ class ControllerManagerCore:
     def statistics(self) -> dict[str, Any]:
         n = self.ticks
         return {
-            "ticks": n, "switches": self.switches,
+            "ticks": n, "switches": self.switches, "restarts": self.restarts,
             "period_last": self.period_last, "period_min": self.period_min if n > 1 else 0.0,
             "period_max": self.period_max,
             "period_mean": self.period_sum / (n - 1) if n > 1 else self.period,
@@ -397,6 +401,10 @@ class ControllerManagerCore:
         hw = self.hardware
         if hw is not None:
             hw.read(robot, time)
+            halted = getattr(hw, "halted", False)
+            if self._was_halted and not halted:
+                self._restart_running(time)
+            self._was_halted = halted
         sw = self._switch
         if sw is not None and sw.phase == SwitchRequest.STOPPED:
             self._start_half(sw, time)
@@ -449,6 +457,21 @@ class ControllerManagerCore:
             sw.phase = SwitchRequest.DONE
             if sw.on_done is not None:
                 sw.on_done(sw)
+
+    def _restart_running(self, time: float) -> None:
+        """The motors were halted and are enabled again: stopping() then starting() for
+        every running controller, in schedule order (PR2 does this so controllers re-seed
+        from the state the robot is really in)."""
+        self.restarts += 1
+        for slot in self._schedule:
+            c = slot.controller
+            if c.state is _RUNNING:
+                self._call_stopping(slot, time)
+                try:
+                    c.starting(time)
+                except Exception as e:
+                    c.state = _INIT
+                    self._report(slot, time, "starting", e)
 
     def _stop_half(self, sw: SwitchRequest, time: float) -> None:
         for slot in sw.stop:

@@ -124,6 +124,9 @@ class Hardware(Protocol):
     """
 
     joint_names: Sequence[str]
+    halted: bool
+    """True while the motors cannot act (e.g. no stiffness); when it turns False again the
+    manager restarts every running controller."""
 
     def read(self, robot: RobotState, time: float) -> None:
         """Copy the latest measured state into ``robot`` (position, velocity, effort)."""
@@ -150,6 +153,7 @@ class LoopbackHardware:
         self._prev = self.q.copy()
         self._last_time: float | None = None
         self._mask = np.zeros(n, dtype=bool)
+        self.halted = False
         self.writes = 0
 
     def read(self, robot: RobotState, time: float) -> None:

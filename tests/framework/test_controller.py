@@ -422,3 +422,18 @@ def test_registry_and_dotted_type_names(tmp_path):
     assert cls.__name__ == "Hold"
     with pytest.raises(ControllerError, match="has no Controller subclass 'Nope'"):
         resolve_controller("my_ctrls:Nope", load_path=[tmp_path])
+
+
+def test_motors_enabled_again_restart_every_running_controller():
+    r = Rig()
+    r.load("a"); r.load("b")
+    r.switch(start=["a"]); r.tick(2)
+    r.hw.halted = True
+    r.tick(2)                             # halted: nothing special, updates go on
+    assert [e for (_, _, e) in r.events(name="a")][-2:] == ["update", "update"]
+    r.hw.halted = False
+    n = r.tick_no
+    r.tick()
+    assert r.events(tick=n) == [(n, "a", "stopping"), (n, "a", "starting"), (n, "a", "update")]
+    assert r.events(name="b") == [(0, "b", "init")]      # not running: untouched
+    assert r.core.statistics()["restarts"] == 1

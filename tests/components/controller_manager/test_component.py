@@ -212,3 +212,69 @@ def test_bad_config_file_fails_initialisation_naming_it(tmp_path):
     with pytest.raises(Exception, match=r"bad.yaml: controllers.a: expected a mapping with a "
                                         r"'type'"):
         cm.initialize()
+
+
+def test_dcm_hardware_reports_halted_while_every_hardness_is_zero(tmp_path):
+    dcm = DCM("DCM0")
+    dcm.params.load({"period_ms": 1, "initial_hardness": 0.0})
+    dcm.initialize()
+    cm = ControllerManager("CM3")
+    cm.params.load({"hardware": "dcm"})
+    cm.initialize()
+    ec = SteppedEC(1000, name="h")
+    ec.add_component(cm)
+    ec.add_component(dcm)
+    ec.start()
+    ec.activate_component(dcm)
+    ec.activate_component(cm)
+    try:
+        ec.step(3)
+        assert cm.hw.halted is True
+        dcm.service.set("HeadYaw/Hardness/Actuator/Value", "Merge",
+                        [stub_module("NAO").TimedCommand(1.0, dcm.now_ms, 0)])
+        ec.step(2)
+        assert cm.hw.halted is False
+    finally:
+        ec.stop()
+        cm.finalize()
+        dcm.finalize()
+
+
+BOOM = """
+from rtcf.controller import Controller
+
+class Boom(Controller):
+    def init(self, robot, params):
+        self.j = robot.joint("HeadYaw")
+        self.at = params.get("at", 3)
+        self.n = 0
+
+    def update(self, time, period):
+        self.n += 1
+        if self.n == self.at:
+            raise ZeroDivisionError("gain schedule empty")
+        self.j.command = 0.1
+"""
+
+
+def test_controllers_from_the_load_path_and_a_raising_one_is_logged_and_stopped(
+        tmp_path, caplog):
+    (tmp_path / "boom_ctrls.py").write_text(BOOM)
+    cm = ControllerManager("CM4")
+    cm.params.load({"hardware": "loopback", "controller_path": [str(tmp_path)],
+                    "controller_modules": ["boom_ctrls"]})
+    with Harness(cm) as h:
+        h.activate()
+        s = cm.service
+        assert "Boom" in s.listControllerTypes()
+        assert s.loadController("b1", "Boom", [])[0]                     # registered name
+        assert s.loadController("b2", "boom_ctrls.Boom", P(at=10**6))[0]  # dotted name
+        cm.core.request_switch(["b1", "b2"], [], 2)
+        with caplog.at_level("ERROR"):
+            h.step(10)
+        st = {c.name: c for c in s.getStatistics().controllers}
+        assert st["b1"].state == "initialized" and st["b1"].faults == 1
+        assert "ZeroDivisionError: gain schedule empty" in st["b1"].last_error
+        assert st["b2"].state == "running" and st["b2"].updates == 9
+        assert "controller 'b1': update raised ZeroDivisionError" in caplog.text
+        assert h.state is LifeCycleState.ACTIVE                 # the manager keeps going
