@@ -31,6 +31,11 @@ the last update just after it, and nothing runs between the two halves (spec 5.2
 
 The measured period passed to update is the difference between this tick's time and the
 previous one's (the nominal period on the first tick).
+
+Facts (the double-buffered controller list handed to the real-time loop, the order of one
+update, the switch performed by the loop while the caller waits, the load / unload checks)
+follow PR2/pr2_mechanism pr2_controller_manager/src/controller_manager.cpp; the code is an
+independent Python design (a command queue instead of spinning on shared flags).
 """
 
 from __future__ import annotations
