@@ -437,3 +437,21 @@ def test_motors_enabled_again_restart_every_running_controller():
     assert r.events(tick=n) == [(n, "a", "stopping"), (n, "a", "starting"), (n, "a", "update")]
     assert r.events(name="b") == [(0, "b", "init")]      # not running: untouched
     assert r.core.statistics()["restarts"] == 1
+
+
+def test_stopping_a_controller_that_is_not_running_still_calls_stopping():
+    """PR2's stopRequest works from INITIALIZED too (spec 5.1)."""
+    r = Rig()
+    r.load("a")
+    r.switch(stop=["a"]); r.tick(2)
+    assert r.events(name="a") == [(0, "a", "init"), (0, "a", "stopping")]
+    assert r.core.slot("a").controller.state is ControllerState.INITIALIZED
+
+
+def test_unload_reschedules():
+    r = Rig()
+    r.load("b"); r.load("c"); r.load("a", after=["c"])
+    assert r.core.schedule == ["a", "b", "c"]
+    r.core.unload("b")
+    assert r.core.list_controllers() == [("a", "Spy", "initialized", 0),
+                                         ("c", "Spy", "initialized", 1)]

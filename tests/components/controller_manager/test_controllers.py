@@ -114,7 +114,10 @@ def test_chained_trajectory_feeds_the_pd_in_the_same_tick():
         r.core.unload("pd")
     r.start("pd", "tr")
     r.core.command("tr", {"times": [0.1], "positions": [[0.4]]})
-    r.tick(150)
+    tr = r.c("tr")
+    for _ in range(150):            # produced in tick N, consumed in tick N (spec 5.5)
+        r.tick()
+        assert r.robot.command[1] == pytest.approx(tr.pos[0], abs=1e-15)
     assert r.c("pd").setpoint[1] == pytest.approx(0.4)
     assert r.robot.command[1] == pytest.approx(0.4)      # kp 1: the setpoint itself
     assert r.c("tr").error[0] == pytest.approx(0.0, abs=1e-12)
