@@ -8,7 +8,13 @@ Rows, run one after another in this process:
     rate, sleep then spin the last 200 us, SCHED_FIFO when permitted, 1 trivial controller
     (reads one joint, writes its command);
 (b) the same with 10 trivial controllers;
-(c) C ``cyclictest`` at the same interval (SCHED_FIFO 80, mlockall) when it is on PATH: the
+(c) 10 controllers with hardware=dcm: the DCM of spec 1 in the same process on its own
+    100 Hz PeriodicEC (SCHED_FIFO 70 when permitted, as scripts/run gives every EC), state
+    and commands through the DCM's pre/postProcess seqlocks: what the DCM thread costs the
+    1 kHz loop (both hold the GIL while they run: the DCM's cycle, and its 200 us spin
+    before each deadline, can delay the manager's tick); run with the DCM EC spinning 200 us (scripts/run's default
+    exec_cxt.periodic.spin_us) and with spin 0;
+(d) C ``cyclictest`` at the same interval (SCHED_FIFO 80, mlockall) when it is on PATH: the
     machine's floor in the same run.
 
 Per row: achieved rate and mean-period error, lateness of the tick start behind its deadline
@@ -78,9 +84,20 @@ class RecordingManager(ControllerManager):
             self.n = i + 1
 
 
-def run_manager(n_ctrl: int, seconds: float, rate: float, fifo: bool) -> tuple[Result, dict]:
-    cm = RecordingManager(f"bench{n_ctrl}")
-    cm.params.load({"hardware": "loopback"})
+def run_manager(n_ctrl: int, seconds: float, rate: float, fifo: bool,
+                with_dcm: bool = False, dcm_spin: float = 200e-6) -> tuple[Result, dict]:
+    dcm = dcm_ec = None
+    if with_dcm:
+        from dcm.component import DCM
+        dcm = DCM("DCM0")
+        dcm.initialize()
+        dcm_ec = PeriodicEC(100.0, name="bench-dcm", sched_fifo=fifo, priority=70,
+                            spin=dcm_spin)
+        dcm_ec.add_component(dcm, owned=True)
+        dcm_ec.start()
+        dcm_ec.activate_component(dcm)
+    cm = RecordingManager(f"bench{n_ctrl}{'dcm' if with_dcm else ''}{int(dcm_spin * US)}")
+    cm.params.load({"hardware": "dcm" if with_dcm else "loopback"})
     cm.initialize()
     cm.setup_recording(int(seconds * rate * 1.2) + 1000)
     joints = cm.robot.joint_names
@@ -101,8 +118,13 @@ def run_manager(n_ctrl: int, seconds: float, rate: float, fifo: bool) -> tuple[R
     ec_stats = ec.stats()
     realtime = ec.realtime
     ec.stop()
+    cm.finalize()
+    if dcm_ec is not None:
+        dcm_ec.stop()
+        dcm.finalize()
     n = cm.n
-    res = Result(f"ControllerManager, {n_ctrl} controller{'s' * (n_ctrl > 1)} "
+    res = Result(f"ControllerManager, {n_ctrl} controller{'s' * (n_ctrl > 1)}"
+                 f"{f', DCM spin {int(dcm_spin * US)}us' if with_dcm else ''} "
                  f"{'FIFO' if realtime else 'OTHER'}", cm.starts[:n].copy(),
                  cm.late[:n].copy(), cpu.percent, 1.0 / rate,
                  note="SCHED_FIFO" if realtime else "SCHED_OTHER")
@@ -134,9 +156,11 @@ def main(argv: list[str] | None = None) -> None:
     print(f"# rate {args.rate:g} Hz, {args.seconds:g} s per row, late = more than "
           f"{LATE_MS * 1e3:g} ms after the deadline")
     rows, extras = [], []
-    for n in (1, 10):
-        print(f"# running ControllerManager with {n} trivial controller(s) ...", flush=True)
-        r, x = run_manager(n, args.seconds, args.rate, fifo)
+    for n, with_dcm, spin in ((1, False, 0), (10, False, 0), (10, True, 200e-6),
+                              (10, True, 0.0)):
+        print(f"# running ControllerManager with {n} trivial controller(s)"
+              f"{' and the DCM' if with_dcm else ''} ...", flush=True)
+        r, x = run_manager(n, args.seconds, args.rate, fifo, with_dcm, spin)
         rows.append(r)
         extras.append(x)
     print("# running cyclictest ...", flush=True)
