@@ -12,8 +12,8 @@ Rows, run one after another in this process:
     100 Hz PeriodicEC (SCHED_FIFO 70 when permitted, as scripts/run gives every EC), state
     and commands through the DCM's pre/postProcess seqlocks: what the DCM thread costs the
     1 kHz loop (both hold the GIL while they run: the DCM's cycle, and its 200 us spin
-    before each deadline, can delay the manager's tick); run with the DCM EC spinning 200 us (scripts/run's default
-    exec_cxt.periodic.spin_us) and with spin 0;
+    before each deadline, can delay the manager's tick); run with the DCM EC spinning
+    200 us (scripts/run's default exec_cxt.periodic.spin_us) and with spin 0;
 (d) C ``cyclictest`` at the same interval (SCHED_FIFO 80, mlockall) when it is on PATH: the
     machine's floor in the same run.
 

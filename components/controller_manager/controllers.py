@@ -22,7 +22,6 @@ the same tick) and writes that PD's setpoint; without, it writes the joint comma
 
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
 import numpy as np

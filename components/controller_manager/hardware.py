@@ -9,9 +9,9 @@ manager's EC thread, without allocating):
   *now* through an alias (NAOqi's fast-access pattern: setAlias in preProcess), so it acts in
   that very DCM cycle (spec 1.8). ``halted`` is True while every joint's Hardness is 0.
   The setAlias builds small lists in the DCM's thread (not in the 1 kHz loop): about 0.1 ms
-  per DCM cycle with the following step, measured here, 1 % of a 10 ms cycle. The manager and the DCM may run in different threads (the
-  manager at 1 kHz, the DCM at 100 Hz): the two hand-overs are seqlocks, so neither side
-  ever waits for the other.
+  per DCM cycle with the following step, measured here, 1 % of a 10 ms cycle. The manager
+  and the DCM may run in different threads (the manager at 1 kHz, the DCM at 100 Hz): the
+  two hand-overs are seqlocks, so neither side ever waits for the other.
 * :class:`PortHardware` reads the state from an InPort connected to ``DCM0.q`` and writes the
   command to an OutPort connected to ``DCM0.qRef`` (NaN = leave that joint), for a manager in
   another process.

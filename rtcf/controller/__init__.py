@@ -14,6 +14,6 @@ from .scheduler import schedule_controllers
 
 __all__ = ["AFTER_ME", "BEFORE_ME", "Controller", "ControllerError", "ControllerProvider",
            "ControllerState", "ControllerManagerCore", "ControllerStats", "Strictness",
-           "SwitchRequest", "import_controllers", "register_controller", "register_module", "registered_types",
-           "resolve_controller", "Hardware", "JointHandle", "LoopbackHardware", "RobotState",
-           "schedule_controllers"]
+           "SwitchRequest", "import_controllers", "register_controller", "register_module",
+           "registered_types", "resolve_controller", "Hardware", "JointHandle",
+           "LoopbackHardware", "RobotState", "schedule_controllers"]

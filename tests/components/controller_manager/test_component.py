@@ -5,7 +5,6 @@ that block until the loop performed them, deactivation."""
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 
