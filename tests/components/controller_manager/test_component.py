@@ -98,6 +98,9 @@ def test_a_command_acts_in_the_same_dcm_cycle(system):
     ec.step(300)                  # the simulated servo (tau 50 ms) gets there
     assert dcm.sensor_values[yaw] == pytest.approx(0.3, abs=1e-3)
     assert cm.robot.position[yaw] == pytest.approx(dcm.sensor_values[yaw], abs=1e-3)
+    applied = cm.hw.commands_applied          # a steady command is not sent again
+    ec.step(20)
+    assert cm.hw.commands_applied == applied
 
 
 def test_servant_load_switch_unload_round_trip(system):
