@@ -6,7 +6,7 @@ Rows, run one after another in this process:
 
 (a) ControllerManager (hardware=loopback: an ideal robot, no DCM) on a PeriodicEC at the
     rate, sleep then spin the last 200 us, SCHED_FIFO when permitted, 1 trivial controller
-    (reads one joint, writes its command);
+    (reads one joint, commands it plus a small wave);
 (b) the same with 10 trivial controllers;
 (c) 10 controllers with hardware=dcm: the DCM of spec 1 in the same process on its own
     100 Hz PeriodicEC (SCHED_FIFO 70 when permitted, as scripts/run gives every EC), state
@@ -29,6 +29,7 @@ the host is a shared VM (see design.md): figures taken while it is loaded are in
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -48,14 +49,15 @@ from controller_manager.component import ControllerManager  # noqa: E402
 
 
 class Trivial(Controller):
-    """Reads one joint's position and writes it back as its command."""
+    """Reads one joint's position and commands it plus a small wave, so the command changes
+    every tick (with hardware=dcm an unchanged command would not be sent again)."""
 
     def init(self, robot, params):
         self.j = robot.joint(params["joint"])
         return True
 
     def update(self, time, period):
-        self.j.command = self.j.position
+        self.j.command = self.j.position + 1e-3 * math.sin(time)
 
 
 class RecordingManager(ControllerManager):
