@@ -5,14 +5,12 @@ manager's EC thread, without allocating):
 
 * :class:`DcmHardware` binds to a DCM component of the same process. The DCM's postProcess
   callback publishes the measured joint positions (and a finite-difference velocity) and its
-  preProcess callback takes the newest command and sets it on the Position actuators dated
-  *now* through an alias (NAOqi's fast-access pattern: setAlias in preProcess), so it acts in
-  that very DCM cycle (spec 1.8). ``halted`` is True while every joint's Hardness is 0.
-  A command equal to the last one sent is not sent again (the DCM holds it). The setAlias
-  validates and stages small lists in the DCM's thread (not in the 1 kHz loop): a DCM cycle
-  that takes a new command costs about 0.2 ms here instead of 0.02 ms, and since both
-  threads need the GIL this shows as the p99 lateness of the 1 kHz loop when they share a
-  process (bench_controllers.py); hardware=ports in another process avoids it. The manager
+  preProcess callback takes the newest command and hands it to the DCM as Position commands
+  dated *now* (DCM.command_positions: the same effect as NAOqi's setAlias of a fast-access
+  alias in preProcess, through the DCM's per-cycle qRef path, without building command
+  lists), so it acts in that very DCM cycle (spec 1.8). ``halted`` is True while every
+  joint's Hardness is 0. A command equal to the last one sent is not sent again (the DCM
+  holds it). The manager
   and the DCM may run in different threads (the manager at 1 kHz, the DCM at 100 Hz): the
   two hand-overs are seqlocks, so neither side ever waits for the other.
 * :class:`PortHardware` reads the state from an InPort connected to ``DCM0.q`` and writes the
@@ -31,7 +29,6 @@ from rtcf import ReadStatus
 from rtcf.controller import RobotState
 from rtcf.datatypes import stamp
 
-ALIAS = "rtcf.controller_manager.positions"
 
 
 class SeqBuffer:
@@ -91,9 +88,7 @@ class DcmHardware:
         self._prev_q = np.zeros(n)
         self._dq = np.zeros(n)
         self._prev_ms: int | None = None
-        self._keys = [d.actuator_keys[i] for i in d.position_actuators]
         self._connections: list[Any] = []
-        self._alias_ready = False
         self._hard_idx = np.asarray(d.hardness_actuators)
         self._hard = np.zeros(n)
         self.halted = False        # every joint's Hardness is 0 (written by the DCM thread)
@@ -101,11 +96,9 @@ class DcmHardware:
 
     # -- binding (non-real-time) ----------------------------------------------------------
     def attach(self) -> None:
-        """Register the DCM callbacks (the alias is created by the first preProcess, in
-        the DCM's thread, so nobody waits here). Runs in: any thread."""
+        """Register the DCM callbacks. Runs in: any thread."""
         if self._connections:
             return
-        self._alias_ready = False
         self._connections = [self.dcm.at_post_process(self._publish_state),
                              self.dcm.at_pre_process(self._apply_command)]
 
@@ -138,12 +131,7 @@ class DcmHardware:
         cmd = self._cmd_in[0]
         if np.isnan(cmd).all() or np.array_equal(cmd, self._sent, equal_nan=True):
             return                                      # nothing, or what the DCM holds
-        if not self._alias_ready:
-            self.dcm.core.create_alias([ALIAS, self._keys])
-            self._alias_ready = True
-        values = [[v] for v in cmd.tolist()]            # NaN members are dropped (1.7)
-        self.dcm.core.set_alias([ALIAS, "Merge", "time-separate", 0, [self.dcm.now_ms],
-                                 values])
+        self.dcm.command_positions(cmd)                 # NaN joints are left alone
         np.copyto(self._sent, cmd)
         self.commands_applied += 1
 
