@@ -39,7 +39,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent / "components"), str(HERE)]
 
-from bench_ec import LATE_MS, Result, run_cyclictest  # noqa: E402
+from bench_ec import LATE_MS, Result, cyclictest_result  # noqa: E402
 from common import US, CpuMeter, machine_line, percentiles, table  # noqa: E402
 
 from rtcf import PeriodicEC  # noqa: E402
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> None:
         rows.append(r)
         extras.append(x)
     print("# running cyclictest ...", flush=True)
-    d = run_cyclictest(args.seconds, args.rate, fifo)
+    d = cyclictest_result(args.seconds, args.rate, fifo)
     results = rows + ([d] if isinstance(d, Result) else [])
     print()
     print(table(["", "ticks", "rate [Hz]", "period err [%]", "late p50 [us]", "p99 [us]",
