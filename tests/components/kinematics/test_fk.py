@@ -375,9 +375,9 @@ def test_batch_equals_single(which, nao, arm):
 
 
 def test_m1013_zero_pose(arm):
-    """The M1013 flange at zero, from the joint origins of doosan-robot2's m1013.urdf:
-    z = 0.1525 + 0.62 + 0.559 (the arm stands straight up, with the 1.571 rad rounding of
-    the file), y = 0.0345 - 0.0345 ... summed through the rotations."""
+    """The M1013 flange at zero, from the joint origins of doosan-robot2's m1013.urdf: the arm
+    stands straight up, z = 0.1525 + 0.62 + 0.559 + 0.121 (to the file's 1.571 rad rounding
+    of pi/2, i.e. within a millimetre)."""
     T = chain_fk(arm, "arm", np.zeros(6))
     assert T[2, 3] == pytest.approx(0.1525 + 0.62 + 0.559 + 0.121, abs=1e-3)
     assert np.hypot(T[0, 3], T[1, 3]) < 0.04
