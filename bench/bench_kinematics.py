@@ -14,11 +14,11 @@ agree with ours before it is timed:
 
 Sections (medians over batches; the host is a shared 2-vCPU VM, see bench/README.md):
 
-1. single FK call [us]: ours ``chain_fk(model, chain, q)`` (a 4x4 ndarray) vs Pinocchio
+1. single FK call [us] (interleaved rounds): ours ``chain_fk(model, chain, q)`` (a 4x4 ndarray) vs Pinocchio
    ``forwardKinematics`` + ``updateFramePlacement`` (an SE3; and with ``.homogeneous``, a 4x4
    like ours) vs ikpy ``forward_kinematics``;
 2. batched FK throughput [configurations/s] at N = 1e4 and --big (1e6): ours
-   ``chain_fk_batch`` vs Pinocchio called in a loop (FK + frame update per configuration, the
+   ``chain_fk_batch`` (and the same called on slices of 2048 / 1e4 rows) vs Pinocchio called in a loop (FK + frame update per configuration, the
    result not even stored: favours Pinocchio) vs ikpy in a loop (1e4 only);
 3. IK on the same --targets reachable targets per chain (FK of seeded uniform configurations
    within the limits), mask 63 (full pose): ours ``solve_ik`` vs a textbook damped least
@@ -56,7 +56,7 @@ sys.path.insert(0, str(ROOT / "components"))
 sys.path.insert(0, str(ROOT / "tests" / "components" / "kinematics"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import US, machine_line, percentiles, table, time_batches  # noqa: E402
+from common import US, machine_line, percentiles, table  # noqa: E402
 
 from kinematics import (chain_fk, chain_fk_batch, load_model, position6d,  # noqa: E402
                         solve_ik)
@@ -196,13 +196,23 @@ def bench_single(case: Case, batches: int, per_batch: int) -> list[list]:
                 ik.forward_kinematics(qfull)
 
         runs.append(("ikpy forward_kinematics", ikpy_fk))
-    med = {}
+    # interleaved rounds: every call is timed in every round, so a stall of the shared VM
+    # hits all of them alike and the ratios stay meaningful
+    per = {name: (200 if name.startswith("ikpy") else per_batch) for name, _ in runs}
     for name, fn in runs:
-        gc.collect()
-        per = 200 if name.startswith("ikpy") else per_batch
-        t = time_batches(fn, per, batches) * US
-        med[name] = percentiles(t, [50])[0]
-        rows.append([f"{case.label}: {name}", med[name], percentiles(t, [90])[0]])
+        fn(per[name])                                     # warm up (compile, caches)
+    times = {name: np.empty(batches) for name, _ in runs}
+    perf = time.perf_counter
+    gc.collect()
+    for b in range(batches):
+        for name, fn in runs:
+            t0 = perf()
+            fn(per[name])
+            times[name][b] = (perf() - t0) / per[name] * US
+    med = {}
+    for name, _ in runs:
+        med[name], p90 = percentiles(times[name], [50, 90])
+        rows.append([f"{case.label}: {name}", med[name], p90])
     base = med.get("pinocchio FK + updateFramePlacement (SE3)")
     for r in rows:
         r.append(r[1] / base if base else None)
@@ -213,33 +223,24 @@ def bench_single(case: Case, batches: int, per_batch: int) -> list[list]:
 # -- 2. batched FK -----------------------------------------------------------------------------
 
 def bench_batch(case: Case, sizes: list[int], repeats: int) -> list[list]:
+    """Throughput per size; the contenders run in interleaved rounds (median of the rounds).
+    At sizes above 1e4: 3 rounds, Pinocchio once, ikpy not at all."""
     c, model = case.chain, case.model
     rng = np.random.default_rng(3)
     rows = []
     case.batch = {}
     for n in sizes:
         Q = rng.uniform(c.lower, c.upper, size=(n, c.dof))
-        reps = repeats if n <= 10**4 else 3
-
-        def timed(fn, reps=reps):
-            out = []
-            for _ in range(reps):
-                gc.collect()
-                t0 = time.perf_counter()
-                fn()
-                out.append(time.perf_counter() - t0)
-            return float(np.median(out))
-
-        t_ours = timed(lambda: chain_fk_batch(model, c, Q))
-        res = {"ours chain_fk_batch": n / t_ours}
-        if n > 10**4:
-            chunk = 10**4
-
-            def chunked():
+        big = n > 10**4
+        runs = {"ours chain_fk_batch": (lambda: chain_fk_batch(model, c, Q), 3 if big else repeats)}
+        # the same, called by the caller on cache-sized slices (a proposal for the core)
+        for chunk in (2048, 10**4) if big else (2048,):
+            def chunked(chunk=chunk):
                 out = np.empty((n, 4, 4))
                 for i in range(0, n, chunk):
                     out[i:i + chunk] = chain_fk_batch(model, c, Q[i:i + chunk])
-            res[f"ours chain_fk_batch in chunks of {chunk:,} (caller)"] = n / timed(chunked)
+            runs[f"ours chain_fk_batch in chunks of {chunk:,} (caller)"] = (
+                chunked, 3 if big else repeats)
         if case.pin:
             pin, pm, data, fid = case.pin, case.pm, case.pdata, case.fid
             fk, upd = pin.forwardKinematics, pin.updateFramePlacement
@@ -248,8 +249,8 @@ def bench_batch(case: Case, sizes: list[int], repeats: int) -> list[list]:
                 for q in Q:
                     fk(pm, data, q)
                     upd(pm, data, fid)
-            res["pinocchio in a loop"] = n / timed(pin_loop, 1 if n > 10**4 else reps)
-        if case.ik and n <= 10**4:
+            runs["pinocchio in a loop"] = (pin_loop, 1 if big else repeats)
+        if case.ik and not big:
             ik = case.ik
             F = np.zeros((n, c.dof + 2))
             F[:, 1:-1] = Q
@@ -257,7 +258,16 @@ def bench_batch(case: Case, sizes: list[int], repeats: int) -> list[list]:
             def ikpy_loop():
                 for f in F:
                     ik.forward_kinematics(f)
-            res["ikpy in a loop"] = n / timed(ikpy_loop, 1)
+            runs["ikpy in a loop"] = (ikpy_loop, 1)
+        times: dict[str, list[float]] = {name: [] for name in runs}
+        for r in range(max(reps for _, reps in runs.values())):
+            for name, (fn, reps) in runs.items():
+                if r < reps:
+                    gc.collect()
+                    t0 = time.perf_counter()
+                    fn()
+                    times[name].append(time.perf_counter() - t0)
+        res = {name: n / float(np.median(ts)) for name, ts in times.items()}
         pin_rate = res.get("pinocchio in a loop")
         for name, rate in res.items():
             rows.append([f"{case.label}: {name}", f"{n:,}", rate,
