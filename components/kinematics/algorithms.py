@@ -208,10 +208,12 @@ def rotation_log(R: np.ndarray) -> np.ndarray:
     if a < 1e-6:
         return 0.5 * v
     if a > math.pi - 1e-4:             # near pi: the axis from the symmetric part
+        # symmetric part = cos_a I + (1 - cos_a) n n^T: its column i, diagonal term minus
+        # cos_a, is (1 - cos_a) n_i n (i: the largest |n_i|)
         d = np.diag(R)
         i = int(np.argmax(d))
         axis = (R[:, i] + R[i, :]) * 0.5
-        axis[i] = math.sqrt(max(0.0, (d[i] - cos_a) / (1.0 - cos_a)))
+        axis[i] = d[i] - cos_a
         axis /= np.linalg.norm(axis)
         if axis @ v < 0:
             axis = -axis
