@@ -216,3 +216,39 @@ def test_rotation_log(angle):
         if angle == math.pi:
             v = v if v @ n >= 0 else -v
         np.testing.assert_allclose(v, angle * n, atol=1e-7 if angle > 3 else 1e-12)
+
+
+def test_continuous_joints_from_a_urdf(tmp_path):
+    """A URDF chain with continuous joints (limits +-inf): IK starts within one turn of them
+    and solves. Before the fix the middle of +-inf was nan and the random starts raised
+    OverflowError."""
+    from kinematics.urdf import model_from_urdf
+    urdf = tmp_path / "wrist.urdf"
+    urdf.write_text("""<?xml version="1.0"?>
+<robot name="wrist">
+  <link name="base"/><link name="a"/><link name="b"/><link name="c"/><link name="tool"/>
+  <joint name="yaw" type="continuous"><parent link="base"/><child link="a"/>
+    <origin xyz="0 0 0.1"/><axis xyz="0 0 1"/></joint>
+  <joint name="pitch" type="revolute"><parent link="a"/><child link="b"/>
+    <origin xyz="0 0 0.1"/><axis xyz="0 1 0"/>
+    <limit lower="-1.5" upper="1.5" effort="1" velocity="1"/></joint>
+  <joint name="elbow" type="revolute"><parent link="b"/><child link="c"/>
+    <origin xyz="0 0 0.3"/><axis xyz="0 1 0"/>
+    <limit lower="-2.5" upper="2.5" effort="1" velocity="1"/></joint>
+  <joint name="roll" type="continuous"><parent link="c"/><child link="tool"/>
+    <origin xyz="0 0 0.25"/><axis xyz="0 0 1"/></joint>
+</robot>
+""")
+    m = model_from_urdf(urdf)
+    c = m.chain("tool")
+    assert np.isinf(c.lower[0]) and np.isinf(c.upper[3])
+    rng = np.random.default_rng(37)
+    for _ in range(20):
+        q = np.array([rng.uniform(-3, 3), rng.uniform(-1.5, 1.5), rng.uniform(0.2, 2.5), 0.0])
+        target = chain_fk(m, c, q)
+        for mask in (7, 63):
+            r = solve_ik(m, c, target, mask=mask)
+            assert r.success, r.reason
+            assert np.all(np.isfinite(r.q))
+            ep, er = errors(chain_fk(m, c, r.q), target)
+            assert ep <= POS_TOL and (mask == 7 or er <= ROT_TOL)
