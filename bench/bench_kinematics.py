@@ -14,12 +14,13 @@ agree with ours before it is timed:
 
 Sections (medians over batches; the host is a shared 2-vCPU VM, see bench/README.md):
 
-1. single FK call [us] (interleaved rounds): ours ``chain_fk(model, chain, q)`` (a 4x4 ndarray) vs Pinocchio
-   ``forwardKinematics`` + ``updateFramePlacement`` (an SE3; and with ``.homogeneous``, a 4x4
-   like ours) vs ikpy ``forward_kinematics``;
+1. single FK call [us], interleaved rounds: ours ``chain_fk(model, chain, q)`` (a 4x4
+   ndarray) vs Pinocchio ``forwardKinematics`` + ``updateFramePlacement`` (an SE3; and with
+   ``.homogeneous``, a 4x4 like ours) vs ikpy ``forward_kinematics``;
 2. batched FK throughput [configurations/s] at N = 1e4 and --big (1e6): ours
-   ``chain_fk_batch`` (and the same called on slices of 2048 / 1e4 rows) vs Pinocchio called in a loop (FK + frame update per configuration, the
-   result not even stored: favours Pinocchio) vs ikpy in a loop (1e4 only);
+   ``chain_fk_batch`` (and the same called on slices of 2048 / 1e4 rows) vs Pinocchio called
+   in a loop (FK + frame update per configuration, the result not even stored: favours
+   Pinocchio) vs ikpy in a loop (1e4 only);
 3. IK on the same --targets reachable targets per chain (FK of seeded uniform configurations
    within the limits), mask 63 (full pose): ours ``solve_ik`` vs a textbook damped least
    squares loop on Pinocchio (computeJointJacobians + getFrameJacobian, fixed damping, full

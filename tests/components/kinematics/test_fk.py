@@ -157,8 +157,8 @@ def test_zero_posture(nao, seed_model):
                                    atol=1e-12)
         np.testing.assert_allclose(T[:3, :3], np.eye(3), atol=1e-12)
     # foot height: HipOffsetZ + ThighLength + TibiaLength + FootHeight
-    assert body_transform(nao, zero, "LLeg")[2, 3] == pytest.approx(-(85 + 100 + 102.9 + 45.19) * MM,
-                                                                    abs=1e-15)
+    foot_z = -(85 + 100 + 102.9 + 45.19) * MM
+    assert body_transform(nao, zero, "LLeg")[2, 3] == pytest.approx(foot_z, abs=1e-15)
     np.testing.assert_array_equal(body_transform(nao, zero, "Torso"), np.eye(4))
 
 

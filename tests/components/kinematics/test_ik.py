@@ -38,10 +38,11 @@ def errors(T, target):
 
 # Known shortfall, reported as xfail (only the rate: every other check of the case must pass;
 # once the core is fixed the case passes and KNOWN_SHORT can go). With the current solver 3
-# of the 200 LArm position-only targets end 0.11-1.1 mm away, a joint pressed on its limit. _dls clips q + dq to the limits but keeps the blocked joint in the
-# step, so each step is cut short along the limit and the descent crawls until max_iter.
-# Removing a joint at its limit whose step points outward from the Jacobian and solving again
-# (an active set) solves 200/200 here, and every NAO case, with the same median time.
+# of the 200 LArm position-only targets end 0.11-1.1 mm away, a joint pressed on its limit.
+# _dls clips q + dq to the limits but keeps the blocked joint in the step, so each step is
+# cut short along the limit and the descent crawls until max_iter. Removing a joint at its
+# limit whose step points outward from the Jacobian and solving again (an active set) solves
+# 200/200 here, and every NAO case, with the same median time.
 KNOWN_SHORT = {("LArm", 7): "solve_ik: clipped DLS without an active set stalls on joint "
                             "limits; see the comment above test_round_trip"}
 CASES = [("nao", "LArm", 63), ("nao", "LArm", 7), ("nao", "RArm", 63), ("nao", "RArm", 7),

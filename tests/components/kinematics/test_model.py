@@ -238,16 +238,20 @@ DATA_ERRORS = {
     "no joints": (_del(["joints"]), "bad.yaml: joints: expected a non-empty list, got None"),
     "empty joints": (_set(["joints"], []), "bad.yaml: joints: expected a non-empty list, got []"),
     "joint no name": (_set(["joints", 3], {"limits": [0, 1]}),
-                      "bad.yaml: joints[3]: expected a mapping with a name, got {'limits': [0, 1]}"),
+                      "bad.yaml: joints[3]: expected a mapping with a name, "
+                      "got {'limits': [0, 1]}"),
     "limits order": (_set(["joints", 0, "limits"], [1.0, -1.0]),
                      "bad.yaml: joints[0].limits: expected [min, max] with min <= max, "
                      "got [1.0, -1.0]"),
     "limits length": (_set(["joints", 5, "limits"], [1.0]),
-                      "bad.yaml: joints[5].limits: expected [min, max] with min <= max, got [1.0]"),
+                      "bad.yaml: joints[5].limits: expected [min, max] with min <= max, "
+                      "got [1.0]"),
     "limits nan": (_set(["joints", 5, "limits"], [float("nan"), 1.0]),
-                   "bad.yaml: joints[5].limits: expected [min, max] with min <= max, got [nan, 1.0]"),
+                   "bad.yaml: joints[5].limits: expected [min, max] with min <= max, "
+                   "got [nan, 1.0]"),
     "limits text": (_set(["joints", 5, "limits"], ["a", 1.0]),
-                    "bad.yaml: joints[5].limits: expected [min, max] with min <= max, got ['a', 1.0]"),
+                    "bad.yaml: joints[5].limits: expected [min, max] with min <= max, "
+                    "got ['a', 1.0]"),
     "no limits": (_del(["joints", 2, "limits"]),
                   "bad.yaml: joints[2].limits: expected [min, max] with min <= max, got None"),
     "velocity": (_set(["joints", 1, "velocity"], -2),
