@@ -32,7 +32,7 @@ Sections (medians over batches; the host is a shared 2-vCPU VM, see bench/README
    and every answer is judged by our own FK; time per solve includes the restarts.
 
 Then where one chain_fk call spends its time (dispatch, the generated formulas, building the
-4x4 ndarray, numpy scalars when q is an ndarray), and the issue's targets next to the
+4x4 ndarray, an ndarray q over a list), and the issue's targets next to the
 measured ratios. Prints, never asserts.
 """
 
@@ -399,7 +399,8 @@ def verdicts(cases: list[Case]) -> list[list]:
 def breakdown(case: Case, number: int = 20000) -> list[list]:
     """Where one chain_fk call goes: dispatch (chain lookup, compiled-function cache, length
     check), the generated formulas alone (returning a tuple), the 4x4 ndarray built from the
-    nested tuple, and the cost of numpy float64 scalars when q is an ndarray."""
+    nested tuple, and what an ndarray q costs over a list (numpy float64 scalars in the
+    formulas, or the q.tolist() that avoids them)."""
     import math
     import timeit
     from kinematics.algorithms import _fn
@@ -410,7 +411,8 @@ def breakdown(case: Case, number: int = 20000) -> list[list]:
     src = f.source
     if "return _np.array(" not in src:
         return []
-    env = {"_np": np, "sin": math.sin, "cos": math.cos}
+    env = {"_np": np, "_nd": np.ndarray, "sin": math.sin, "cos": math.cos,
+           "atan2": math.atan2}
     exec(src.replace("return _np.array(", "return ("), env)   # same formulas, no ndarray
     g = env["f"]
     nested = g(ql)
@@ -425,7 +427,7 @@ def breakdown(case: Case, number: int = 20000) -> list[list]:
     return [[case.label, "chain_fk(model, Chain, ndarray q), whole call", whole],
             [case.label, "  dispatch: _chain + compiled-function cache + length check",
              whole - gen_nd],
-            [case.label, "  numpy float64 scalars (q ndarray) vs Python floats",
+            [case.label, "  q an ndarray instead of a list (numpy scalars or tolist)",
              gen_nd - gen_list],
             [case.label, "  generated formulas on Python floats (tuple out)", formulas],
             [case.label, "  np.array(4x4 nested tuple)", build],

@@ -60,6 +60,20 @@ def chain_fk(model: Model, chain: str | Chain, q: Sequence[float],
     return _fn(c, "pose", tip)(_q(c, q))
 
 
+def chain_pose6d(model: Model, chain: str | Chain, q: Sequence[float]) -> tuple:
+    """(x, y, z, wx, wy, wz) of the effector in the root frame, as position6d(chain_fk(...))
+    but straight from the formulas (no 4x4 built): the per-cycle call."""
+    c = _chain(model, chain)
+    return _fn(c, "pose6d")(_q(c, q))
+
+
+def warm_up(model: Model) -> None:
+    """Compile every chain's formulas now (in the lifecycle, not in the first cycle)."""
+    for c in model.chains.values():
+        for kind in ("pose", "pose6d", "pose_jac", "frames"):
+            _fn(c, kind)
+
+
 def chain_fk_batch(model: Model, chain: str | Chain, Q: np.ndarray) -> np.ndarray:
     """(N, n) configurations -> (N, 4, 4) effector poses; vectorised over N."""
     c = _chain(model, chain)
@@ -179,12 +193,12 @@ def invert(T: np.ndarray) -> np.ndarray:
 
 def position6d(T: np.ndarray) -> list[float]:
     """[x, y, z, wx, wy, wz] with R = Rz(wz) Ry(wy) Rx(wx) (libalmath's convention)."""
-    r = T[:3, :3]
-    wz = math.atan2(r[1, 0], r[0, 0])
+    (r00, r01, r02, x), (r10, r11, r12, y), (r20, _, _, z) = T[:3].tolist()
+    wz = math.atan2(r10, r00)
     cz, sz = math.cos(wz), math.sin(wz)
-    wy = math.atan2(-r[2, 0], cz * r[0, 0] + sz * r[1, 0])
-    wx = math.atan2(sz * r[0, 2] - cz * r[1, 2], cz * r[1, 1] - sz * r[0, 1])
-    return [float(T[0, 3]), float(T[1, 3]), float(T[2, 3]), wx, wy, wz]
+    wy = math.atan2(-r20, cz * r00 + sz * r10)
+    wx = math.atan2(sz * r02 - cz * r12, cz * r11 - sz * r01)
+    return [x, y, z, wx, wy, wz]
 
 
 def transform_from_6d(p: Sequence[float]) -> np.ndarray:
@@ -286,7 +300,9 @@ def solve_ik(model: Model, chain: str | Chain, target: np.ndarray,
         d = np.linalg.norm(target[:3, 3] - c.X[0][:3, 3]) if c.dof else 0.0
         r = reach(c, tip)
         if pos_rows.size == 3 and d > r + pos_tol:
-            return IKResult(False, first.copy(), float(d - r), math.inf, 0,
+            e = _err(_fn(c, "pose", tip)(first), target)
+            er = float(np.linalg.norm(e[rot_rows])) if rot_rows.size else 0.0
+            return IKResult(False, first.copy(), float(np.linalg.norm(e[:3])), er, 0,
                             f"unreachable: the target is {d:.4f} m from {c.joints[0]}, "
                             f"the {c.name} chain reaches at most {r:.4f} m")
     f = _fn(c, "pose_jac", tip)
