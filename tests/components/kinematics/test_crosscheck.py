@@ -16,12 +16,14 @@ Skipped without Pinocchio (PyPI ``pin``: the ``test`` extra in setup.cfg).
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 pin = pytest.importorskip("pinocchio")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # pin_chain, in any import mode
 
 from kinematics import (body_transform, chain_fk, chain_frames, chain_jacobian,  # noqa: E402
                         load_model)
