@@ -222,10 +222,12 @@ def rotation_log(R: np.ndarray) -> np.ndarray:
     if a < 1e-6:
         return 0.5 * v
     if a > math.pi - 1e-4:             # near pi: the axis from the symmetric part
+        # symmetric part = cos_a I + (1 - cos_a) n n^T: its column i, diagonal term minus
+        # cos_a, is (1 - cos_a) n_i n (i: the largest |n_i|)
         d = np.diag(R)
         i = int(np.argmax(d))
         axis = (R[:, i] + R[i, :]) * 0.5
-        axis[i] = math.sqrt(max(0.0, (d[i] - cos_a) / (1.0 - cos_a)))
+        axis[i] = d[i] - cos_a
         axis /= np.linalg.norm(axis)
         if axis @ v < 0:
             axis = -axis
@@ -281,8 +283,12 @@ def solve_ik(model: Model, chain: str | Chain, target: np.ndarray,
             and restarts >= 0):
         raise ValueError(f"max_iter >= 1 and restarts >= 0 expected, got {max_iter}, {restarts}")
     lo, hi = c.lower, c.upper
+    # the starts need a finite range: a continuous joint (a URDF's, limits +-inf) starts
+    # within one turn
+    slo = np.where(np.isfinite(lo), lo, np.where(np.isfinite(hi), hi - 2 * math.pi, -math.pi))
+    shi = np.where(np.isfinite(hi), hi, slo + 2 * math.pi)
     if q_seed is None:
-        first = 0.5 * (lo + hi)
+        first = 0.5 * (slo + shi)
     else:
         first = np.asarray(q_seed, dtype=float)
         if first.shape != (c.dof,) or not np.all(np.isfinite(first)):
@@ -301,11 +307,11 @@ def solve_ik(model: Model, chain: str | Chain, target: np.ndarray,
                             f"the {c.name} chain reaches at most {r:.4f} m")
     f = _fn(c, "pose_jac", tip)
     rng = np.random.default_rng(seed)
-    seeds = [first] + ([0.5 * (lo + hi)] if q_seed is not None else [])
+    seeds = [first] + ([0.5 * (slo + shi)] if q_seed is not None else [])
     best: tuple[float, np.ndarray, float, float] | None = None
     total = 0
     for attempt in range(restarts + 1):
-        q0 = seeds[attempt] if attempt < len(seeds) else rng.uniform(lo, hi)
+        q0 = seeds[attempt] if attempt < len(seeds) else rng.uniform(slo, shi)
         q, it, ep, er = _dls(f, target, q0, lo, hi, rows, pos_rows, rot_rows, pos_tol, rot_tol,
                              max_iter)
         total += it
