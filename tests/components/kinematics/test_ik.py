@@ -36,6 +36,10 @@ def errors(T, target):
             float(np.linalg.norm(rotation_log(target[:3, :3] @ T[:3, :3].T))))
 
 
+CASES = [("nao", "LArm", 63), ("nao", "LArm", 7), ("nao", "RArm", 63), ("nao", "RArm", 7),
+         ("nao", "LLeg", 63), ("nao", "RLeg", 63), ("m1013", "arm", 63)]
+IDS = ["LArm-63", "LArm-7", "RArm-63", "RArm-7", "LLeg-63", "RLeg-63", "m1013-63"]
+
 
 @pytest.mark.parametrize("which,chain,mask", CASES, ids=IDS)
 def test_round_trip(models, which, chain, mask):
