@@ -277,7 +277,7 @@ def reach(chain: Chain, tip: np.ndarray | None = None) -> float:
 def solve_ik(model: Model, chain: str | Chain, target: np.ndarray,
              q_seed: Sequence[float] | None = None, mask: int = AXIS_MASK_ALL,
              tip: np.ndarray | None = None, *, pos_tol: float = 1e-4, rot_tol: float = 1e-3,
-             max_iter: int = 200, restarts: int = 24, seed: int = 0) -> IKResult:
+             max_iter: int = 200, restarts: int = 48, seed: int = 0) -> IKResult:
     """Damped least squares (Levenberg-Marquardt step control) on the masked pose error,
     joint limits enforced on every step, restarted from the middle of the limits and from
     seeded random configurations until one meets both tolerances. Deterministic for a given
@@ -322,7 +322,14 @@ def solve_ik(model: Model, chain: str | Chain, target: np.ndarray,
     best: tuple[float, np.ndarray, float, float] | None = None
     total = 0
     for attempt in range(restarts + 1):
-        q0 = seeds[attempt] if attempt < len(seeds) else rng.uniform(slo, shi)
+        if attempt < len(seeds):
+            q0 = seeds[attempt]
+        elif attempt % 3 == 0 and best is not None:
+            # every third start: near the best so far (solutions in a pocket by a limit are
+            # found from nearby more often than from anywhere)
+            q0 = np.clip(best[1] + rng.normal(0.0, 0.3, c.dof), slo, shi)
+        else:
+            q0 = rng.uniform(slo, shi)
         q, it, ep, er = _dls(f, target, q0, lo, hi, rows, pos_rows, rot_rows, pos_tol, rot_tol,
                              max_iter)
         total += it
