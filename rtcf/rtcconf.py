@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from rtcf.errors import ConfigError
+from rtcf.errors import ConfigError, show_value
 
 __all__ = [
     "Conf", "ComponentConf", "PrecreateSpec", "PreconnectSpec",
@@ -56,9 +56,14 @@ class Conf(dict):
         super().__init__(items or {})
         self.fallback = fallback
         self.origin: dict[str, Origin] = dict(origin or {})
+        #: Problems worth a warning but not a refusal (a line without a separator), each
+        #: naming its file and line; see also :func:`check_conf`.
+        self.warnings: list[str] = []
 
     def copy(self) -> "Conf":
-        return Conf(self, fallback=self.fallback, origin=self.origin)
+        out = Conf(self, fallback=self.fallback, origin=self.origin)
+        out.warnings = list(self.warnings)
+        return out
 
     def set(self, key: str, value: str, source: str, line: int | None = None) -> None:
         """Set ``key`` and record where the value came from."""
@@ -141,18 +146,42 @@ def parse_conf(text: str, filename: str = "<string>") -> Conf:
         key, value = _split_key_value(line)
         key = _unescape(key).strip()
         if not key:
-            raise ConfigError(f"{filename}:{number}: line has no key, got {line!r}")
+            raise ConfigError(f"{filename}:{number}: line has no key, got {show_value(line)}")
+        if not _has_separator(line):
+            # OpenRTM reads a bare word as a key with an empty value; usually a typo.
+            conf.warnings.append(f"{filename}:{number}: no ':' or '=' in the line, read as "
+                                 f"key {show_value(key)} with an empty value")
         conf.set(key, _unescape(value).strip(), filename, number)
     return conf
 
 
-def load_conf(path: str | os.PathLike) -> Conf:
-    """Read and parse an rtc.conf-style file; a missing file is a :class:`ConfigError`."""
+def _has_separator(line: str) -> bool:
+    line = line.strip()
+    return any(c in ":= \t" and not _is_escaped(line, i) for i, c in enumerate(line))
+
+
+def read_text(path: str | os.PathLike, what: str, error: type[Exception] = ConfigError) -> str:
+    """The text of a UTF-8 file (a BOM is allowed); ``error`` naming the file when it cannot
+    be read or is not text (a binary file, NUL bytes), e.g. ``x.conf: not a UTF-8 text file
+    (byte 0xff at offset 0)``."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        raw = Path(path).read_bytes()
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read configuration file: {exc.strerror}") from exc
-    return parse_conf(text, str(path))
+        raise error(f"{path}: cannot read {what}: {exc.strerror}") from None
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        raise error(f"{path}: not a text file: NUL byte at offset {nul} (is it a {what}?)")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not a UTF-8 text file: byte 0x{raw[exc.start]:02x} at offset "
+                    f"{exc.start} (is it a {what}?)") from None
+
+
+def load_conf(path: str | os.PathLike) -> Conf:
+    """Read and parse an rtc.conf-style file; a missing or binary file is a
+    :class:`ConfigError` naming it."""
+    return parse_conf(read_text(path, "configuration file"), str(path))
 
 
 def apply_overrides(conf: Mapping[str, str], overrides: Iterable[str]) -> Conf:
@@ -176,6 +205,8 @@ def merge_conf(base: Mapping[str, str], *overlays: Mapping[str, str]) -> Conf:
     """Merge confs left to right (later wins), keeping recorded origins."""
     out = base.copy() if isinstance(base, Conf) else Conf(base)
     for overlay in overlays:
+        if isinstance(overlay, Conf):
+            out.warnings.extend(overlay.warnings)
         for key, value in overlay.items():
             out[key] = value
             if isinstance(overlay, Conf) and key in overlay.origin:
