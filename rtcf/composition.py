@@ -580,10 +580,11 @@ def check_params(composition: Composition,
         try:
             cls = resolve(decl.type, decl.module)
         except LookupError as exc:
-            where_mod = f" in module '{decl.module}'" if decl.module else ""
-            detail = f" ({exc.args[0]})" if exc.args else ""
-            err.at(decl.where, ".type",
-                   f"unknown component type '{decl.type}'{where_mod}{detail}")
+            detail = str(exc.args[0]) if exc.args else "not found"
+            if getattr(exc, "field", "type") == "module":   # the module is the fault
+                err.at(decl.where, ".module", detail)
+                continue
+            err.at(decl.where, ".type", f"unknown component type ({detail})", decl.type)
             continue
         declared = cls.declared_params()
         for pname, value in decl.params.items():

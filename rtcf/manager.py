@@ -13,8 +13,10 @@ Shutdown (SIGINT/SIGTERM, --duration, or shutdown()): every Active component is 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import inspect
+import os
 import signal
 import sys
 import threading
@@ -27,7 +29,7 @@ from . import log as rlog
 from . import rtcconf
 from .component import Component
 from .composition import (Composition, ComponentDecl, check_params, from_rtc_conf,
-                          load_composition, merge)
+                          load_composition, merge, valid_module_name)
 from .errors import CompositionError, ConfigError, RtcfError
 from .execution import ExecutionContext, PeriodicEC, SteppedEC
 from .lifecycle import LifeCycleState, ReturnCode
@@ -35,6 +37,17 @@ from .ports import InPort, OutPort, connect
 from .services import ServicePort, connect_services
 
 COMPOSITION_KEY = "rtcf.composition"   # rtcf's own rtc.conf key: the default composition
+# scripts/run changes into the repository; it passes the directory the user ran it in here,
+# so that the paths the user typed (composition, -f, -o path keys) mean what they meant.
+CALLER_CWD_ENV = "RTCF_CWD"
+
+
+def user_path(path: str | os.PathLike) -> Path:
+    """A path the user typed, made absolute against the directory they ran the command in."""
+    p = Path(path).expanduser()
+    if p.is_absolute():
+        return p
+    return Path(os.environ.get(CALLER_CWD_ENV) or ".").resolve() / p
 
 
 class Manager:
@@ -60,8 +73,9 @@ class Manager:
 
     # -- modules and types -------------------------------------------------------------------
     def load_path(self) -> list[Path]:
-        base = Path(self.conf.origin.get("manager.modules.load_path", ("", None))[0]).parent \
-            if isinstance(self.conf, rtcconf.Conf) else Path(".")
+        origin = self.conf.origin.get("manager.modules.load_path", ("", None))[0] \
+            if isinstance(self.conf, rtcconf.Conf) else ""
+        base = user_path(".") if origin == "-o" else Path(origin).parent
         out = []
         for item in rtcconf.get_list(self.conf, "manager.modules.load_path"):
             p = Path(item)
@@ -74,6 +88,11 @@ class Manager:
         """Import a component module or package from manager.modules.load_path."""
         if name in self._modules:
             return self._modules[name]
+        if not isinstance(name, str) or not valid_module_name(name):
+            err = LookupError(f"{name!r} is not an importable module name (dotted "
+                              "identifiers, e.g. examples or my_pkg.comps)")
+            err.field = "module"   # type: ignore[attr-defined]  (check_params reports there)
+            raise err
         name = name[:-3] if name.endswith(".py") else name
         for p in reversed(self.load_path()):
             if str(p) not in sys.path:
@@ -82,8 +101,10 @@ class Manager:
             module = importlib.import_module(name)
         except ImportError as e:
             paths = ", ".join(map(str, self.load_path()))
-            raise LookupError(f"cannot import module {name!r} from the load path "
-                              f"({paths}): {e}") from e
+            err = LookupError(f"cannot import module {name!r} from the load path "
+                              f"({paths}): {e}")
+            err.field = "module"   # type: ignore[attr-defined]
+            raise err from e
         self._modules[name] = module
         if hasattr(module, "__path__"):
             # a component package keeps its RTC shell in <package>.component
@@ -105,14 +126,18 @@ class Manager:
     def resolve(self, type_name: str, module: str | None = None) -> type[Component]:
         if module:
             mod = self.load_module(module)
+            defined = []
             for _, obj in inspect.getmembers(mod, inspect.isclass):
-                if issubclass(obj, Component) and obj.type_name == type_name:
-                    return obj
-            raise LookupError(f"module {module!r} defines no component type {type_name!r}")
+                if issubclass(obj, Component) and obj is not Component:
+                    if obj.type_name == type_name:
+                        return obj
+                    defined.append(obj.type_name)
+            raise LookupError(f"module {module!r} defines "
+                              f"{_known_types(type_name, defined)}")
         if type_name in self._types:
             return self._types[type_name]
-        raise LookupError(f"no loaded module defines it (known: "
-                          f"{', '.join(sorted(self._types)) or 'none'})")
+        raise LookupError(f"no module named, and the loaded ones define "
+                          f"{_known_types(type_name, self._types)}")
 
     # -- components ----------------------------------------------------------------------
     def _next_name(self, type_name: str) -> str:
@@ -178,9 +203,12 @@ class Manager:
             p = Path(path)
             origin = self.conf.origin.get(COMPOSITION_KEY, ("", None))[0] \
                 if isinstance(self.conf, rtcconf.Conf) else ""
-            if not p.is_absolute() and not p.exists() and origin not in ("", "-o"):
+            if origin == "-o":
+                p = user_path(p)
+            elif not p.is_absolute() and not p.exists() and origin:
                 p = Path(origin).parent / p
-            comp = load_composition(p, default_rate=rate)
+            precreate = bool(self.conf.get("manager.components.precreate", "").strip())
+            comp = load_composition(p, default_rate=rate, allow_empty=precreate)
         if self.conf.get("manager.components.precreate", "").strip():
             origin = str(self.conf.origin.get("manager.components.precreate",
                                               ("rtc.conf", None))[0])
@@ -423,7 +451,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def load_conf(args: argparse.Namespace) -> rtcconf.Conf:
     conf = rtcconf.defaults()
-    path = args.conf_file or ("rtc.conf" if Path("rtc.conf").exists() else None)
+    path = user_path(args.conf_file) if args.conf_file else (
+        "rtc.conf" if Path("rtc.conf").exists() else None)
     if path:
         conf = rtcconf.merge_conf(conf, rtcconf.load_conf(path))
     return rtcconf.apply_overrides(conf, args.overrides)
@@ -434,11 +463,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         conf = load_conf(args)
+        from .confcheck import check_conf
+        warnings = check_conf(conf)          # bad values of known keys: refused here
         rlog.configure(conf)
+        for text in warnings:
+            rlog.get_logger("conf").warning("%s", text)
         mgr = Manager(conf, corba=False if args.no_corba else None)
         if args.composition:
             rate = rtcconf.get_float(conf, "exec_cxt.periodic.rate", 1000.0)
-            composition = load_composition(args.composition, default_rate=rate)
+            composition = load_composition(user_path(args.composition), default_rate=rate)
         else:
             composition = mgr.default_composition()
         if composition is None:
@@ -452,17 +485,16 @@ def main(argv: list[str] | None = None) -> int:
     launch = None
     try:
         multi = len(launcher.processes(composition)) > 1 or args.process
-        if multi:
-            if not mgr.corba_enabled:
-                raise CompositionError("a composition with several processes needs CORBA "
-                                       "(drop --no-corba)")
-            for decl in composition.components:    # check the whole system first
-                if decl.module:
-                    try:
-                        mgr.load_module(decl.module)
-                    except LookupError:
-                        pass
-            check_params(composition, mgr.resolve)
+        if multi and not mgr.corba_enabled:
+            raise CompositionError("a composition with several processes needs CORBA "
+                                   "(drop --no-corba)")
+        for decl in composition.components:    # check the whole system before the ORB
+            if decl.module:
+                try:
+                    mgr.load_module(decl.module)
+                except LookupError:
+                    pass
+        check_params(composition, mgr.resolve)
         if mgr.corba_enabled:
             from .corba.runtime import CorbaRuntime
             mgr.corba = CorbaRuntime(mgr)
@@ -510,6 +542,15 @@ def _child_args(argv: list[str] | None) -> list[str]:
             continue
         out.append(a)
     return out
+
+
+
+def _known_types(type_name: str, known: Any) -> str:
+    """"A, B; did you mean 'A'?" for an unknown type error."""
+    names = sorted(known)
+    close = difflib.get_close_matches(type_name, names, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"{', '.join(names) or 'no component types'}{hint}"
 
 
 if __name__ == "__main__":
