@@ -318,8 +318,8 @@ def test_check_params_reports_bad_value_unknown_param_and_unknown_type():
         "nao.yaml: components[0].params.foo: unknown parameter of SineGenerator "
         "(known: amplitude, dt, frequency)",
         "nao.yaml: components[1].params.dt: expected > 0, got -0.01",
-        "nao.yaml: components[2].type: unknown component type 'Nope' in module 'examples' "
-        "(no Nope in examples)",
+        "nao.yaml: components[2].type: unknown component type (no Nope in examples), "
+        "got 'Nope'",
     ]
 
 
