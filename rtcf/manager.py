@@ -132,8 +132,8 @@ class Manager:
                     if obj.type_name == type_name:
                         return obj
                     defined.append(obj.type_name)
-            raise LookupError(f"module {module!r} defines "
-                              f"{_known_types(type_name, defined)}")
+            raise LookupError(f"module {module!r} defines no component type {type_name!r};"
+                              f" it defines {_known_types(type_name, defined)}")
         if type_name in self._types:
             return self._types[type_name]
         raise LookupError(f"no module named, and the loaded ones define "
