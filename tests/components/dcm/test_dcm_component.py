@@ -746,7 +746,7 @@ PROXY_ERRORS = {
     "getTime float": lambda d: d.getTime(1.5),
     "getTime str": lambda d: d.getTime("10"),
     "getTime bool": lambda d: d.getTime(True),
-    "getTime overflow": lambda d: d.getTime(2 ** 31),
+    "getTime overflow": lambda d: d.getTime(2 ** 32),    # beyond the 2^32-1 DCM time
     # getValue
     "getValue unknown": lambda d: d.getValue("HeadYaw/Position/Actuator"),
 }
@@ -777,7 +777,7 @@ def _servant_errors():
             "ChestLeds", "Append", 0, [T], [[1.0]] * 3),
         "getValue unknown": lambda s: s.getValue("Bogus"),
         "getValues unknown": lambda s: s.getValues([RED, "Bogus"]),
-        "getTime overflow": lambda s: s.getTime(2 ** 31 - 1),
+        "getTime overflow": lambda s: s.getTime(2 ** 32 - 1),  # now + that > 2^32-1
     }
 
 
