@@ -33,6 +33,7 @@ from .composition import (Composition, ComponentDecl, check_params, from_rtc_con
 from .errors import CompositionError, ConfigError, RtcfError
 from .execution import ExecutionContext, PeriodicEC, SteppedEC
 from .lifecycle import LifeCycleState, ReturnCode
+from .params import ParamStore
 from .ports import InPort, OutPort, connect
 from .services import ServicePort, connect_services
 
@@ -47,7 +48,7 @@ def user_path(path: str | os.PathLike) -> Path:
     p = Path(path).expanduser()
     if p.is_absolute():
         return p
-    return Path(os.environ.get(CALLER_CWD_ENV) or ".").resolve() / p
+    return Path(os.path.normpath(Path(os.environ.get(CALLER_CWD_ENV) or ".").resolve() / p))
 
 
 class Manager:
@@ -172,21 +173,67 @@ class Manager:
         """Parameter sources below the composition: the component conf files named by
         rtc.conf, then rtc.conf's own ``<category>.<type|instance>.conf.<set>.<param>``
         keys (type level first, instance level wins)."""
+        self._apply_conf_files(comp.params, type(comp), comp.instance_name)
+
+    def _apply_conf_files(self, store: ParamStore, cls: type[Component], instance: str) -> None:
         sources = [rtcconf.load_component_conf(path) for path in
-                   rtcconf.component_conf_files(self.conf, comp.category, comp.type_name,
-                                                comp.instance_name)]
-        for name in (comp.type_name, comp.instance_name):
-            prefix = f"{comp.category}.{name}."
+                   rtcconf.component_conf_files(self.conf, cls.category, cls.type_name,
+                                                instance)]
+        for name in (cls.type_name, instance):
+            prefix = f"{cls.category}.{name}."
             keys = {k[len(prefix):]: v for k, v in self.conf.items()
                     if k.startswith(prefix + "conf.") or
                     k == prefix + "configuration.active_config"}
+            for key in list(keys):      # check each key alone, to name where it came from
+                try:
+                    cc = rtcconf.component_conf_from({key: keys[key]}, "rtc.conf")
+                    for set_name, values in cc.sets.items():
+                        ParamStore(store.specs, store.owner).load(values, set_name)
+                except RtcfError as e:
+                    raise ConfigError(f"{rtcconf.where(self.conf, prefix + key)}: "
+                                      f"{prefix + key}: {e}") from None
             if keys:
                 sources.append(rtcconf.component_conf_from(keys, f"rtc.conf ({prefix}*)"))
         for cc in sources:
-            for set_name, values in cc.sets.items():
-                comp.params.load(values, set_name)
-            if cc.active_set:
-                comp.params.select_initial(cc.active_set)
+            try:
+                for set_name, values in cc.sets.items():
+                    store.load(values, set_name)
+                if cc.active_set:
+                    store.select_initial(cc.active_set)
+            except RtcfError as e:
+                raise ConfigError(f"{cc.source}: {e}") from None
+
+    def check(self, composition: Composition) -> None:
+        """Everything about the components that can be known before one is created: types
+        (modules loaded), parameters of the composition, of rtc.conf and of the component
+        conf files it names, configuration set names. One CompositionError lists every
+        problem; nothing is created, bound or started."""
+        for decl in composition.components:
+            if decl.module:
+                try:
+                    self.load_module(decl.module)
+                except LookupError:
+                    pass  # reported by check_params at .module
+        check_params(composition, self.resolve)
+        errors = []
+        for decl in composition.components:
+            cls = self.resolve(decl.type, decl.module)
+            store = ParamStore(cls.declared_params(), owner=decl.name or "")
+            try:
+                self._apply_conf_files(store, cls, decl.name or "")
+            except RtcfError as e:           # names its own file or rtc.conf key
+                errors.append(str(e))
+                continue
+            try:
+                if decl.params:
+                    store.load(dict(decl.params), decl.config_set)
+                if decl.config_set:
+                    store.select_initial(decl.config_set)
+            except RtcfError as e:
+                file, path = decl.where
+                errors.append(f"{file or composition.source_file}: {path}: {e}")
+        if errors:
+            raise CompositionError(errors)
 
     def _forget(self, comp: Component) -> None:
         self.components.pop(comp.instance_name, None)
@@ -220,13 +267,7 @@ class Manager:
 
     def build(self, composition: Composition, start: bool = True) -> None:
         """Create, wire, start and activate a whole composition (see module doc)."""
-        for decl in composition.components:
-            if decl.module:
-                try:
-                    self.load_module(decl.module)
-                except LookupError:
-                    pass  # reported by check_params as an unknown type
-        check_params(composition, self.resolve)
+        self.check(composition)
         created: list[Component] = []
         try:
             for decl in composition.components:
@@ -488,13 +529,7 @@ def main(argv: list[str] | None = None) -> int:
         if multi and not mgr.corba_enabled:
             raise CompositionError("a composition with several processes needs CORBA "
                                    "(drop --no-corba)")
-        for decl in composition.components:    # check the whole system before the ORB
-            if decl.module:
-                try:
-                    mgr.load_module(decl.module)
-                except LookupError:
-                    pass
-        check_params(composition, mgr.resolve)
+        mgr.check(composition)                 # the whole system, before the ORB
         if mgr.corba_enabled:
             from .corba.runtime import CorbaRuntime
             mgr.corba = CorbaRuntime(mgr)
