@@ -170,12 +170,15 @@ def read_text(path: str | os.PathLike, what: str, error: type[Exception] = Confi
         raise error(f"{path}: cannot read {what}: {exc.strerror}") from None
     nul = raw.find(b"\0")
     if nul >= 0:
-        raise error(f"{path}: not a text file: NUL byte at offset {nul} (is it a {what}?)")
+        line = raw.count(b"\n", 0, nul) + 1
+        raise error(f"{path}: not a text file: NUL byte at line {line}, offset {nul} "
+                    f"(is it a {what}?)")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise error(f"{path}: not a UTF-8 text file: byte 0x{raw[exc.start]:02x} at offset "
-                    f"{exc.start} (is it a {what}?)") from None
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise error(f"{path}: not a UTF-8 text file: byte 0x{raw[exc.start]:02x} at line "
+                    f"{line}, offset {exc.start} (is it a {what}?)") from None
 
 
 def load_conf(path: str | os.PathLike) -> Conf:
