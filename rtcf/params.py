@@ -68,6 +68,8 @@ def _parse_scalar_any(typ: type, v: Any) -> Any:
     if typ is float:
         try:
             return float(v)
+        except OverflowError:          # an int beyond the float range
+            raise ValueError(f"expected a finite number, got {show_value(v)}") from None
         except (TypeError, ValueError):
             raise ValueError(f"expected float, got {show_value(v)}") from None
     raise ValueError(f"unsupported parameter type {typ.__name__}")
