@@ -4,7 +4,8 @@ Pure: imports neither rtcf nor omniORB and never reads a clock; DCM time [ms, in
 in (house style 4). Everything here runs in the EC thread of the DCM shell (house style 3):
 the shell queues ``set``/``set_alias``/``create_alias`` calls into that thread.
 
-Behaviour follows spec section 1 (/work/shared/specs/components.md):
+Behaviour follows section 1 of the project's component specification (the NAOqi DCM
+documentation restated; the numbers below are its subsections):
   * one time-sorted buffer per actuator, lastCmdTime/lastCmdValue, lastCycleTime/
     lastCycleValue and the anchor rule of the per-cycle computation (1.3);
   * ``set`` with the four update kinds (1.4), aliases and both ``setAlias`` layouts (1.5),
