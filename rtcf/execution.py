@@ -26,7 +26,7 @@ import numpy as np
 
 from .clock import Clock, ManualClock, MonotonicClock
 from .component import Component, ECInfo
-from .errors import ConfigError, LifecycleError
+from .errors import ConfigError, LifecycleError, show_value
 from .lifecycle import LifeCycleState, Request, ReturnCode, TRANSITIONS, is_failure
 from .log import get_logger
 
@@ -83,7 +83,7 @@ class ExecutionContext:
         problem = check_rate(rate)
         if problem:
             raise ConfigError(f"execution context {name or ''}: rate: {problem}, "
-                              f"got {rate!r}")
+                              f"got {show_value(rate)}")
         self.name = name
         self.rate = float(rate)
         self.period = 1.0 / self.rate

@@ -134,7 +134,8 @@ class Param:
 
     def _check_range(self, v: Any) -> None:
         if self.choices is not None and v not in self.choices:
-            raise ValueError(f"expected one of {', '.join(map(repr, self.choices))}, got {show_value(v)}")
+            raise ValueError(f"expected one of {', '.join(map(repr, self.choices))}, "
+                             f"got {show_value(v)}")
         if self.bounds is not None:
             lo, hi = self.bounds
             if lo is not None and v < lo:

@@ -197,9 +197,9 @@ def apply_overrides(conf: Mapping[str, str], overrides: Iterable[str]) -> Conf:
     for item in overrides:
         key, sep, value = item.partition(":")
         if not sep:
-            raise ConfigError(f"-o: expected \"key:value\", got {item!r}")
+            raise ConfigError(f"-o: expected \"key:value\", got {show_value(item)}")
         if not key.strip():
-            raise ConfigError(f"-o: empty key, got {item!r}")
+            raise ConfigError(f"-o: empty key, got {show_value(item)}")
         out.set(key.strip(), value.strip(), "-o")
     return out
 
@@ -292,15 +292,18 @@ def get_bool(conf: Mapping[str, str], key: str, default: object = _MISSING, *,
         return True
     if low in _FALSE:
         return False
-    raise ConfigError(f"{where(conf, key, filename)}: {key}: expected YES or NO, got {value!r}")
+    raise ConfigError(f"{where(conf, key, filename)}: {key}: expected YES or NO"
+                      f", got {show_value(value)}")
 
 
 def _check_bounds(conf: Mapping[str, str], key: str, value: float, gt: float | None,
                   ge: float | None, filename: str | None, text: str) -> None:
     if gt is not None and not value > gt:
-        raise ConfigError(f"{where(conf, key, filename)}: {key}: expected > {gt:g}, got {text!r}")
+        raise ConfigError(f"{where(conf, key, filename)}: {key}: expected > {gt:g}"
+                          f", got {show_value(text)}")
     if ge is not None and not value >= ge:
-        raise ConfigError(f"{where(conf, key, filename)}: {key}: expected >= {ge:g}, got {text!r}")
+        raise ConfigError(f"{where(conf, key, filename)}: {key}: expected >= {ge:g}"
+                          f", got {show_value(text)}")
 
 
 def get_float(conf: Mapping[str, str], key: str, default: object = _MISSING, *,
@@ -315,7 +318,8 @@ def get_float(conf: Mapping[str, str], key: str, default: object = _MISSING, *,
     except ValueError:
         number = float("nan")
     if number != number or number in (float("inf"), float("-inf")):
-        raise ConfigError(f"{where(conf, key, filename)}: {key}: expected a number, got {value!r}")
+        raise ConfigError(f"{where(conf, key, filename)}: {key}: expected a number"
+                          f", got {show_value(value)}")
     _check_bounds(conf, key, number, gt, ge, filename, value)
     return number
 
@@ -330,7 +334,8 @@ def get_int(conf: Mapping[str, str], key: str, default: object = _MISSING, *,
         number = int(value, 10)
     except ValueError:
         raise ConfigError(
-            f"{where(conf, key, filename)}: {key}: expected an integer, got {value!r}") from None
+            f"{where(conf, key, filename)}: {key}: expected an integer"
+            f", got {show_value(value)}") from None
     _check_bounds(conf, key, number, gt, ge, filename, value)
     return number
 
@@ -379,7 +384,7 @@ def component_conf_from(conf: Mapping[str, str], filename: str) -> ComponentConf
         section, param = parts[1], parts[2]
         if not section or not param:
             raise ConfigError(f"{where(conf, key, filename)}: {key}: expected "
-                              f"conf.<set>.<param>, got {key!r}")
+                              f"conf.<set>.<param>, got {show_value(key)}")
         if section == "__widget__":
             out.widgets[param] = value
         elif section == "__constraints__":
@@ -474,7 +479,7 @@ def parse_url_params(query: str, context: str) -> list[tuple[str, str]]:
             continue
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"{context}: expected key=value, got {item!r}")
+            raise ConfigError(f"{context}: expected key=value, got {show_value(item)}")
         pairs.append((key.strip(), value.strip()))
     return pairs
 
@@ -495,11 +500,11 @@ def parse_precreate(conf: Mapping[str, str], filename: str | None = None) -> lis
         if head.startswith("RTC:"):
             fields = head[4:].split(":")
             if len(fields) != 5 or not fields[2]:
-                raise ConfigError(f"{ctx}: expected RTC:vendor:category:type:language:version,"
-                                  f" got {text!r}")
+                raise ConfigError(f"{ctx}: expected RTC:vendor:category:type:language:version"
+                                  f", got {show_value(text)}")
             vendor, category, head, language, version = fields
         if not head or any(c in head for c in "./: "):
-            raise ConfigError(f"{ctx}: expected a component type name, got {text!r}")
+            raise ConfigError(f"{ctx}: expected a component type name, got {show_value(text)}")
         params = dict(parse_url_params(query, ctx))
         instance = params.pop("instance_name", None) or None
         specs.append(PrecreateSpec(head, instance, vendor, category, language, version,
@@ -523,7 +528,8 @@ def parse_preconnect(conf: Mapping[str, str], filename: str | None = None) -> li
             query = rest.rstrip().removesuffix(")")
             source, sep, target = head.partition("^")
             if not sep:
-                raise ConfigError(f"{ctx}: expected comp0.port?port=comp1.port, got {text!r}")
+                raise ConfigError(f"{ctx}: expected comp0.port?port=comp1.port"
+                                  f", got {show_value(text)}")
             targets.append(target.strip())
             pairs = parse_url_params(query, ctx)
         else:
@@ -538,7 +544,7 @@ def parse_preconnect(conf: Mapping[str, str], filename: str | None = None) -> li
         for port in [source.strip(), *targets]:
             inst, dot, name = port.rpartition(".")
             if not dot or not inst or not name:
-                raise ConfigError(f"{ctx}: expected \"instance.port\", got {port!r}")
+                raise ConfigError(f"{ctx}: expected \"instance.port\", got {show_value(port)}")
         specs.append(PreconnectSpec(source.strip(), tuple(t.strip() for t in targets),
                                     props, text))
     return specs
