@@ -25,7 +25,7 @@ from typing import Mapping
 
 from .errors import ConfigError, show_value
 from .execution import RATE_MAX, RATE_MIN
-from .rtcconf import Conf, where
+from .rtcconf import Conf, defaults, where
 
 __all__ = ["KNOWN_KEYS", "KNOWN_PREFIXES", "check_conf", "unknown_key_warnings"]
 
@@ -54,7 +54,7 @@ KNOWN_KEYS = frozenset({
     "manager.components.naming_policy", "manager.components.precreate",
     "manager.components.preconnect", "manager.components.preactivation",
     "manager.cpu_affinity", "manager.preload.modules",
-    # rtcf's own keys
+    # rtcf's own keys (those with a built-in default in rtcconf are known anyway)
     "exec_cxt.periodic.spin_us", "exec_cxt.periodic.sched_fifo", "rtcf.composition",
 })
 
@@ -69,10 +69,12 @@ KNOWN_PREFIXES = (
 _RESERVED = {"config", "openrtm", "manager", "os", "logger", "module", "naming", "timer",
              "corba", "exec_cxt", "sdo", "rtcf"}
 _COMPONENT_SUBKEYS = ("conf.", "configuration.", "exec_cxt.", "port.")
+_DEFAULT_KEYS = frozenset(defaults())
 
 
 def _is_known(key: str) -> bool:
-    if key in KNOWN_KEYS or key.startswith(KNOWN_PREFIXES):
+    # every key with a built-in default (rtcconf's table) is one rtcf reads: known too
+    if key in KNOWN_KEYS or key in _DEFAULT_KEYS or key.startswith(KNOWN_PREFIXES):
         return True
     parts = key.split(".")
     if parts[0] in _RESERVED or len(parts) < 3 or not all(parts):
@@ -88,7 +90,8 @@ def unknown_key_warnings(conf: Mapping[str, str]) -> list[str]:
         origin = conf.origin.get(key, (None, None))[0] if isinstance(conf, Conf) else None
         if origin == "<defaults>" or _is_known(key):
             continue
-        close = difflib.get_close_matches(key, sorted(KNOWN_KEYS), n=1, cutoff=0.8)
+        close = difflib.get_close_matches(key, sorted(KNOWN_KEYS | _DEFAULT_KEYS), n=1,
+                                          cutoff=0.8)
         hint = f"; did you mean {close[0]}?" if close else ""
         out.append(f"{where(conf, key)}: unknown key {show_value(key)} is ignored{hint}")
     return out
