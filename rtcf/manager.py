@@ -479,7 +479,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help="configuration file (default: ./rtc.conf if present)")
     ap.add_argument("-o", dest="overrides", action="append", default=[],
                     metavar="key:value", help="override an rtc.conf key (repeatable)")
-    ap.add_argument("--duration", type=float, default=None, metavar="S",
+    ap.add_argument("--duration", type=_seconds, default=None, metavar="S",
                     help="stop after S seconds")
     ap.add_argument("--no-corba", action="store_true",
                     help="run without the ORB (in-process only)")
@@ -488,6 +488,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help="run only the components of this process of the composition "
                     "(started by the launcher for multi-process systems)")
     return ap.parse_args(argv)
+
+
+def _seconds(text: str) -> float:
+    """--duration: a finite number of seconds >= 0 (NaN would never end the run)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
+    return value
 
 
 def load_conf(args: argparse.Namespace) -> rtcconf.Conf:
@@ -525,6 +536,10 @@ def main(argv: list[str] | None = None) -> int:
     from . import launcher
     launch = None
     try:
+        if args.process and args.process not in launcher.processes(composition):
+            raise CompositionError(f"--process: no process {args.process!r} in "
+                                   f"{composition.source_file} (its processes: "
+                                   f"{', '.join(launcher.processes(composition))})")
         multi = len(launcher.processes(composition)) > 1 or args.process
         if multi and not mgr.corba_enabled:
             raise CompositionError("a composition with several processes needs CORBA "

@@ -162,6 +162,14 @@ REFUSED: dict[str, tuple[dict[str, str | bytes], list[str], list[str]]] = {
                            [r"-o: expected \"key:value\", got 'logger\.enable'"]),
     "invalid YAML": ({"c.yaml": "components: [\n"}, ["c.yaml"],
                      [r"c\.yaml: line \d+: invalid YAML"]),
+    # command-line options
+    "--duration nan": ({"c.yaml": GAIN}, ["c.yaml", "--duration", "nan"],
+                       [r"argument --duration: expected a number of seconds >= 0, got 'nan'"]),
+    "--duration negative": ({"c.yaml": GAIN}, ["c.yaml", "--duration", "-1"],
+                            [r"argument --duration: .*got '-1'"]),
+    "--process unknown": ({"c.yaml": GAIN}, ["c.yaml", "--process", "nosuch"],
+                          [r"--process: no process 'nosuch' in .*c\.yaml \(its processes: "
+                           r"main\)"]),
 }
 
 # Warnings: the run goes on (exit 0), and says what it ignored and where.
@@ -270,8 +278,8 @@ def test_refused(case, naming, canaries, tmp_path):
     before = _naming_state(client, orb, iors)
     _write(tmp_path, files)
     spare = free_port()     # a loopback address where the run would start an omniNames
-    rc, out, pgid = _run(tmp_path, args, f"localhost:{naming.port},localhost:{spare}",
-                         ["--duration", "5"])
+    rc, out, pgid = _run(tmp_path, ["--duration", "5", *args],
+                         f"localhost:{naming.port},localhost:{spare}", [])
     assert rc != 0, f"{case}: exited 0:\n{out}"
     for pattern in expected:
         assert re.search(pattern, out), f"{case}: {pattern!r} not in:\n{out[:3000]}"
