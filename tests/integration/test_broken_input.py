@@ -337,3 +337,14 @@ def test_rtconf_set_non_finite_is_refused(value, live_sine, rtsh_cmd):
     with pytest.raises(SDO.InvalidParameter) as info:
         ref.get_configuration().set_configuration_set_values(cs)
     assert "amplitude" in info.value.description and "finite" in info.value.description
+
+
+def test_scripts_test_reads_paths_from_the_callers_directory():
+    """The neighbour of defect 9: scripts/test also runs in the repository root, so a test
+    path relative to where the user stands must be made absolute first."""
+    env = dict(os.environ, RTCF_VENV=str(Path(sys.executable).parent.parent))
+    cp = subprocess.run([str(ROOT / "scripts" / "test"), "test_errors.py::"
+                         "test_short_values_are_their_repr", "-q", "-p", "no:cacheprovider"],
+                        cwd=ROOT / "tests" / "framework", capture_output=True, text=True,
+                        timeout=120, env=env, stdin=subprocess.DEVNULL)
+    assert cp.returncode == 0 and "1 passed" in cp.stdout, cp.stdout + cp.stderr
