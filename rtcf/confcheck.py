@@ -6,8 +6,8 @@ the default. rtcf reads the same files, and says so: :func:`check_conf` returns 
 per key that is neither a known OpenRTM or rtcf key nor in a documented key family, naming
 where it came from (``rtc.conf:12``, ``-o``) and the closest known key. Values of the keys
 rtcf uses are checked before anything starts; a bad one is a :class:`ConfigError` naming its
-origin, the key and the value (``-o: exec_cxt.periodic.rate: expected a rate between 0.01
-and 10000 [Hz], got '-5'``).
+origin, the key and the value (``-o: exec_cxt.periodic.rate: expected a rate between 1 and
+10000 [Hz], got '-5'``).
 
 Known keys: OpenRTM-aist-Python's manager defaults (``OpenRTM_aist/DefaultConfiguration.py``
 in OpenRTM/OpenRTM-aist-Python), the manager.components.* and manager.modules.preload keys of

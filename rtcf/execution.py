@@ -33,11 +33,13 @@ from .log import get_logger
 _S = LifeCycleState
 HISTORY = 8192  # cycles of timing history kept for percentiles
 
-# Sane EC rates [Hz]. Below RATE_MIN a period is over 100 s: activation and shutdown, which
-# happen at cycle boundaries, would seem to hang. Above RATE_MAX the period (< 100 us) is
-# shorter than the lateness a Python EC sees on a loaded machine (p99 ~270 us measured on
-# the development VM), so nearly every cycle would overrun.
-RATE_MIN = 0.01
+# Sane EC rates [Hz]. Lifecycle requests are applied at cycle boundaries and a synchronous
+# one waits up to two periods: below RATE_MIN, activation and shutdown would seem to hang
+# (at 0.01 Hz a Ctrl-C took 100 s; at 1e-9 Hz for ever). Above RATE_MAX the period (< 100 us)
+# is shorter than the lateness a Python EC sees on a loaded machine (p99 ~270 us measured on
+# the development VM), so nearly every cycle would overrun. Slower work runs every n-th
+# cycle of a 1 Hz (or faster) EC.
+RATE_MIN = 1.0
 RATE_MAX = 10_000.0
 
 

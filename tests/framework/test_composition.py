@@ -203,7 +203,7 @@ def test_error_ec_rate_and_kind_and_duplicate_name():
                                                {"name": "m", "rate": True}]})
     assert errors == [
         "demo.yaml: execution_contexts[0].kind: expected one of periodic, stepped, got 'fast'",
-        "demo.yaml: execution_contexts[0].rate: expected a rate between 0.01 and 10000 [Hz], "
+        "demo.yaml: execution_contexts[0].rate: expected a rate between 1 and 10000 [Hz], "
             "got -5",
         "demo.yaml: execution_contexts[1].name: duplicate execution context name, got 'm'",
         "demo.yaml: execution_contexts[1].rate: expected a number [Hz], got True",

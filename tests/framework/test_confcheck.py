@@ -60,8 +60,9 @@ def test_a_line_without_separator_is_warned_with_file_and_line():
 
 
 @pytest.mark.parametrize("override, message", [
-    ("exec_cxt.periodic.rate:-5", "-o: exec_cxt.periodic.rate: expected a rate between 0.01 "
+    ("exec_cxt.periodic.rate:-5", "-o: exec_cxt.periodic.rate: expected a rate between 1 "
                                   "and 10000 [Hz], got '-5'"),
+    ("exec_cxt.periodic.rate:0.5", "got '0.5'"),
     ("exec_cxt.periodic.rate:nan", "got 'nan'"),
     ("exec_cxt.periodic.rate:1e12", "got '1e12'"),
     ("exec_cxt.periodic.rate:1e-9", "got '1e-9'"),
@@ -84,7 +85,7 @@ def test_file_values_are_refused_with_file_and_line():
         check_conf(conf("\n\nexec_cxt.periodic.rate: 0\n"))
 
 
-@pytest.mark.parametrize("value", ["0.01", "1000", "10000", "1e3"])
+@pytest.mark.parametrize("value", ["1", "1000", "10000", "1e3"])
 def test_sane_rates_pass(value):
     assert check_conf(conf(f"exec_cxt.periodic.rate: {value}\n")) == []
 

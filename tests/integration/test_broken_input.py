@@ -132,9 +132,9 @@ REFUSED: dict[str, tuple[dict[str, str | bytes], list[str], list[str]]] = {
     # execution context rates
     **{f"EC rate {r}": ({"c.yaml": ec(r)}, ["c.yaml"],
                         [r"c\.yaml: execution_contexts\[0\]\.rate: expected a rate between "
-                         r"0\.01 and 10000 \[Hz\], got " + re.escape(shown)])
+                         r"1 and 10000 \[Hz\], got " + re.escape(shown)])
        for r, shown in (("1e-9", "1e-09"), ("1e12", "1000000000000.0"), (".inf", "inf"),
-                        (".nan", "nan"), ("0", "0"), ("-5", "-5"))},
+                        (".nan", "nan"), ("0", "0"), ("-5", "-5"), ("0.5", "0.5"))},
     "EC rate not a number": ({"c.yaml": ec("fast")}, ["c.yaml"],
                              [r"execution_contexts\[0\]\.rate: expected a number \[Hz\], "
                               r"got 'fast'"]),
@@ -143,7 +143,7 @@ REFUSED: dict[str, tuple[dict[str, str | bytes], list[str], list[str]]] = {
                               r"got '1e3'"]),
     "-o exec_cxt.periodic.rate:-5": (
         {"c.yaml": GAIN}, ["c.yaml", "-o", "exec_cxt.periodic.rate:-5"],
-        [r"-o: exec_cxt\.periodic\.rate: expected a rate between 0\.01 and 10000 \[Hz\], "
+        [r"-o: exec_cxt\.periodic\.rate: expected a rate between 1 and 10000 \[Hz\], "
          r"got '-5'"]),
     "-o exec_cxt.periodic.rate:nan": (
         {"c.yaml": GAIN}, ["c.yaml", "-o", "exec_cxt.periodic.rate:nan"],
