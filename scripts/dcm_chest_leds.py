@@ -4,7 +4,7 @@ time-separate) against the DCM of a running system, and print the three chest LE
 
 Start the system first, in another terminal: scripts/run (its default composition has the
 DCM, instance DCM0). Then: scripts/dcm_chest_leds, or, when the system uses another naming
-service: scripts/dcm_chest_leds --nameserver localhost:29101. Exit status: 0 when every
+service: scripts/dcm_chest_leds --nameserver localhost:2810. Exit status: 0 when every
 example played, 1 when the DCM could not be reached or refused a call (the reason is printed).
 """
 
