@@ -57,6 +57,10 @@ REFUSED: dict[str, tuple[dict[str, str | bytes], list[str], list[str]]] = {
         {"c.yaml": BINARY}, ["-o", "rtcf.composition:c.yaml"], [r"c\.yaml: not a text file"]),
     "missing composition": ({}, ["nosuch.yaml"],
                             [r"nosuch\.yaml: cannot read composition: No such file"]),
+    "composition is a folder": ({"d/c.yaml": GAIN}, ["d"],
+                                [r"d: cannot read composition: Is a directory"]),
+    "-f is a folder": ({"c.yaml": GAIN, "d/r.conf": ""}, ["-f", "d", "c.yaml"],
+                       [r"d: cannot read configuration file: Is a directory"]),
     "missing -f file": ({"c.yaml": GAIN}, ["-f", "nosuch.conf", "c.yaml"],
                         [r"nosuch\.conf: cannot read configuration file: No such file"]),
     # module names
