@@ -317,7 +317,7 @@ class Interpolator:
                      velocities: np.ndarray | None = None) -> int:
         """Append keyframes (hrpsys playPattern): segment i reaches keys[i] durations[i]
         seconds after keys[i-1] (or the tail). Velocities are given or follow rule V."""
-        keys = np.asarray(keys, dtype=float).reshape(-1, self.dim)
+        keys = np.asarray(keys, dtype=float).reshape(len(keys), self.dim)
         durations = np.asarray(durations, dtype=float).reshape(-1)
         if keys.shape[0] != durations.size:
             raise ValueError(f"{keys.shape[0]} keyframes but {durations.size} durations")
@@ -340,22 +340,41 @@ class Interpolator:
         return total
 
     def go_records(self, records: np.ndarray, first_time: float, gaps: np.ndarray) -> int:
-        """Append a pattern (loadPattern, spec 2.5), vectorised: record 0 is reached from the
-        tail in ``first_time``, record i (i >= 1) ``gaps[i-1]`` seconds after record i-1;
-        every record ends at rest. A zero time uses the average-speed rule."""
-        rec = np.asarray(records, dtype=float).reshape(-1, self.dim)
-        if rec.shape[0] == 0:
+        """Append a pattern (loadPattern, spec 2.5): record 0 is reached from the tail in
+        ``first_time``, record i (i >= 1) ``gaps[i-1]`` seconds after record i-1; every
+        record ends at rest. A zero time uses the average-speed rule."""
+        rest = self.records_block(records, gaps)
+        return self.go_records_prepared(np.asarray(records, dtype=float).reshape(
+            len(records), self.dim)[:1], first_time, rest)
+
+    def go_records_prepared(self, first: np.ndarray, first_time: float,
+                            rest: np.ndarray | None) -> int:
+        """go_records with the state-independent part computed beforehand (records_block,
+        e.g. in an ORB thread): only the first segment is planned here."""
+        if first.shape[0] == 0:
             return 0
+        n = self.go(first[0], first_time)
+        if rest is not None and rest.shape[0]:
+            self._append(rest)
+            n += rest.shape[0]
+        return n
+
+    def records_block(self, records: np.ndarray, gaps: np.ndarray) -> np.ndarray | None:
+        """The samples from record 0 to the last record, vectorised: every segment is a
+        rest-to-rest minimum-jerk (or linear) move, so they do not depend on the state.
+        Shape (m, 3, n); None for fewer than two records. Pure: safe in any thread."""
+        rec = np.asarray(records, dtype=float).reshape(len(records), self.dim)
         gaps = np.asarray(gaps, dtype=float).reshape(-1)
+        if rec.shape[0] < 2:
+            return None
         if gaps.size != rec.shape[0] - 1:
             raise ValueError(f"{rec.shape[0]} records need {rec.shape[0] - 1} gaps, "
                              f"got {gaps.size}")
-        n = self.go(rec[0], first_time)
-        if rec.shape[0] == 1:
-            return n
-        if np.any(gaps < 0.0) or not np.all(np.isfinite(gaps)):
-            bad = gaps[~(gaps >= 0.0) | ~np.isfinite(gaps)][0]
-            raise ValueError(f"pattern times must not decrease, got a step of {bad} s")
+        bad = ~(gaps >= 0.0) | ~np.isfinite(gaps)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"pattern times must not decrease: record {i + 1} comes "
+                             f"{gaps[i]} s after record {i}")
         start, goal = rec[:-1], rec[1:]
         T = gaps.copy()
         zero = T == 0.0
@@ -363,31 +382,33 @@ class Interpolator:
             d = np.max(np.abs(goal[zero] - start[zero]), axis=1) if self.dim else 0.0
             T[zero] = np.maximum(d / self.avg_speed, self.min_auto_time)
         counts = np.maximum(1, np.ceil((T - EPS) / self.dt)).astype(np.int64)
+        ends = np.cumsum(counts) - 1
+        if np.all(counts == 1):            # records spaced dt apart: the records themselves
+            blk = np.zeros((T.size, 3, self.dim))
+            blk[:, 0] = goal
+            return blk
         seg = np.repeat(np.arange(T.size), counts)
-        first = np.cumsum(counts) - counts
-        k = np.arange(seg.size) - first[seg] + 1
+        k = np.arange(seg.size) - (ends - counts + 1)[seg] + 1
         tau = k * self.dt
-        ends = first + counts - 1
         tau[ends] = T
-        s = (tau / T[seg])
-        d = goal - start
+        Tseg = T[seg]
+        s = tau / Tseg
+        d = (goal - start)[seg]
         blk = np.empty((seg.size, 3, self.dim))
         if self.mode == HOFFARBIB:   # rest to rest: the minimum-jerk curve
             s2 = s * s
             s3 = s2 * s
-            Tseg = T[seg]
-            blk[:, 0] = start[seg] + d[seg] * (s3 * (10.0 - 15.0 * s + 6.0 * s2))[:, None]
-            blk[:, 1] = d[seg] * (s2 * (30.0 - 60.0 * s + 30.0 * s2) / Tseg)[:, None]
-            blk[:, 2] = d[seg] * (s * (60.0 - 180.0 * s + 120.0 * s2) / Tseg ** 2)[:, None]
+            blk[:, 0] = start[seg] + d * (s3 * (10.0 - 15.0 * s + 6.0 * s2))[:, None]
+            blk[:, 1] = d * (s2 * (30.0 - 60.0 * s + 30.0 * s2) / Tseg)[:, None]
+            blk[:, 2] = d * (s * (60.0 - 180.0 * s + 120.0 * s2) / Tseg ** 2)[:, None]
         else:
-            blk[:, 0] = start[seg] + d[seg] * s[:, None]
-            blk[:, 1] = d[seg] / T[seg][:, None]
+            blk[:, 0] = start[seg] + d * s[:, None]
+            blk[:, 1] = d / Tseg[:, None]
             blk[:, 2] = 0.0
         blk[ends, 0] = goal
         blk[ends, 1] = 0.0
         blk[ends, 2] = 0.0
-        self._append(blk)
-        return n + seg.size
+        return blk
 
     def override_from_front(self) -> None:
         """The 'sequence' path of setJointAngles (spec 2.3): keep the next sample (x, v, a)
