@@ -534,8 +534,26 @@ class SequencePlayerCore:
         g = self.group(gname)
         g.inter.clear()
 
-    def group_tail_q(self, g: Group) -> np.ndarray:
-        """The group's joints where its queued motion ends (or where they are now)."""
+    def checked_tm(self, tm: float) -> float:
+        """tm validated (>= 0, finite), 0 becoming one dt. Pure: any thread."""
+        return self._tm(tm)
+
+    def target_pose_start(self, gname: str) -> tuple[tuple[str, ...], np.ndarray,
+                                                      np.ndarray, np.ndarray]:
+        """Where a setTargetPose on group gname starts: its joint names, every joint
+        (model order) as the group's next motion will start from it, and the base pose."""
+        g = self._group_for_command(gname)
+        if not self.q_init_ok:
+            raise PlayerError(f"cannot initialise: qInit does not have {self.dof} values")
+        if self.is_empty():
+            q = self.q_init.copy()
+            for other in self._order:
+                if other.used:
+                    q[other.index] = other.inter.x
+            base_pos, base_rpy = self.base_pos_init.copy(), self.base_rpy_init.copy()
+        else:
+            q = self._current_q()
+            base_pos, base_rpy = self.p.x.copy(), self.rpy.x.copy()
         if g.used:
-            return g.inter.tail[0]
-        return self._current_q(skip=g)[g.index]
+            q[g.index] = g.inter.tail[0]
+        return g.joints, q, base_pos, base_rpy
