@@ -139,13 +139,14 @@ class SequencePlayer(Component):
 
     def on_execute(self, ec: Any) -> None:
         """Runs in: EC thread. Inputs, one sample of everything that plays, outputs."""
-        self._read_inputs()
+        self.read_inputs()
         if self.core.step():
             self._write(ec.planned)
         if self._waiters:
             self._check_waiters()
 
-    def _read_inputs(self) -> None:
+    def read_inputs(self) -> None:
+        """Runs in: EC thread (each cycle, and before each service command)."""
         core = self.core
         if self.q_init_in.read_newest() is ReadStatus.NEW:
             data = self.q_init_in.value.data

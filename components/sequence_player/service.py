@@ -43,8 +43,13 @@ class SequencePlayerServiceImpl(OpenHRP__POA.SequencePlayerService):
         """Run ``fn`` in the EC thread; False (and the reason logged) if it was refused."""
         if self.comp.debugLevel > 0:
             self.log.info("%s", op)
+        comp = self.comp
+
+        def run() -> None:
+            comp.read_inputs()          # a command after idle starts from the newest qInit
+            fn()
         try:
-            self.comp.call(fn, timeout=CALL_TIMEOUT)
+            comp.call(run, timeout=CALL_TIMEOUT)
             return True
         except (PlayerError, PatternError) as e:
             self.log.warning("%s refused: %s", op, e)
