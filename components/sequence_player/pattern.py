@@ -46,15 +46,17 @@ def read_records(path: str, n: int) -> Track:
         raise PatternError(f"{path}: cannot read: {e.strerror or e}") from None
     if data.shape[0] == 0:
         raise PatternError(f"{path}: no record (expected 'time' and {n} values per record)")
-    if not np.all(np.isfinite(data)):
-        r = int(np.flatnonzero(~np.isfinite(data).all(axis=1))[0])
-        raise PatternError(f"{path}: record {r} has a value that is not finite")
+    if not np.isfinite(data.sum()):       # one pass; locate the culprit only if needed
+        bad = np.flatnonzero(~np.isfinite(data).all(axis=1))
+        if bad.size:                       # (else only the sum overflowed)
+            raise PatternError(f"{path}: record {int(bad[0])} has a value that is not "
+                               "finite")
     gaps = np.diff(data[:, 0])
     if np.any(gaps < 0.0):
         r = int(np.flatnonzero(gaps < 0.0)[0]) + 1
         raise PatternError(f"{path}: time goes back at record {r} "
                            f"({data[r - 1, 0]} -> {data[r, 0]} s)")
-    return Track(path, np.ascontiguousarray(data[:, 1:]), gaps)
+    return Track(path, data[:, 1:], gaps)
 
 
 def _token_stream(path: str, n: int) -> np.ndarray:
