@@ -20,9 +20,6 @@ components) next to a bare Python method call. Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import re
-import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -33,7 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (US, CpuMeter, hist_percentiles, machine_line, percentiles,  # noqa: E402
+from common import (US, CpuMeter, machine_line, percentiles, run_cyclictest,  # noqa: E402
                     table, time_batches)
 
 import rtcf  # noqa: E402
@@ -147,52 +144,23 @@ def run_sleep_loop(seconds: float, rate: float) -> Result:
 
 # -- (d): cyclictest ----------------------------------------------------------------------
 
-def run_cyclictest(seconds: float, rate: float, fifo: bool) -> Result | str:
-    exe = shutil.which("cyclictest")
-    if exe is None:
-        return "cyclictest: not installed (apt-get install rt-tests)"
-    interval = int(round(1e6 / rate))
-    loops = int(seconds * rate)
-    hmax = 20000
-    cmd = [exe, "-m", "-i", str(interval), "-l", str(loops), "-q", "-h", str(hmax)]
-    cmd += ["-p", "80"] if fifo else ["--policy=other", "-p", "0"]
-    with CpuMeter() as cpu:
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True,
-                                  timeout=seconds * 3 + 30)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return f"cyclictest: failed to run ({e})"
-    if proc.returncode != 0:
-        return (f"cyclictest: exited {proc.returncode}: "
-                f"{(proc.stderr or proc.stdout).strip()[-300:]}")
-    counts = np.zeros(hmax, dtype=np.int64)
-    summary: dict[str, int] = {}
-    for line in proc.stdout.splitlines():
-        m = re.match(r"^(\d{6})\s+(\d+)", line)
-        if m:
-            b = int(m.group(1))
-            if b < hmax:
-                counts[b] = int(m.group(2))
-            continue
-        m = re.match(r"^# (Total|Min Latencies|Avg Latencies|Max Latencies|"
-                     r"Histogram Overflows):\s+(\d+)", line)
-        if m:
-            summary[m.group(1)] = int(m.group(2))
-    over = summary.get("Histogram Overflows", 0)
-    full = np.append(counts, over)        # overflow bucket: > hmax us
+def cyclictest_result(seconds: float, rate: float, fifo: bool) -> Result | str:
+    run = run_cyclictest(seconds, rate, fifo)
+    if isinstance(run, str):
+        return run
     res = Result(f"cyclictest (C) {'FIFO 80' if fifo else 'OTHER'}", np.zeros(0),
-                 np.zeros(0), cpu.children_percent, 1.0 / rate,
+                 np.zeros(0), run.cpu_percent, 1.0 / rate,
                  note="clock_nanosleep(TIMER_ABSTIME); 1 us histogram")
-    res.n = int(full.sum())
-    res.pcts = hist_percentiles(full, PS, overflow_value=float(hmax))
-    res.max = float(summary.get("Max Latencies", np.nan))
-    res.n_late = int(full[int(LATE_MS * US) + 1:].sum())
+    res.n = run.n
+    res.pcts = run.percentiles_us(PS)
+    res.max = run.max_us
+    res.n_late = run.late_count(LATE_MS * US)
     # absolute timer: no drift by construction; the rate is not measured per tick here
-    res.rate = loops / cpu.wall
+    res.rate = run.loops / run.wall
     res.period_err = None
-    res.note += (f"; rate = loops / process wall time ({cpu.wall:.2f} s incl. start-up); "
-                 f"min {summary.get('Min Latencies', '?')} us, "
-                 f"avg {summary.get('Avg Latencies', '?')} us")
+    res.note += (f"; rate = loops / process wall time ({run.wall:.2f} s incl. start-up); "
+                 f"min {run.summary.get('Min Latencies', '?')} us, "
+                 f"avg {run.summary.get('Avg Latencies', '?')} us")
     return res
 
 
@@ -262,7 +230,7 @@ def main(argv: list[str] | None = None) -> None:
     print("# running (c) time.sleep loop ...", flush=True)
     c = run_sleep_loop(args.seconds, args.rate)
     print("# running (d) cyclictest ...", flush=True)
-    d = run_cyclictest(args.seconds, args.rate, fifo)
+    d = cyclictest_result(args.seconds, args.rate, fifo)
 
     results = [a, b, c] + ([d] if isinstance(d, Result) else [])
     print()

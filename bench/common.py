@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import os
 import platform
+import re
+import shutil
+import subprocess
 import sys
 import time
 from typing import Any, Callable, Sequence
@@ -117,3 +120,63 @@ def machine_line() -> str:
     return (f"# {platform.node()} {platform.machine()} {os.cpu_count()} CPUs, "
             f"Linux {platform.release()}, Python {sys.version.split()[0]}, "
             f"numpy {np.__version__}, {load}")
+
+
+class CyclictestRun:
+    """One cyclictest run: a 1 us latency histogram (last bucket: overflows) and summary."""
+
+    def __init__(self, counts: np.ndarray, summary: dict[str, int], cpu_percent: float,
+                 wall: float, loops: int):
+        self.counts, self.summary = counts, summary
+        self.cpu_percent, self.wall, self.loops = cpu_percent, wall, loops
+
+    @property
+    def n(self) -> int:
+        return int(self.counts.sum())
+
+    def percentiles_us(self, ps: Sequence[float]) -> list[float]:
+        return hist_percentiles(self.counts, ps, overflow_value=float(len(self.counts) - 1))
+
+    @property
+    def max_us(self) -> float:
+        return float(self.summary.get("Max Latencies", float("nan")))
+
+    def late_count(self, threshold_us: float) -> int:
+        return int(self.counts[int(threshold_us) + 1:].sum())
+
+
+def run_cyclictest(seconds: float, rate: float, fifo: bool = True,
+                   hmax: int = 20000) -> CyclictestRun | str:
+    """C cyclictest (rt-tests) at ``rate`` for ``seconds``, mlockall, SCHED_FIFO 80 or
+    SCHED_OTHER: the machine's floor. A string says why it could not run."""
+    exe = shutil.which("cyclictest")
+    if exe is None:
+        return "cyclictest: not installed (apt-get install rt-tests)"
+    interval = int(round(1e6 / rate))
+    loops = int(seconds * rate)
+    cmd = [exe, "-m", "-i", str(interval), "-l", str(loops), "-q", "-h", str(hmax)]
+    cmd += ["-p", "80"] if fifo else ["--policy=other", "-p", "0"]
+    with CpuMeter() as cpu:
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True,
+                                  timeout=seconds * 3 + 30)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return f"cyclictest: failed to run ({e})"
+    if proc.returncode != 0:
+        return (f"cyclictest: exited {proc.returncode}: "
+                f"{(proc.stderr or proc.stdout).strip()[-300:]}")
+    counts = np.zeros(hmax, dtype=np.int64)
+    summary: dict[str, int] = {}
+    for line in proc.stdout.splitlines():
+        m = re.match(r"^(\d{6})\s+(\d+)", line)
+        if m:
+            b = int(m.group(1))
+            if b < hmax:
+                counts[b] = int(m.group(2))
+            continue
+        m = re.match(r"^# (Total|Min Latencies|Avg Latencies|Max Latencies|"
+                     r"Histogram Overflows):\s+(\d+)", line)
+        if m:
+            summary[m.group(1)] = int(m.group(2))
+    full = np.append(counts, summary.get("Histogram Overflows", 0))
+    return CyclictestRun(full, summary, cpu.children_percent, cpu.wall, loops)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import weakref
 from collections import deque
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
@@ -189,6 +190,7 @@ class Component:
             raise LifecycleError(f"{self.instance_name}: on_initialize returned {result!r}")
         self._params.initialised = True
         self.initialized = True
+        _LIVE[self.instance_name] = self
 
     def state_in(self, ec: "ExecutionContext") -> LifeCycleState:
         return ec.get_component_state(self)
@@ -199,6 +201,8 @@ class Component:
         exit() finalises first, the order OpenRTM-aist shows for rtexit."""
         if self.finalized:
             return
+        if _LIVE.get(self.instance_name) is self:
+            del _LIVE[self.instance_name]
         if shutdown_first:
             self._detach_all()
         self.finalized = True
@@ -261,3 +265,13 @@ def _run_command(fn: Callable[[], Any], fut: Future) -> None:
 
 
 _NO_LOCK = contextlib.nullcontext()
+
+# Initialised, not yet finalised components of this process by instance name (weak), for
+# in-process bindings such as a controller manager driving the DCM next to it.
+_LIVE: "weakref.WeakValueDictionary[str, Component]" = weakref.WeakValueDictionary()
+
+
+def find_component(instance_name: str) -> Component | None:
+    """The live component of this process named ``instance_name`` (the most recently
+    initialised one if tests reuse a name), or None. Runs in: any thread."""
+    return _LIVE.get(instance_name)

@@ -87,6 +87,9 @@ class ExecutionContext:
         self._lateness = np.zeros(HISTORY)
         self._periods = np.zeros(HISTORY)
         self.servant: Any = None                 # set by the CORBA layer
+        self.skipped = 0                         # deadlines dropped by a resync
+        self.trace: Any = None                   # a rtcf.trace.CycleTrace when tracing
+        self.last_trace: Any = None              # the trace of the last run, after stop()
         self._tick_lock = threading.RLock()      # held while a stepped cycle runs
 
     # -- membership ----------------------------------------------------------------------
@@ -406,7 +409,48 @@ class ExecutionContext:
     def _rate_changed(self) -> None:
         pass
 
+    # -- tracing ---------------------------------------------------------------------------
+    def enable_trace(self, capacity: int = 65536, path: str | None = None) -> None:
+        """Record every cycle's timing (rtcf.trace) from the next start on; ``path``: where
+        stop() saves it (.npz). Call before start()."""
+        self._trace_cfg = (int(capacity), path)
+
+    def _open_trace(self) -> None:
+        cfg = getattr(self, "_trace_cfg", None)
+        if cfg is not None and self.trace is None:
+            from .trace import CycleTrace
+            self.trace = CycleTrace(cfg[0], [m.comp.instance_name for m in self._members])
+
+    def _close_trace(self) -> None:
+        trace, self.trace = self.trace, None
+        if trace is None:
+            return
+        path = self._trace_cfg[1]
+        if path:
+            try:
+                saved = trace.save(path, self.period, self.name)
+                self.log.info("cycle trace of %r saved to %s (python -m rtcf.trace %s)",
+                              self.name, saved, saved)
+            except OSError as e:
+                self.log.error("cannot save the cycle trace of %r to %s: %s", self.name, path, e)
+        trace.close()
+        self.last_trace = trace
+
     # -- statistics ----------------------------------------------------------------------
+    def interval_stats(self, mark: tuple[int, int] | None) -> dict[str, Any]:
+        """Cycles, overruns and the worst lateness [s] since ``mark`` (what a previous call
+        returned; None: since the start). Any thread; reads counters and the ring only."""
+        cycles, overruns = self.cycles, self.overruns
+        c0, o0 = mark if mark is not None else (0, 0)
+        n = min(cycles - c0, HISTORY)
+        if n > 0:
+            idx = np.arange(cycles - n, cycles) % HISTORY
+            late_max = float(self._lateness[idx].max())
+        else:
+            late_max = 0.0
+        return {"cycles": cycles - c0, "overruns": overruns - o0, "late_max": late_max,
+                "mark": (cycles, overruns)}
+
     def stats(self, window: float = 1.0) -> dict[str, Any]:
         """Timing profile: achieved rate and mean period over the last ``window`` seconds
         of cycles, overruns, lateness percentiles [s] over the kept history, per member
@@ -427,6 +471,7 @@ class ExecutionContext:
             "mean_period": mean_period,
             "lateness_p50": float(np.percentile(late, 50)),
             "lateness_p99": float(np.percentile(late, 99)),
+            "lateness_p999": float(np.percentile(late, 99.9)),
             "lateness_max": float(late[-1]),
             "realtime": bool(getattr(self, "realtime", False)),
             "members": {m.comp.instance_name: {
@@ -450,6 +495,7 @@ class SteppedEC(ExecutionContext):
         if self._running:
             return ReturnCode.PRECONDITION_NOT_MET
         self._running = True
+        self._open_trace()
         self.started_at = self.clock.now()
         prev, self._thread_ident = self._thread_ident, threading.get_ident()
         try:
@@ -467,6 +513,7 @@ class SteppedEC(ExecutionContext):
         finally:
             self._thread_ident = None
             self._running = False
+            self._close_trace()
         return ReturnCode.RTC_OK
 
     def accepts_commands(self) -> bool:
@@ -489,6 +536,9 @@ class SteppedEC(ExecutionContext):
             if self._last_start is not None:
                 self._periods[i] = now - self._last_start
             self._cycle(now, now)
+            if self.trace is not None:
+                self.trace.record(now, now, now, now, self.clock.now(),
+                                  [m.exec_time for m in self._members])
         finally:
             self._thread_ident = None
         clock = self.clock
@@ -511,11 +561,12 @@ class PeriodicEC(ExecutionContext):
 
     def __init__(self, rate: float = 1000.0, name: str = "", clock: Clock | None = None,
                  spin: float = 200e-6, sched_fifo: bool = False, priority: int = 50,
-                 **kw: Any):
+                 spin_yield: bool = True, **kw: Any):
         super().__init__(rate, name, clock or MonotonicClock(), **kw)
         if spin < 0:
             raise ConfigError(f"execution context {name}: spin: expected >= 0 s, got {spin}")
         self.spin = spin
+        self.spin_yield = spin_yield      # release the GIL while spinning (time.sleep(0))
         self.sched_fifo = sched_fifo
         self.priority = priority
         self.realtime = False
@@ -530,6 +581,7 @@ class PeriodicEC(ExecutionContext):
             return ReturnCode.PRECONDITION_NOT_MET
         self._stop_requested = False
         self._running = True
+        self._open_trace()
         self._started_evt = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"rtcf-ec-{self.name}",
                                         daemon=True)
@@ -546,6 +598,7 @@ class PeriodicEC(ExecutionContext):
             self._thread.join(10.0)
         self._running = False
         self._thread = None
+        self._close_trace()
         return ReturnCode.RTC_OK
 
     def wake(self) -> None:
@@ -595,6 +648,10 @@ class PeriodicEC(ExecutionContext):
         self._started_evt.set()
         wake = self._wake
         deadline = clock.now()
+        trace = self.trace
+        if trace is not None:
+            trace.open_thread()
+        sleep0 = time.sleep
         try:
             while not self._stop_requested:
                 self._run_calls()
@@ -608,30 +665,50 @@ class PeriodicEC(ExecutionContext):
                     deadline = clock.now()
                     self._resync = False
                 period = self.period
+                spin = self.spin
                 # sleep, then spin to the deadline
+                if trace is not None:
+                    trace.before_sleep()
+                slept = False
                 while True:
                     left = deadline - clock.now()
-                    if left <= self.spin or self._stop_requested:
+                    if left <= spin or self._stop_requested:
                         break
                     wake.clear()
-                    wake.wait(left - self.spin)
+                    wake.wait(left - spin)
+                    slept = True
                     if self._calls:
                         self._run_calls()
                 if self._stop_requested:
                     break
                 now = clock.now()
-                while now < deadline:
-                    now = clock.now()
+                woke = now
+                if trace is not None:
+                    trace.after_sleep(slept)
+                if self.spin_yield:
+                    while now < deadline:      # sleep(0) lets ORB threads take the GIL
+                        sleep0(0)
+                        now = clock.now()
+                else:
+                    while now < deadline:
+                        now = clock.now()
                 i = self.cycles % HISTORY
                 self._lateness[i] = now - deadline
                 if self._last_start is not None:
                     self._periods[i] = now - self._last_start
                 self._cycle(deadline, now)
+                start_deadline = deadline
                 deadline += period
                 end = clock.now()
+                if trace is not None:
+                    trace.record(start_deadline, start_deadline - spin, woke, now, end,
+                                 [m.exec_time for m in self._members])
                 if end > deadline:
                     self.overruns += 1
                     if end - deadline > 1.0:    # hopelessly behind (e.g. suspended): resync
+                        # every deadline that passes without its cycle is an overrun too
+                        self.overruns += int((end - deadline) // period)
+                        self.skipped += int((end - deadline) // period) + 1
                         deadline = end
         except BaseException:
             self.log.exception("execution context %r stopped by an internal error", self.name)

@@ -13,6 +13,7 @@ Shutdown (SIGINT/SIGTERM, --duration, or shutdown()): every Active component is 
 from __future__ import annotations
 
 import argparse
+import os
 import importlib
 import inspect
 import signal
@@ -43,6 +44,9 @@ class Manager:
     def __init__(self, conf: Mapping[str, str] | None = None, *, corba: bool | None = None):
         self.conf = rtcconf.merge_conf(rtcconf.defaults(), conf or {})
         self.components: dict[str, Component] = {}
+        self.realtime: dict[str, object] = {}
+        self._status_marks: dict[str, tuple[int, int]] = {}
+        self._status_times: dict[str, float] = {}
         self.ecs: dict[str, ExecutionContext] = {}
         self.connectors: list[Any] = []
         self.log = rlog.get_logger("manager")
@@ -227,6 +231,10 @@ class Manager:
             else:
                 self.connectors.append(connect(out, inp, props))
         if start:
+            from . import realtime
+            # freeze the heap built so far before any EC thread runs (a full collection of
+            # the start-up heap would hold the GIL for tens of ms inside a cycle)
+            self.realtime["gc_freeze"] = realtime.freeze_heap(self.conf)
             for ec in ecs.values():
                 ec.start()
             for name in composition.activate:
@@ -299,6 +307,11 @@ class Manager:
     def _make_ecs(self, composition: Composition) -> dict[str, ExecutionContext]:
         spin = rtcconf.get_float(self.conf, "exec_cxt.periodic.spin_us", 200.0, ge=0) * 1e-6
         fifo = rtcconf.get_bool(self.conf, "exec_cxt.periodic.sched_fifo", False)
+        spin_yield = rtcconf.get_bool(self.conf, "exec_cxt.periodic.spin_yield", True)
+        trace = rtcconf.get_bool(self.conf, "exec_cxt.periodic.trace", False)
+        trace_cycles = int(rtcconf.get_float(self.conf, "exec_cxt.periodic.trace_cycles",
+                                             65536, ge=16))
+        trace_file = self.conf.get("exec_cxt.periodic.trace_file", "rtcf-trace-%n-%p.npz")
         sync = rtcconf.get_bool(self.conf, "exec_cxt.sync_transition", True)
         timeout = rtcconf.get_float(self.conf, "exec_cxt.transition_timeout", 0.5, ge=0)
         out: dict[str, ExecutionContext] = {}
@@ -311,7 +324,11 @@ class Manager:
                                         transition_timeout=timeout)
             else:
                 out[d.name] = PeriodicEC(d.rate, name=d.name, spin=spin, sched_fifo=fifo,
-                                         sync_transition=sync, transition_timeout=timeout)
+                                         spin_yield=spin_yield, sync_transition=sync,
+                                         transition_timeout=timeout)
+            if trace:
+                path = trace_file.replace("%n", d.name).replace("%p", str(os.getpid()))
+                out[d.name].enable_trace(trace_cycles, path)
         return out
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -323,13 +340,25 @@ class Manager:
                 self.log.warning("activating %s in %s: %s", name, ec.name, rc.name)
 
     def status_line(self) -> str:
+        """Per EC: cycles per second and overruns since the last line, the worst lateness in
+        that interval, the total overruns, member states. Reads counters and the lateness
+        ring the EC thread fills anyway: costs the EC thread nothing."""
         parts = []
+        now = time.monotonic()
         for ec in self.ecs.values():
-            st = ec.stats()
-            states = " ".join(f"{n}:{m['state'][:3]}" for n, m in st["members"].items())
-            rate = f"{st['achieved_rate']:.1f}/{ec.rate:g} Hz" if ec.kind == "PERIODIC" \
-                else f"stepped {st['cycles']} cycles"
-            parts.append(f"[{ec.name} {rate} overruns {st['overruns']}] {states}")
+            states = " ".join(f"{m.comp.instance_name}:{m.state.name[:3]}"
+                              for m in ec._members)
+            if ec.kind != "PERIODIC":
+                parts.append(f"[{ec.name} stepped {ec.cycles} cycles] {states}")
+                continue
+            iv = ec.interval_stats(self._status_marks.get(ec.name))
+            t0 = self._status_times.get(ec.name, now)
+            self._status_marks[ec.name] = iv["mark"]
+            self._status_times[ec.name] = now
+            dt = now - t0
+            rate = f"{iv['cycles'] / dt:.0f}/{ec.rate:g} Hz" if dt > 0 else f"-/{ec.rate:g} Hz"
+            parts.append(f"[{ec.name} {rate} late max {iv['late_max'] * 1e3:.2f} ms overruns "
+                         f"+{iv['overruns']} ({ec.overruns} total)] {states}")
         return " ".join(parts) or "no execution contexts"
 
     def final_report(self) -> str:
@@ -340,7 +369,9 @@ class Manager:
             lines.append(f"{ec.name}: {st['cycles']} cycles, {st['achieved_rate']:.2f} Hz "
                          f"(nominal {ec.rate:g}), overruns {st['overruns']}, lateness p50 "
                          f"{st['lateness_p50'] * 1e6:.1f} us p99 "
-                         f"{st['lateness_p99'] * 1e6:.1f} us")
+                         f"{st['lateness_p99'] * 1e6:.1f} us p99.9 "
+                         f"{st['lateness_p999'] * 1e6:.1f} us max "
+                         f"{st['lateness_max'] * 1e6:.1f} us")
         for comp in self.components.values():
             summary = getattr(comp, "summary", None)
             if callable(summary):
@@ -372,7 +403,8 @@ class Manager:
             if alive is not None and not alive():
                 self.log.error("a process of the system exited: stopping")
                 break
-            if not self.components and rtcconf.get_bool(
+            # a launcher whose components all live in its child processes keeps running
+            if not self.components and alive is None and rtcconf.get_bool(
                     self.conf, "manager.shutdown_on_nortcs", True):
                 break
             self._stop.wait(0.1 if end is None else max(0.0, min(0.1, end - now)))
@@ -463,6 +495,8 @@ def main(argv: list[str] | None = None) -> int:
                     except LookupError:
                         pass
             check_params(composition, mgr.resolve)
+        from . import realtime
+        mgr.realtime = realtime.before_start(conf, mgr.log)
         if mgr.corba_enabled:
             from .corba.runtime import CorbaRuntime
             mgr.corba = CorbaRuntime(mgr)

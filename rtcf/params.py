@@ -67,7 +67,7 @@ class Param:
     """A typed parameter declaration (a class attribute of a Component).
 
     type: int, float, str, bool or list (then ``elem`` gives the element type; strings are
-    comma separated, as OpenRTM vector parameters). bounds: (lo, hi), inclusive, None for
+    comma separated, as OpenRTM vector parameters; ``length`` fixes the number of elements). bounds: (lo, hi), inclusive, None for
     open. choices: allowed values. read_only: cannot change once the component is
     initialised (conf file and composition may still set it).
     """
@@ -75,9 +75,10 @@ class Param:
     def __init__(self, type: type, default: Any, *, unit: str = "", doc: str = "",
                  bounds: tuple[float | None, float | None] | None = None,
                  choices: Iterable[Any] | None = None, read_only: bool = False,
-                 elem: type = float, widget: str = ""):
+                 elem: type = float, widget: str = "", length: int | None = None):
         self.type = type
         self.elem = elem
+        self.length = length      # list parameters: the exact number of elements, if fixed
         self.unit = unit
         self.doc = doc
         self.bounds = bounds
@@ -113,6 +114,8 @@ class Param:
                     raise ValueError(f"expected a list of {self.elem.__name__}, "
                                      f"got {value!r}") from None
             out = [_parse_scalar(self.elem, x) for x in items]
+            if self.length is not None and len(out) != self.length:
+                raise ValueError(f"expected {self.length} values, got {len(out)}: {value!r}")
             for x in out:
                 self._check_range(x)
             return out

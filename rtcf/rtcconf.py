@@ -204,6 +204,18 @@ _DEFAULTS: dict[str, str] = {
     # EC thread under SCHED_FIFO.
     "exec_cxt.periodic.spin_us": "200",
     "exec_cxt.periodic.sched_fifo": "NO",
+    # release the GIL while spinning (time.sleep(0)), so ORB threads are not held off
+    "exec_cxt.periodic.spin_yield": "YES",
+    # per-cycle timing trace (rtcf.trace): off by default; saved at stop to trace_file
+    # (%n: EC name, %p: process id); python -m rtcf.trace FILE explains the late cycles
+    "exec_cxt.periodic.trace": "NO",
+    "exec_cxt.periodic.trace_cycles": "65536",
+    "exec_cxt.periodic.trace_file": "rtcf-trace-%n-%p.npz",
+    # real-time process settings (rtcf.realtime): lock memory where permitted, freeze the
+    # start-up heap after activation, the interpreter's switch interval [us]
+    "manager.realtime.mlockall": "YES",
+    "manager.realtime.gc_freeze": "YES",
+    "manager.realtime.switch_interval_us": "5000",
     "manager.name": "manager",
     "manager.is_master": "NO",
     "manager.corba_servant": "YES",

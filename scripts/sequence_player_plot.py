@@ -8,7 +8,7 @@ The component runs on a stepped execution context (no ORB, no wall clock): the p
 loaded through the service's loadPattern, exactly as a client would, the EC is stepped until
 isEmpty(), and every qRef sample is recorded. The dots are the pattern's records (at the
 time each one is reached: tm + time_i - time_0). Needs matplotlib (pip install
-'rtcf[plot]').
+'rtcf[demo]').
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("matplotlib is needed: pip install 'rtcf[plot]' (or matplotlib)",
+        print("matplotlib is needed: pip install 'rtcf[demo]' (or matplotlib)",
               file=sys.stderr)
         return 2
     names, data = record(args.pattern, args.tm, args.dt, args.mode)

@@ -88,6 +88,8 @@ class DCM(Component):
         for port, size in ((self.q_out, n), (self.cmd_out, n), (self.hard_out, n),
                            (self.act_out, d.n_actuators)):
             port.value.data = np.zeros(size)
+        self._staged = np.full(n, np.nan)      # positions from command_positions()
+        self._has_staged = False
         self._pre: list[Callable[[], None]] = []
         self._post: list[Callable[[], None]] = []
         self._origin: float | None = None
@@ -117,6 +119,9 @@ class DCM(Component):
         for cb in self._pre:
             self._run_callback(cb, "preProcess")
         values = self.core.step(now)
+        if self._has_staged:
+            self._has_staged = False
+            self.core.command_now(self._pos, self._staged)
         if self.q_in.read_newest() is ReadStatus.NEW:
             self._apply_qref()
         dt = ec.period
@@ -156,6 +161,17 @@ class DCM(Component):
         set() made there with time <= now takes effect in the same cycle."""
         self._pre.append(cb)
         return Connection(self._pre, cb)
+
+    def command_positions(self, values: np.ndarray) -> None:
+        """Position commands dated now for every joint (body order; NaN leaves a joint),
+        applied in this very cycle right after the timed commands are computed, as a qRef
+        sample is: the cheap path for a controller's stream (no alias, no buffer rebuild).
+        Call from a preProcess callback. Runs in: EC thread."""
+        if values.shape != self._staged.shape:
+            raise DcmError(f"command_positions: expected {self._staged.size} values (body "
+                           f"order), got {values.size}")
+        np.copyto(self._staged, values)
+        self._has_staged = True
 
     def at_post_process(self, cb: Callable[[], None]) -> Connection:
         """Run ``cb()`` after the sensor values of the cycle are written."""

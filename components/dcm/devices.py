@@ -143,13 +143,15 @@ class DeviceTable:
         if isinstance(model, Mapping):
             data, src = model, "model"
         else:
-            import yaml  # imported here: only the loader needs it
+            # the robot-model reader shared with the Kinematics core (one file per robot,
+            # `inherit:` for a variant that differs by constants)
+            from kinematics.model import ModelError as FileError, read_model_data
 
             src = str(model).rsplit("/", 1)[-1]
-            with open(model, "r", encoding="utf-8") as f:
-                data = yaml.safe_load(f)
-            if not isinstance(data, Mapping):
-                raise ModelError(f"{src}: expected a mapping at the top level")
+            try:
+                data = read_model_data(model)
+            except FileError as e:
+                raise ModelError(str(e)) from None
         return cls(*_parse(data, src), name=str(data.get("name", src)))
 
     # -- lookups ------------------------------------------------------------------------------

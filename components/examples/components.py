@@ -71,7 +71,8 @@ class Gain(Component):
 
 
 class Recorder(Component):
-    """Reads its input every cycle and keeps count, last value, min and max.
+    """Reads its input every cycle and keeps count, last value, min and max, and counts gaps
+    in the stream: a sample stamped more than 1.5 ``stream_period`` after the previous one.
 
     | port | type | unit | meaning |
     |---|---|---|---|
@@ -79,19 +80,31 @@ class Recorder(Component):
     """
 
     category = "example"
+    stream_period = Param(float, 0.0, unit="s", bounds=(0.0, None),
+                          doc="period of the writer's stamps; 0 takes this EC's period")
 
     def on_initialize(self) -> None:
         self.inp = self.add_in_port("in", TimedDoubleSeq)
         self.received = 0
+        self.gaps = 0
+        self.missing = 0
+        self._last_t: float | None = None
         self.last: np.ndarray = np.zeros(0)
         self.minimum = math.inf
         self.maximum = -math.inf
 
     def on_execute(self, ec) -> None:
         """Runs in: EC thread."""
+        period = self.stream_period or ec.period
         while self.inp.read() is ReadStatus.NEW:
-            d = self.inp.value.data
+            v = self.inp.value
+            d = v.data
             self.received += 1
+            t = v.tm.sec + v.tm.nsec * 1e-9
+            if self._last_t is not None and t - self._last_t > 1.5 * period:
+                self.gaps += 1
+                self.missing += int(round((t - self._last_t) / period)) - 1
+            self._last_t = t
             if d.size:
                 self.minimum = min(self.minimum, float(d.min()))
                 self.maximum = max(self.maximum, float(d.max()))
@@ -100,4 +113,5 @@ class Recorder(Component):
     def summary(self) -> str:
         if not self.received:
             return "no data"
-        return f"{self.received} samples, last {np.round(self.last, 3).tolist()}"
+        return (f"{self.received} samples, gaps {self.gaps} ({self.missing} missing), "
+                f"last {np.round(self.last, 3).tolist()}")

@@ -60,6 +60,20 @@ def chain_fk(model: Model, chain: str | Chain, q: Sequence[float],
     return _fn(c, "pose", tip)(_q(c, q))
 
 
+def chain_pose6d(model: Model, chain: str | Chain, q: Sequence[float]) -> tuple:
+    """(x, y, z, wx, wy, wz) of the effector in the root frame, as position6d(chain_fk(...))
+    but straight from the formulas (no 4x4 built): the per-cycle call."""
+    c = _chain(model, chain)
+    return _fn(c, "pose6d")(_q(c, q))
+
+
+def warm_up(model: Model) -> None:
+    """Compile every chain's formulas now (in the lifecycle, not in the first cycle)."""
+    for c in model.chains.values():
+        for kind in ("pose", "pose6d", "pose_jac", "frames"):
+            _fn(c, kind)
+
+
 def chain_fk_batch(model: Model, chain: str | Chain, Q: np.ndarray) -> np.ndarray:
     """(N, n) configurations -> (N, 4, 4) effector poses; vectorised over N."""
     c = _chain(model, chain)
@@ -179,12 +193,12 @@ def invert(T: np.ndarray) -> np.ndarray:
 
 def position6d(T: np.ndarray) -> list[float]:
     """[x, y, z, wx, wy, wz] with R = Rz(wz) Ry(wy) Rx(wx) (libalmath's convention)."""
-    r = T[:3, :3]
-    wz = math.atan2(r[1, 0], r[0, 0])
+    (r00, r01, r02, x), (r10, r11, r12, y), (r20, _, _, z) = T[:3].tolist()
+    wz = math.atan2(r10, r00)
     cz, sz = math.cos(wz), math.sin(wz)
-    wy = math.atan2(-r[2, 0], cz * r[0, 0] + sz * r[1, 0])
-    wx = math.atan2(sz * r[0, 2] - cz * r[1, 2], cz * r[1, 1] - sz * r[0, 1])
-    return [float(T[0, 3]), float(T[1, 3]), float(T[2, 3]), wx, wy, wz]
+    wy = math.atan2(-r20, cz * r00 + sz * r10)
+    wx = math.atan2(sz * r02 - cz * r12, cz * r11 - sz * r01)
+    return [x, y, z, wx, wy, wz]
 
 
 def transform_from_6d(p: Sequence[float]) -> np.ndarray:
@@ -208,10 +222,12 @@ def rotation_log(R: np.ndarray) -> np.ndarray:
     if a < 1e-6:
         return 0.5 * v
     if a > math.pi - 1e-4:             # near pi: the axis from the symmetric part
+        # symmetric part = cos_a I + (1 - cos_a) n n^T: its column i, diagonal term minus
+        # cos_a, is (1 - cos_a) n_i n (i: the largest |n_i|)
         d = np.diag(R)
         i = int(np.argmax(d))
         axis = (R[:, i] + R[i, :]) * 0.5
-        axis[i] = math.sqrt(max(0.0, (d[i] - cos_a) / (1.0 - cos_a)))
+        axis[i] = d[i] - cos_a
         axis /= np.linalg.norm(axis)
         if axis @ v < 0:
             axis = -axis
@@ -267,8 +283,12 @@ def solve_ik(model: Model, chain: str | Chain, target: np.ndarray,
             and restarts >= 0):
         raise ValueError(f"max_iter >= 1 and restarts >= 0 expected, got {max_iter}, {restarts}")
     lo, hi = c.lower, c.upper
+    # the starts need a finite range: a continuous joint (a URDF's, limits +-inf) starts
+    # within one turn
+    slo = np.where(np.isfinite(lo), lo, np.where(np.isfinite(hi), hi - 2 * math.pi, -math.pi))
+    shi = np.where(np.isfinite(hi), hi, slo + 2 * math.pi)
     if q_seed is None:
-        first = 0.5 * (lo + hi)
+        first = 0.5 * (slo + shi)
     else:
         first = np.asarray(q_seed, dtype=float)
         if first.shape != (c.dof,) or not np.all(np.isfinite(first)):
@@ -280,16 +300,18 @@ def solve_ik(model: Model, chain: str | Chain, target: np.ndarray,
         d = np.linalg.norm(target[:3, 3] - c.X[0][:3, 3]) if c.dof else 0.0
         r = reach(c, tip)
         if pos_rows.size == 3 and d > r + pos_tol:
-            return IKResult(False, first.copy(), float(d - r), math.inf, 0,
+            e = _err(_fn(c, "pose", tip)(first), target)
+            er = float(np.linalg.norm(e[rot_rows])) if rot_rows.size else 0.0
+            return IKResult(False, first.copy(), float(np.linalg.norm(e[:3])), er, 0,
                             f"unreachable: the target is {d:.4f} m from {c.joints[0]}, "
                             f"the {c.name} chain reaches at most {r:.4f} m")
     f = _fn(c, "pose_jac", tip)
     rng = np.random.default_rng(seed)
-    seeds = [first] + ([0.5 * (lo + hi)] if q_seed is not None else [])
+    seeds = [first] + ([0.5 * (slo + shi)] if q_seed is not None else [])
     best: tuple[float, np.ndarray, float, float] | None = None
     total = 0
     for attempt in range(restarts + 1):
-        q0 = seeds[attempt] if attempt < len(seeds) else rng.uniform(lo, hi)
+        q0 = seeds[attempt] if attempt < len(seeds) else rng.uniform(slo, shi)
         q, it, ep, er = _dls(f, target, q0, lo, hi, rows, pos_rows, rot_rows, pos_tol, rot_tol,
                              max_iter)
         total += it

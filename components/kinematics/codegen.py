@@ -147,6 +147,8 @@ def compile_chain(X: np.ndarray, axes: np.ndarray, tip: np.ndarray, kind: str) -
     """Compile one of:
     - "pose": f(q) -> 4x4 ndarray (floats, math functions);
     - "pose_jac": f(q) -> (4x4 pose, 6xn Jacobian [v; w] at the effector, root frame);
+    - "pose6d": f(q) -> (x, y, z, wx, wy, wz) of the effector, R = Rz(wz) Ry(wy) Rx(wx),
+      no array built (the cheapest per-cycle call);
     - "frames": f(q) -> (n+1, 4, 4): every joint frame, then the effector;
     - "batch": f(Q) -> (N, 4, 4) for Q of shape (N, n), numpy functions.
     """
@@ -165,13 +167,21 @@ def compile_chain(X: np.ndarray, axes: np.ndarray, tip: np.ndarray, kind: str) -
         src = head + lines + body + ["    return out"]
         env = {"_np": np, "sin": np.sin, "cos": np.cos}
     else:
-        head = ["def f(q):", f"    {args} = q"]
+        # numpy scalars make every float operation several times slower: unpack floats
+        head = ["def f(q):", "    if type(q) is _nd:", "        q = q.tolist()", f"    {args} = q"]
         if kind == "pose":
             tail = [f"    return {pose}"]
         elif kind == "pose_jac":
             cols = [", ".join(_fmt(J[k][r]) for k in range(n)) for r in range(6)]
             jac = "_np.array((" + ", ".join(f"({c},)" for c in cols) + "))"
             tail = [f"    return {pose}, {jac}"]
+        elif kind == "pose6d":         # [x, y, z, wx, wy, wz], R = Rz(wz) Ry(wy) Rx(wx)
+            e = {(i, j): _fmt(E[i][j]) for i in range(3) for j in range(4)}
+            tail = [f"    r00 = {e[0, 0]}; r10 = {e[1, 0]}; r20 = {e[2, 0]}",
+                    f"    r01 = {e[0, 1]}; r11 = {e[1, 1]}; r02 = {e[0, 2]}; r12 = {e[1, 2]}",
+                    "    wz = atan2(r10, r00); cz = cos(wz); sz = sin(wz)",
+                    "    return ({}, {}, {}, atan2(sz*r02 - cz*r12, cz*r11 - sz*r01), "
+                    "atan2(-r20, cz*r00 + sz*r10), wz)".format(e[0, 3], e[1, 3], e[2, 3])]
         elif kind == "frames":
             fr = []
             for M in F + [E]:
@@ -181,7 +191,8 @@ def compile_chain(X: np.ndarray, axes: np.ndarray, tip: np.ndarray, kind: str) -
         else:
             raise ValueError(f"unknown kind {kind!r}")
         src = head + lines + tail
-        env = {"_np": np, "sin": math.sin, "cos": math.cos}
+        env = {"_np": np, "_nd": np.ndarray, "sin": math.sin, "cos": math.cos,
+               "atan2": math.atan2}
     code = "\n".join(src) + "\n"
     exec(compile(code, f"<fk {kind}, {n} joints>", "exec"), env)  # our own generated text
     fn = env["f"]

@@ -138,6 +138,30 @@ class Model:
         """(chain name, position in that chain) of a kinematic joint, or None."""
         return self._joint_pos.get(name)
 
+    def names_of(self, name: str) -> tuple[str, ...]:
+        """ALMotion's getJointNames: "Body" (every joint), a chain (its joints, hand
+        included), or one joint."""
+        if name == "Body":
+            return self.joint_names
+        if name in self.chains:
+            return self.chains[name].members
+        if name in self.joint_names:
+            return (name,)
+        raise ModelError(f"{self.name}: unknown joint, chain or collection {name!r}: expected "
+                         f"Body, a chain ({', '.join(self.chains)}) or a joint name")
+
+    def collection(self, name: str) -> tuple[str, ...]:
+        """ALMotion's getBodyNames: "Body", "Joints", "JointActuators" (every joint),
+        "Chains" (the chain names) or a chain name."""
+        if name in ("Body", "Joints", "JointActuators", "Actuators"):
+            return self.joint_names
+        if name == "Chains":
+            return tuple(self.chains)
+        if name in self.chains:
+            return self.chains[name].members
+        raise ModelError(f"{self.name}: unknown collection {name!r}: expected Body, Joints, "
+                         f"JointActuators, Chains or a chain ({', '.join(self.chains)})")
+
     @property
     def body_names(self) -> tuple[str, ...]:
         """Every name getTransform knows: chains, joints, frames, and the root "Torso"."""

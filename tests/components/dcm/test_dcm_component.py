@@ -35,6 +35,7 @@ from rtcf.lifecycle import LifeCycleState
 from rtcf.testing import Harness
 
 from dcm.component import DCM
+from dcm.timeline import DcmError
 from dcm.proxy import DCMProxy
 
 NAO = stub_module("NAO")
@@ -877,3 +878,30 @@ def test_nan_value_dropped_through_proxy(rig):
                       [[0.9], [float("nan")], [0.1]]])
     rig.step_to(t + 200)
     check_rgb(rig, t + 200, (0.9, 0.5, 0.1), "NaN member untouched")
+
+
+def test_command_positions_from_pre_process_act_in_the_same_cycle(rig):
+    """DCM.command_positions (the controller manager's path): dated now, applied this
+    cycle right after the timed commands, NaN leaves a joint; the same as a qRef sample."""
+    d = rig.comp.devices
+    cmd = np.full(N_JOINTS, np.nan)
+    cmd[d.joint_index("HeadYaw")] = 0.4
+    sent = []
+
+    def pre():
+        if not sent:
+            rig.comp.command_positions(cmd)
+            sent.append(rig.comp.now_ms)
+    conn = rig.comp.at_pre_process(pre)
+    before = rig.samples["qCommand"][rig.comp.now_ms].copy()
+    rig.step(1)
+    conn.disconnect()
+    t = rig.comp.now_ms
+    got = rig.samples["qCommand"][t]
+    assert got[d.joint_index("HeadYaw")] == 0.4                      # this very cycle
+    others = np.arange(N_JOINTS) != d.joint_index("HeadYaw")
+    assert np.array_equal(got[others], before[others])                # NaN: left alone
+    rig.step(3)
+    assert rig.samples["qCommand"][rig.comp.now_ms][d.joint_index("HeadYaw")] == 0.4  # held
+    with pytest.raises(DcmError, match="expected 26 values"):
+        rig.comp.command_positions(np.zeros(3))

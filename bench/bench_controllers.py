@@ -1,0 +1,199 @@
+"""The ControllerManager's 1 kHz loop with 1 and 10 trivial controllers, next to cyclictest.
+
+    python bench/bench_controllers.py [--seconds 10] [--rate 1000] [--no-fifo]
+
+Rows, run one after another in this process:
+
+(a) ControllerManager (hardware=loopback: an ideal robot, no DCM) on a PeriodicEC at the
+    rate, sleep then spin the last 200 us, SCHED_FIFO when permitted, 1 trivial controller
+    (reads one joint, commands it plus a small wave);
+(b) the same with 10 trivial controllers;
+(c) 10 controllers with hardware=dcm: the DCM of spec 1 in the same process on its own
+    100 Hz PeriodicEC (SCHED_FIFO 70 when permitted, as scripts/run gives every EC), state
+    and commands through the DCM's pre/postProcess seqlocks: what the DCM thread costs the
+    1 kHz loop (both hold the GIL while they run: the DCM's cycle, and its 200 us spin
+    before each deadline, can delay the manager's tick); run with the DCM EC spinning
+    200 us (scripts/run's default exec_cxt.periodic.spin_us) and with spin 0;
+(d) C ``cyclictest`` at the same interval (SCHED_FIFO 80, mlockall) when it is on PATH: the
+    machine's floor in the same run.
+
+Per row: achieved rate and mean-period error, lateness of the tick start behind its deadline
+(p50 / p99 / max), ticks more than 0.5 ms late, EC overruns (a tick ending after the next
+deadline), controller overruns (an update longer than the period), per-controller update cost
+(mean and max over controllers of their mean / max), and the manager overhead per tick (the
+core's tick minus the controllers' updates: hardware read/write, commands reset, statistics),
+plus the whole component's execution per tick as the EC sees it. Figures only, no assertions;
+the host is a shared VM (see design.md): figures taken while it is loaded are indicative.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE.parent / "components"), str(HERE)]
+
+from bench_ec import LATE_MS, Result, cyclictest_result  # noqa: E402
+from common import US, CpuMeter, machine_line, percentiles, table  # noqa: E402
+
+from rtcf import PeriodicEC  # noqa: E402
+from rtcf.controller import Controller  # noqa: E402
+
+from controller_manager.component import ControllerManager  # noqa: E402
+
+
+class Trivial(Controller):
+    """Reads one joint's position and commands it plus a small wave, so the command changes
+    every tick (with hardware=dcm an unchanged command would not be sent again)."""
+
+    def init(self, robot, params):
+        self.j = robot.joint(params["joint"])
+        return True
+
+    def update(self, time, period):
+        self.j.command = self.j.position + 1e-3 * math.sin(time)
+
+
+class RecordingManager(ControllerManager):
+    """Records, per tick, start time, lateness and the core's overhead / update time into
+    preallocated arrays (no allocation in the loop)."""
+
+    type_name = "RecordingManager"
+
+    def setup_recording(self, capacity: int) -> None:
+        self.cap = capacity
+        self.starts = np.zeros(capacity)
+        self.late = np.zeros(capacity)
+        self.over = np.zeros(capacity)
+        self.upd = np.zeros(capacity)
+        self.n = 0
+
+    def on_execute(self, ec):
+        super().on_execute(ec)
+        i = self.n
+        if i < self.cap:
+            core = self.core
+            self.starts[i] = ec.now
+            self.late[i] = ec.now - ec.planned
+            self.over[i] = core.overhead_last
+            self.upd[i] = core.updates_last
+            self.n = i + 1
+
+
+def run_manager(n_ctrl: int, seconds: float, rate: float, fifo: bool,
+                with_dcm: bool = False, dcm_spin: float = 200e-6) -> tuple[Result, dict]:
+    dcm = dcm_ec = None
+    if with_dcm:
+        from dcm.component import DCM
+        dcm = DCM("DCM0")
+        dcm.initialize()
+        dcm_ec = PeriodicEC(100.0, name="bench-dcm", sched_fifo=fifo, priority=70,
+                            spin=dcm_spin)
+        dcm_ec.add_component(dcm, owned=True)
+        dcm_ec.start()
+        dcm_ec.activate_component(dcm)
+    cm = RecordingManager(f"bench{n_ctrl}{'dcm' if with_dcm else ''}{int(dcm_spin * US)}")
+    cm.params.load({"hardware": "dcm" if with_dcm else "loopback"})
+    cm.initialize()
+    cm.setup_recording(int(seconds * rate * 1.2) + 1000)
+    joints = cm.robot.joint_names
+    names = [f"c{i:02d}" for i in range(n_ctrl)]
+    for i, name in enumerate(names):
+        cm.core.load(name, Trivial, {"joint": joints[i % len(joints)]})
+    ec = PeriodicEC(rate, name=f"bench{n_ctrl}", spin=200e-6, sched_fifo=fifo, priority=80)
+    ec.add_component(cm, owned=True)
+    ec.start()
+    with CpuMeter() as cpu:
+        ec.activate_component(cm)
+        ok, msg = cm.service.switchController(names, [], 2, 2.0)
+        if not ok:
+            raise SystemExit(f"switch failed: {msg}")
+        cm.n = 0                                     # measure from the first full tick
+        time.sleep(seconds)
+        ec.deactivate_component(cm)
+    ec_stats = ec.stats()
+    realtime = ec.realtime
+    ec.stop()
+    cm.finalize()
+    if dcm_ec is not None:
+        dcm_ec.stop()
+        dcm.finalize()
+    n = cm.n
+    res = Result(f"ControllerManager, {n_ctrl} controller{'s' * (n_ctrl > 1)}"
+                 f"{f', DCM spin {int(dcm_spin * US)}us' if with_dcm else ''} "
+                 f"{'FIFO' if realtime else 'OTHER'}", cm.starts[:n].copy(),
+                 cm.late[:n].copy(), cpu.percent, 1.0 / rate,
+                 note="SCHED_FIFO" if realtime else "SCHED_OTHER")
+    st = cm.core.statistics()
+    ctrl = list(st["controllers"].values())
+    member = ec_stats["members"][cm.instance_name]
+    extra = {
+        "ec_overruns": ec_stats["overruns"],
+        "ctrl_overruns": sum(c["overruns"] for c in ctrl),
+        "upd_mean": float(np.mean([c["mean"] for c in ctrl])),
+        "upd_max": float(np.max([c["max"] for c in ctrl])),
+        "over": percentiles(cm.over[:n], (50, 99)) + [float(cm.over[:n].max())],
+        "over_mean": float(cm.over[:n].mean()),
+        "upd_tick": percentiles(cm.upd[:n], (50, 99)),
+        "exec_mean": member["exec_mean"], "exec_max": member["exec_max"],
+        "n_ctrl": n_ctrl,
+    }
+    return res, extra
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=10.0, help="per row [s] (default 10)")
+    ap.add_argument("--rate", type=float, default=1000.0, help="[Hz] (default 1000)")
+    ap.add_argument("--no-fifo", action="store_true", help="never ask for SCHED_FIFO")
+    args = ap.parse_args(argv)
+    fifo = not args.no_fifo
+    print(machine_line())
+    print(f"# rate {args.rate:g} Hz, {args.seconds:g} s per row, late = more than "
+          f"{LATE_MS * 1e3:g} ms after the deadline")
+    rows, extras = [], []
+    for n, with_dcm, spin in ((1, False, 0), (10, False, 0), (10, True, 200e-6),
+                              (10, True, 0.0)):
+        print(f"# running ControllerManager with {n} trivial controller(s)"
+              f"{' and the DCM' if with_dcm else ''} ...", flush=True)
+        r, x = run_manager(n, args.seconds, args.rate, fifo, with_dcm, spin)
+        rows.append(r)
+        extras.append(x)
+    print("# running cyclictest ...", flush=True)
+    d = cyclictest_result(args.seconds, args.rate, fifo)
+    results = rows + ([d] if isinstance(d, Result) else [])
+    print()
+    print(table(["", "ticks", "rate [Hz]", "period err [%]", "late p50 [us]", "p99 [us]",
+                 "p99.9 [us]", "max [us]", "> 0.5 ms", "CPU [%]"],
+                [r.row() for r in results], digits=1))
+    if not isinstance(d, Result):
+        print(f"  {d}")
+    print()
+    print(table(["", "EC overruns", "ctrl overruns", "update mean [us]", "update max [us]",
+                 "overhead mean [us]", "p50", "p99", "max", "component exec mean [us]"],
+                [[r.name, x["ec_overruns"], x["ctrl_overruns"], x["upd_mean"] * US,
+                  x["upd_max"] * US, x["over_mean"] * US, x["over"][0] * US,
+                  x["over"][1] * US, x["over"][2] * US, x["exec_mean"] * US]
+                 for r, x in zip(rows, extras)], digits=2))
+    print()
+    print("mean period [us] (target: within 0.01 % of nominal):")
+    for r in results:
+        if r.period_err is not None:
+            print(f"  {r.name:<40} {1e6 / r.rate:12.4f}  ({r.period_err:+.5f} %)")
+    print()
+    print("targets: mean period within 0.01 %; manager overhead < 20 us per tick with 10 "
+          "controllers; p99 lateness <= 2x cyclictest's p99 in the same run")
+    if isinstance(d, Result) and d.pcts and d.pcts[1] > 0:
+        for r in rows:
+            print(f"  {r.name}: p99 {r.pcts[1]:.1f} us / cyclictest p99 {d.pcts[1]:.1f} us = "
+                  f"{r.pcts[1] / d.pcts[1]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

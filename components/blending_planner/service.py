@@ -1,0 +1,156 @@
+"""Doosan::BlendingPlannerService servant. Runs in: ORB threads.
+
+moveBlending validates and plans in the calling thread (the core is pure), samples the plan
+at the component's cycle, solves the arm's IK along the whole path, and only then hands the
+finished motion to the EC thread (Component.call). Expected refusals are ``False`` plus a
+reason for getLastError (spec PD-0.2: Doosan returns a boolean).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Sequence
+
+from rtcf.corba.idl import stub_module
+
+from .component import Motion
+from .geometry import posx_from_pose, rot_from_quat
+from .planner import SYNC, Request, plan
+
+Doosan = stub_module("Doosan")
+Doosan__POA = stub_module("Doosan__POA")
+CALL_TIMEOUT = 2.0      # [s] an EC command runs at the next cycle
+SYNC_MARGIN = 2.0       # [s] beyond the planned duration (x 1.5) before SYNC gives up
+STEPPED_WAIT = 60.0     # [s] of wall clock a SYNC call waits for a stepped EC
+
+
+class BlendingPlannerCore:
+    """The service logic without CORBA types (also used in-process and by the servant)."""
+
+    def __init__(self, comp: Any):
+        self.comp = comp
+        self._lock = threading.Lock()        # one request planned at a time
+        self._error = ""
+        self._error_lock = threading.Lock()
+
+    # -- errors --------------------------------------------------------------------------
+    def _refuse(self, reason: str) -> bool:
+        with self._error_lock:
+            self._error = reason
+        self.comp.log.info("moveBlending refused: %s", reason)
+        return False
+
+    def last_error(self) -> str:
+        with self._error_lock:
+            return self._error
+
+    def _ec_call(self, fn: Any) -> Any:
+        return self.comp.call(fn, timeout=CALL_TIMEOUT)
+
+    # -- operations ----------------------------------------------------------------------
+    def move_blending(self, segments: Sequence[Sequence[float]], pos_cnt: int,
+                      vel: Sequence[float], acc: Sequence[float], time: float, ref: int,
+                      mode: int, sync_type: int) -> bool:
+        """Runs in: an ORB thread (or any thread but the EC's)."""
+        if not self._lock.acquire(blocking=False):
+            return self._refuse("another moveBlending request is being planned")
+        try:
+            motion = self._prepare(Request(segments, int(pos_cnt), list(vel), list(acc),
+                                           float(time), int(ref), int(mode), int(sync_type)))
+        except TimeoutError:
+            return self._refuse(f"{self.comp.instance_name} ran no cycle within "
+                                f"{CALL_TIMEOUT} s: is its execution context running?")
+        finally:
+            self._lock.release()
+        if isinstance(motion, str):
+            return self._refuse(motion)
+        with self._error_lock:
+            self._error = ""
+        if int(sync_type) != SYNC:
+            return True
+        # a stepped EC (tests, simulation) advances only when ticked: wait on the wall clock
+        limit = motion.plan.duration * 1.5 + SYNC_MARGIN
+        if self.comp.clock_is_stepped():
+            limit = max(limit, STEPPED_WAIT)
+        if not motion.done.wait(limit):
+            self._ec_call(self.comp.request_stop)
+            return self._refuse(f"SYNC: the motion of {motion.plan.duration:.3f} s did not end "
+                                f"within {limit:.1f} s (is the execution context running?); "
+                                "stopping it")
+        if motion.outcome:
+            return self._refuse(motion.outcome)
+        return True
+
+    def _prepare(self, req: Request) -> Motion | str:
+        comp = self.comp
+        busy, p0, r0, q0 = self._ec_call(comp.snapshot)
+        if busy:
+            return "a motion is already running (Doosan: wait for an amoveb to end)"
+        res = plan(req, (p0, r0), comp.frames)
+        if not res.ok:
+            return res.reason
+        pl = res.plan
+        dt = comp.cycle_period()
+        if dt is None:
+            return f"{comp.instance_name} is in no execution context: nothing would move"
+        n = pl.n_samples(dt)
+        if n > comp.max_samples:
+            return (f"the motion lasts {pl.duration:.3f} s = {n} cycles of {dt:g} s, over "
+                    f"max_samples = {comp.max_samples}")
+        samples = pl.sample(dt)
+        q = None
+        if comp.arm is not None:
+            ik = comp.arm.solve_path(samples.pos, samples.quat, q0, dt)
+            if not ik.ok:
+                k = ik.index
+                seg = pl.segment_at(float(samples.s[k]))
+                pose = [round(v, 3) for v in posx_from_pose(samples.pos[k],
+                                                            rot_from_quat(samples.quat[k]))]
+                return (f"IK fails on segment {seg}, sample {k} of {len(samples)} (t = "
+                        f"{samples.t[k]:.3f} s, s = {samples.s[k]:.2f} mm, pose {pose}): "
+                        f"{ik.reason}")
+            q = ik.q
+        motion = Motion(pl, samples, q)
+        why = self._ec_call(lambda: comp.start(motion, p0))
+        return why or motion
+
+    def stop(self) -> bool:
+        return bool(self._ec_call(self.comp.request_stop))
+
+    def tcp_pose(self) -> list[float]:
+        _, p, r, _ = self._ec_call(self.comp.snapshot)
+        return posx_from_pose(p, r)
+
+    def last_plan(self) -> tuple | None:
+        return self.comp.last_plan
+
+
+class BlendingPlannerServiceImpl(Doosan__POA.BlendingPlannerService):
+    """The CORBA face of BlendingPlannerCore."""
+
+    def __init__(self, comp: Any):
+        self.core = BlendingPlannerCore(comp)
+
+    def moveBlending(self, segment, posCnt, vel, acc, time, ref, mode, syncType) -> bool:
+        return self.core.move_blending([list(s) for s in segment], posCnt, vel, acc, time,
+                                       ref, mode, syncType)
+
+    def getLastError(self) -> str:
+        return self.core.last_error()
+
+    def getLastPlan(self) -> Any:
+        got = self.core.last_plan()
+        if got is None:
+            return Doosan.PlanInfo(False, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, [])
+        pl, sm = got
+        pts = [Doosan.PathPoint(float(sm.t[k]), float(sm.s[k]), float(sm.speed[k]),
+                                posx_from_pose(sm.pos[k], rot_from_quat(sm.quat[k])))
+               for k in range(len(sm))]
+        return Doosan.PlanInfo(True, pl.length, pl.duration, sm.dt, pl.v_peak, pl.a,
+                               pl.rotation, pts)
+
+    def getTcpPose(self) -> list:
+        return self.core.tcp_pose()
+
+    def stop(self) -> bool:
+        return self.core.stop()

@@ -1,0 +1,178 @@
+"""The Kinematics RT component: the shell around the kinematics core (spec section 3)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from rtcf import Component, Param, ReadStatus, TimedDoubleSeq, TimedPose3D
+from rtcf.datatypes import stamp
+from rtcf.log import Throttled
+from rtcf.services import ServicePort
+
+from .algorithms import (FRAME_ROBOT, FRAME_TORSO, FRAME_WORLD, IKResult, chain_fk,
+                         chain_pose6d, invert, position6d, robot_frame, solve_ik,
+                         space_transform, transform, transform_from_6d, warm_up)
+from .model import Model, ModelError, load_model
+
+
+def pose_port_name(chain: str) -> str:
+    """Wire name of a chain's pose port: Head -> headPose, LArm -> lArmPose, arm -> armPose."""
+    return chain[:1].lower() + chain[1:] + "Pose"
+
+
+class Kinematics(Component):
+    """ALMotion's robot model: forward kinematics of every chain, frames, spaces and IK.
+
+    | port | type | unit | meaning |
+    |---|---|---|---|
+    | q (in) | TimedDoubleSeq | rad | measured joint angles, model order (NAO: body order, 26) |
+    | qCommand (in) | TimedDoubleSeq | rad | commanded joint angles, model order |
+    | headPose, lArmPose, rArmPose, lLegPose, rLegPose | TimedPose3D | m, rad | each chain's effector pose every cycle (one port per chain: `<chain>Pose`), in `pose_space`, from `pose_source` angles; orientation r, p, y with R = Rz(y) Ry(p) Rx(r) |
+    | KinematicsService | service | - | NAO::KinematicsService (idl/KinematicsService.idl) |
+
+    The service answers on ORB threads from the angles of the last completed cycle, without
+    waiting for the execution context.
+    """
+
+    type_name = "Kinematics"
+    category = "nao"
+    model = Param(str, "nao_h25_v5", read_only=True,
+                  doc="robot model: nao_h25_v5, nao_v32, doosan_m1013, or a .yaml/.urdf file")
+    pose_space = Param(int, FRAME_TORSO, choices=(FRAME_TORSO, FRAME_WORLD, FRAME_ROBOT),
+                       doc="space of the pose ports: 0 torso, 1 world, 2 robot")
+    pose_source = Param(str, "sensors", choices=("sensors", "commands"),
+                        doc="angles the pose ports use: measured (q) or commanded (qCommand)")
+    odometry = Param(list, [0.0, 0.0, 0.0], unit="m, m, rad", length=3,
+                     doc="pose [x, y, theta] of FRAME_ROBOT in FRAME_WORLD")
+    ik_position_tolerance = Param(float, 1e-4, unit="m", bounds=(1e-9, 1.0),
+                                  doc="solveIK: largest position error accepted")
+    ik_orientation_tolerance = Param(float, 1e-3, unit="rad", bounds=(1e-9, 1.0),
+                                     doc="solveIK: largest orientation error accepted")
+    ik_max_iterations = Param(int, 200, bounds=(1, 100000), doc="solveIK: iterations per start")
+    ik_restarts = Param(int, 8, bounds=(0, 1000), doc="solveIK: extra starts before giving up")
+
+    # -- lifecycle (EC thread) -------------------------------------------------------------
+    def on_initialize(self) -> None:
+        try:
+            self.robot: Model = load_model(self.model)
+        except ModelError as e:
+            raise ModelError(f"{self.instance_name}: model: {e}") from None
+        n = len(self.robot.joint_names)
+        self.n_joints = n
+        self.q_in = self.add_in_port("q", TimedDoubleSeq)
+        self.cmd_in = self.add_in_port("qCommand", TimedDoubleSeq)
+        self.pose_ports = [(c, self.add_out_port(pose_port_name(c.name), TimedPose3D))
+                           for c in self.robot.chains.values()]
+        warm_up(self.robot)                           # compile the formulas now
+        # two buffers per source: the EC thread fills one and publishes it by swapping a
+        # reference; ORB threads copy the published one (no lock shared with the EC)
+        self._bufs = {"sensors": [np.zeros(n), np.zeros(n)],
+                      "commands": [np.zeros(n), np.zeros(n)]}
+        self._latest: dict[str, np.ndarray | None] = {"sensors": None, "commands": None}
+        self._warn = Throttled(self.log, 5.0)
+        from .service import KinematicsServiceImpl   # the servant needs the compiled stubs
+        self.service = KinematicsServiceImpl(self)
+        port = self.add_service_port(ServicePort("KinematicsService"))
+        port.provide("service0", "KinematicsService", self.service)
+
+    def on_execute(self, ec: Any) -> None:
+        """Runs in: EC thread. Take the newest angles, then write every chain's pose."""
+        for port, source in ((self.q_in, "sensors"), (self.cmd_in, "commands")):
+            if port.read_newest() is ReadStatus.NEW:
+                self._publish(source, port.value.data)
+        source = self.pose_source
+        q = self._latest[source] if self._latest[source] is not None else self._latest["sensors"]
+        if q is None:
+            return                                    # no angles yet: nothing to report
+        if source == "commands":
+            q = np.clip(q, self.robot.lower, self.robot.upper)
+        space = self.pose_space
+        S = space_transform(self.robot, q, space, self.odometry) if space != FRAME_TORSO else None
+        for chain, port in self.pose_ports:
+            if S is None:
+                x, y, z, r, p, w = chain_pose6d(self.robot, chain, q[chain.index])
+            else:
+                x, y, z, r, p, w = position6d(S @ chain_fk(self.robot, chain, q[chain.index]))
+            v = port.value
+            v.data.position.x, v.data.position.y, v.data.position.z = x, y, z
+            v.data.orientation.r, v.data.orientation.p, v.data.orientation.y = r, p, w
+            stamp(v, ec.planned)
+            port.write()
+
+    def _publish(self, source: str, data: np.ndarray) -> None:
+        if data.shape != (self.n_joints,):
+            self._warn.warning("%s: got %d joint angles, expected %d (model order of %s): "
+                               "ignored", "q" if source == "sensors" else "qCommand",
+                               data.size, self.n_joints, self.robot.name)
+            return
+        if not np.all(np.isfinite(data)):
+            self._warn.warning("%s: non-finite joint angles ignored",
+                               "q" if source == "sensors" else "qCommand")
+            return
+        a, b = self._bufs[source]
+        np.copyto(a, data)
+        self._latest[source] = a
+        self._bufs[source] = [b, a]
+
+    # -- the model API (any thread: answers from the last completed cycle) ------------------
+    def angles(self, use_sensors: bool) -> np.ndarray:
+        """A copy of the measured or the commanded angles (commands clamped to the limits;
+        before any command, the measured angles; before anything, zeros)."""
+        src = self._latest["sensors" if use_sensors else "commands"]
+        if src is None:
+            src = self._latest["sensors"]
+            use_sensors = True
+        q = np.zeros(self.n_joints) if src is None else src.copy()
+        if not use_sensors:
+            np.clip(q, self.robot.lower, self.robot.upper, out=q)
+        return q
+
+    @staticmethod
+    def _space(space: Any) -> int:
+        if isinstance(space, bool) or space not in (FRAME_TORSO, FRAME_WORLD, FRAME_ROBOT):
+            raise ModelError(f"unknown space {space!r}: expected 0 (FRAME_TORSO), "
+                             f"1 (FRAME_WORLD) or 2 (FRAME_ROBOT)")
+        return int(space)
+
+    def get_transform(self, name: str, space: int, use_sensors: bool) -> np.ndarray:
+        return transform(self.robot, self.angles(use_sensors), name, self._space(space),
+                         self.odometry)
+
+    def get_position(self, name: str, space: int, use_sensors: bool) -> list[float]:
+        return position6d(self.get_transform(name, space, use_sensors))
+
+    def get_robot_position(self, use_sensors: bool) -> list[float]:
+        """FRAME_ROBOT in FRAME_WORLD [x, y, theta]: the odometry (no locomotion here)."""
+        return [float(v) for v in self.odometry]
+
+    def get_limits(self, name: str) -> list[list[float]]:
+        r = self.robot
+        out = []
+        for j in r.names_of(name):
+            i = r.joint_index(j)
+            out.append([float(r.lower[i]), float(r.upper[i]), float(r.max_velocity[i]),
+                        float(r.max_torque[i])])
+        return out
+
+    def solve(self, chain: str, space: int, target6d: Sequence[float], mask: int) -> IKResult:
+        """IK for ``chain`` to a target in ``space``, seeded from the commanded angles."""
+        c = self.robot.chain(chain)
+        if len(target6d) != 6 or not all(math.isfinite(v) for v in target6d):
+            raise ModelError(f"target6D: expected 6 finite numbers [x, y, z, wx, wy, wz], "
+                             f"got {list(target6d)!r}")
+        q = self.angles(False)
+        S = space_transform(self.robot, q, self._space(space), self.odometry)
+        target = invert(S) @ transform_from_6d(target6d)
+        try:
+            return solve_ik(self.robot, c, target, q[c.index], int(mask),
+                            pos_tol=self.ik_position_tolerance,
+                            rot_tol=self.ik_orientation_tolerance,
+                            max_iter=self.ik_max_iterations, restarts=self.ik_restarts)
+        except ValueError as e:
+            raise ModelError(str(e)) from None
+
+
+__all__ = ["Kinematics", "pose_port_name", "robot_frame"]

@@ -1,0 +1,163 @@
+"""The Controller base class (pr2_controller_interface::Controller, spec section 5.1).
+
+A real-time controller subclasses :class:`Controller` and implements four methods; the
+names are snake_case, the PR2 names are given for each:
+
+========================  ==========================  ====================================
+rtcf                      PR2                         runs in
+========================  ==========================  ====================================
+``init(robot, params)``   ``init(robot, node)``       non-real-time, once, at load
+``starting(time)``        ``starting()``              real-time, just before the first update
+``update(time, period)``  ``update()``                real-time, every tick while RUNNING
+``stopping(time)``        ``stopping()``              real-time, just after the last update
+``get_controller(...)``   ``getController(...)``      non-real-time, meant for ``init``
+========================  ==========================  ====================================
+
+PR2 reads the time from the robot state; here time [s] and the *measured* period [s] since
+the previous tick are passed in (house style 4; ros2_control's update(time, period)).
+
+States (PR2's ``state_``): CONSTRUCTED -> INITIALIZED -> RUNNING. The manager drives them
+through the ``*_request`` methods (PR2's initRequest / startRequest / stopRequest /
+updateRequest); a controller never calls those itself.
+
+Source of the facts: PR2/pr2_mechanism, pr2_controller_interface/include/
+pr2_controller_interface/controller.h (states, the request methods, getController with
+BEFORE_ME / AFTER_ME and the type check); this is an independent Python rendering.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .robot import RobotState
+
+BEFORE_ME = 0
+"""``get_controller(name, BEFORE_ME)``: *name* must update before this controller."""
+AFTER_ME = 1
+"""``get_controller(name, AFTER_ME)``: *name* must update after this controller."""
+
+
+class ControllerError(Exception):
+    """A controller operation was refused (bad name, bad type, bad schedule, bad state).
+
+    The message names what was wrong and the value. Raised by the manager's non-real-time
+    operations and by ``get_controller``; the real-time path never raises it.
+    """
+
+
+class ControllerState(enum.IntEnum):
+    """PR2's controller states (controller.h)."""
+
+    CONSTRUCTED = 0
+    INITIALIZED = 1
+    RUNNING = 2
+
+
+class ControllerProvider(Protocol):
+    """What ``get_controller`` asks (PR2's ControllerProvider): a loaded controller by name."""
+
+    def controller_by_name(self, name: str) -> "Controller | None": ...
+
+
+class Controller:
+    """Base of every real-time controller. Subclass and override the four hooks.
+
+    ``type_name`` (class attribute, default: the class name) is what loadController's
+    ``type`` argument names. ``name`` is the instance name given at load.
+    Attributes set by the manager: ``name``, ``state``, ``before_list``, ``after_list``.
+    """
+
+    type_name: str = ""
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if "type_name" not in cls.__dict__:
+            cls.type_name = cls.__name__
+
+    def __init__(self) -> None:
+        self.name = ""
+        self.state = ControllerState.CONSTRUCTED
+        self.before_list: list[str] = []     # controllers that must update before me
+        self.after_list: list[str] = []      # controllers that must update after me
+        self._provider: ControllerProvider | None = None
+
+    # -- the four hooks (override) ---------------------------------------------------------
+    def init(self, robot: "RobotState", params: dict[str, Any]) -> bool:
+        """Look up joint handles, read params, preallocate. Return False (or raise) to
+        refuse the load; the reason should be in the exception or logged.
+        Runs in: the caller's (non-real-time) thread, once."""
+        return True
+
+    def starting(self, time: float) -> None:
+        """Seed the command from the current state (a started controller must give a valid
+        command on its very first update). Runs in: EC thread, in the tick of the first
+        update, just before it."""
+
+    def update(self, time: float, period: float) -> None:
+        """One control step: read the robot state, write commands. Must not allocate, block
+        or log. Runs in: EC thread, every tick while RUNNING."""
+
+    def stopping(self, time: float) -> None:
+        """Runs in: EC thread, in the tick of the last update, just after it. Must not fail
+        (an exception is logged and ignored)."""
+
+    # -- optional: commands and state for clients (the manager's commandController) --------
+    def prepare_command(self, params: dict[str, Any]) -> Any:
+        """Validate a client command (e.g. a new trajectory) and build everything it needs,
+        preallocated; ControllerError on bad input (nothing changes). The result is handed
+        to ``apply_command``. Runs in: a non-real-time thread."""
+        raise ControllerError(f"{self.name}: a {type(self).__name__} takes no commands")
+
+    def apply_command(self, prepared: Any) -> None:
+        """Take a prepared command (a reference swap; no heavy work). Runs in: EC thread,
+        between two ticks."""
+
+    def state_values(self) -> dict[str, Any]:
+        """A snapshot of numbers for clients (errors, setpoints). Runs in: any thread."""
+        return {}
+
+    # -- what a controller may call --------------------------------------------------------
+    def get_controller(self, name: str, sched: int, kind: type | None = None
+                       ) -> "Controller":
+        """PR2's ``getController(name, sched, c)``: another loaded controller, for chaining.
+
+        sched: BEFORE_ME (it updates before me) or AFTER_ME (after me); the manager orders
+        the schedule accordingly (spec 5.3). kind: the required class (PR2's template
+        type check); None accepts any Controller.
+
+        PR2 returns false on failure; here a ControllerError names the reason (no provider,
+        no controller of that name loaded earlier, wrong type, bad sched), which makes
+        ``init`` fail with that reason unless caught.
+        Runs in: the non-real-time thread, during ``init``.
+        """
+        if self._provider is None:
+            raise ControllerError(f"{self.name or type(self).__name__}: get_controller("
+                                  f"{name!r}): no controller provider (call it from init)")
+        if sched not in (BEFORE_ME, AFTER_ME):
+            raise ControllerError(f"{self.name}: get_controller({name!r}): sched: expected "
+                                  f"BEFORE_ME (0) or AFTER_ME (1), got {sched!r}")
+        other = self._provider.controller_by_name(name)
+        if other is None:
+            raise ControllerError(f"{self.name}: get_controller({name!r}): no controller "
+                                  f"of that name is loaded (only controllers loaded earlier "
+                                  f"are visible)")
+        want = kind if kind is not None else Controller
+        if not isinstance(other, want):
+            raise ControllerError(f"{self.name}: get_controller({name!r}): it is a "
+                                  f"{type(other).__name__}, not a {want.__name__}")
+        target = self.before_list if sched == BEFORE_ME else self.after_list
+        if name not in target:
+            target.append(name)
+        return other
+
+    # PR2 spelling, for readers coming from pr2_controller_interface
+    getController = get_controller
+
+    @property
+    def is_running(self) -> bool:
+        return self.state is ControllerState.RUNNING
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} {self.state.name}>"

@@ -1,0 +1,152 @@
+"""The per-cycle trace (rtcf.trace) and honest overrun counting (issue 12).
+
+No timing assertions: the stalls are made on a clock the test controls (real time plus an
+offset the component bumps), so the number of deadlines that pass is known exactly."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from rtcf import Component
+from rtcf.clock import ManualClock
+from rtcf.execution import PeriodicEC, SteppedEC
+from rtcf.trace import CycleTrace, analyse, main, report
+
+
+class JumpClock:
+    """perf_counter plus an offset: a component 'stalls' by moving the offset forward."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def now(self) -> float:
+        return time.perf_counter() + self.offset
+
+
+class Staller(Component):
+    """Jumps the clock by ``stall`` seconds in cycle ``at``."""
+
+    def __init__(self, clock, at: int, stall: float, name: str = "stall"):
+        super().__init__(name)
+        self.clock, self.at, self.stall, self.n = clock, at, stall, 0
+
+    def on_execute(self, ec) -> None:
+        self.n += 1
+        if self.n == self.at:
+            self.clock.offset += self.stall
+
+
+def run_until(ec: PeriodicEC, comp: Staller, cycles: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while comp.n < cycles and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert comp.n >= cycles, f"only {comp.n} cycles ran"
+
+
+@pytest.mark.parametrize("stall,passed", [
+    (0.255, 25),      # caught up by running late cycles back to back
+    (1.555, 155),     # more than 1 s behind: the EC resynchronises, skipping deadlines
+])
+def test_overruns_after_a_stall_equal_the_deadlines_that_passed(stall, passed):
+    clock = JumpClock()
+    ec = PeriodicEC(100.0, name="stall", clock=clock, spin=0.0)
+    comp = Staller(clock, at=5, stall=stall)
+    comp.initialize()
+    ec.add_component(comp)
+    ec.start()
+    try:
+        ec.activate_component(comp)
+        run_until(ec, comp, 5 + passed + 10)
+    finally:
+        ec.stop()
+        comp.finalize()
+    assert ec.overruns == passed
+
+
+def test_stepped_trace_records_each_cycle():
+    clock = ManualClock(10.0)
+
+    class Busy(Component):
+        def on_execute(self, ec) -> None:
+            clock.advance(0.003)             # 3 ms of "work" on the manual clock
+
+    ec = SteppedEC(100.0, name="st", clock=clock)
+    comp = Busy("busy")
+    comp.initialize()
+    ec.add_component(comp)
+    ec.enable_trace(capacity=16)
+    ec.start()
+    ec.activate_component(comp)
+    ec.step(20)                             # more cycles than the ring holds
+    trace = ec.trace
+    data = trace.arrays()
+    ec.stop()
+    assert ec.last_trace is trace and ec.trace is None
+    assert len(data["start"]) == 16 and int(data["first_cycle"]) == 4
+    np.testing.assert_allclose(np.diff(data["start"])[1:], 0.013)    # period + work
+    np.testing.assert_allclose((data["end"] - data["start"])[1:], 0.003)
+    assert np.all((data["work"][:, 0] >= 0) & (data["work"][:, 0] < 0.1))  # real CPU time
+    np.testing.assert_array_equal(data["deadline"], data["start"])
+    assert list(data["members"]) == ["busy"]
+
+
+def _synthetic() -> dict:
+    """Four cycles at 100 Hz: on time; late because the previous cycle overran; late after a
+    wake-up with 1 ms in the run queue and 3 ms blocked, 2 of them in a GC pause; on time."""
+    p = 0.01
+    dl = np.array([0.0, p, 2 * p, 3 * p])
+    ex = dl - 0.0002
+    wk = np.array([-0.0001, np.nan, 2 * p + 0.0038, 3 * p - 0.0001])
+    st = np.array([0.0, p + 0.002, 2 * p + 0.0038, 3 * p])
+    en = np.array([p + 0.002, p + 0.004, 2 * p + 0.0040, 3 * p + 0.0002])
+    ex[1] = np.nan                             # it did not sleep before cycle 1
+    wk[1] = en[0]
+    return {"period": np.array(p), "name": np.array("syn"), "deadline": dl, "expected": ex,
+            "woke": wk, "start": st, "end": en, "runq": np.array([0, 0, 0.001, 0]),
+            "oncpu": np.zeros(4), "work": (en - st).reshape(-1, 1),
+            "members": np.array(["m"]), "first_cycle": np.array(0),
+            "gc": np.array([[2 * p + 0.0005, 2 * p + 0.0025]]), "gc_gen": np.array([2])}
+
+
+def test_attribution_of_late_cycles():
+    a = analyse(_synthetic(), late_threshold=0.0005)
+    assert a["late"] == 2 and a["overruns"] == 1
+    t = a["totals"]
+    assert t["previous_cycle"] == pytest.approx(0.002)
+    assert t["os_wakeup"] == pytest.approx(0.001)
+    assert t["gc_overlap"] == pytest.approx(0.002)
+    # 1 ms blocked, less the 0.2 ms spin window before the deadline (slack, no delay)
+    assert t["gil_or_blocked"] == pytest.approx(0.0008)
+    assert t["spin_shortfall"] == pytest.approx(0.0, abs=1e-12)
+    assert sum(t.values()) == pytest.approx(0.002 + 0.0038)      # = the two latenesses
+
+
+def test_report_and_cli(tmp_path, capsys):
+    path = tmp_path / "t.npz"
+    np.savez(path, **_synthetic())
+    text = report(path, late_threshold=0.0005)
+    assert "garbage collection holding the GIL" in text and "late cycles (> 500 us): 2" in text
+    assert main([str(path), "--late-us", "500"]) == 0
+    assert "previous cycle still running" in capsys.readouterr().out
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a trace")
+    assert main([str(bad)]) == 1
+    assert "not an rtcf trace file" in capsys.readouterr().err
+
+
+def test_ring_keeps_the_newest_cycles_and_gc_log_detaches():
+    import gc
+    t = CycleTrace(16, ["a", "b"])
+    assert any(cb.__class__.__name__ == "_GcLog" for cb in gc.callbacks)
+    for i in range(40):
+        t.record(float(i), float(i), float(i), float(i), i + 0.5, [0.1, 0.2])
+    d = t.arrays()
+    assert d["start"][0] == 24.0 and d["start"][-1] == 39.0
+    assert d["work"].shape == (16, 2)
+    t.close()
+    assert not any(cb.__class__.__name__ == "_GcLog" for cb in gc.callbacks)
+    with pytest.raises(ValueError):
+        CycleTrace(4)
