@@ -7,8 +7,10 @@ positions as it goes.
 It speaks OpenHRP::SequencePlayerService only (what an hrpsys client sends): a whole-body
 pose with setJointAngles, the head as a joint group, a setTargetPose of the left hand (a
 target built from the model so that NAO's 5-joint arm can reach it exactly), then back.
-Hand positions [m, torso frame] are computed with the Kinematics core from the player's
-reference (getReference); the Kinematics component is not in the composition yet.
+Hand positions [m, torso frame] come from Kinematics0 (NAO::KinematicsService.getPosition
+of the arm chains, FRAME_TORSO): "cmd" from the commanded angles (DCM0.qCommand, the
+player's qRef one cycle later), "meas" from the measured ones (DCM0.q, the simulated body).
+With --no-kinematics they are computed locally from the player's getReference instead.
 """
 
 from __future__ import annotations
@@ -34,18 +36,27 @@ def rpy_of(R: np.ndarray) -> list[float]:
             math.atan2(R[1, 0], R[0, 0])]
 
 
+def _xyz(p) -> str:
+    return f"({p[0]:+.3f}, {p[1]:+.3f}, {p[2]:+.3f})"
+
+
 class Demo:
-    def __init__(self, svc, model, t0: float):
-        self.svc, self.model, self.t0 = svc, model, t0
+    def __init__(self, svc, model, t0: float, kin=None):
+        self.svc, self.model, self.t0, self.kin = svc, model, t0, kin
 
     def hands(self) -> str:
+        out = []
+        if self.kin is not None:       # Kinematics0: FRAME_TORSO = 0
+            for side in ("LArm", "RArm"):
+                cmd = self.kin.getPosition(side, 0, False)
+                meas = self.kin.getPosition(side, 0, True)
+                out.append(f"{side[0]}Hand cmd {_xyz(cmd)} meas {_xyz(meas)}")
+            return "  ".join(out)
         from kinematics.algorithms import chain_fk
         q = np.array(self.svc.getReference()[0])
-        out = []
         for side in ("LArm", "RArm"):
             c = self.model.chain(side)
-            p = chain_fk(self.model, c, q[c.index])[:3, 3]
-            out.append(f"{side[0]}Hand ({p[0]:+.3f}, {p[1]:+.3f}, {p[2]:+.3f})")
+            out.append(f"{side[0]}Hand ref {_xyz(chain_fk(self.model, c, q[c.index])[:3, 3])}")
         return "  ".join(out)
 
     def watch(self, what: str, period: float = 0.25) -> None:
@@ -67,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nameserver", default="localhost:2809")
     ap.add_argument("--player", default="SequencePlayer0")
+    ap.add_argument("--kinematics", default="Kinematics0")
+    ap.add_argument("--no-kinematics", action="store_true",
+                    help="compute the hand positions locally from getReference")
     args = ap.parse_args(argv)
     from kinematics.algorithms import chain_fk
     from kinematics.model import load_model
@@ -78,7 +92,11 @@ def main(argv: list[str] | None = None) -> int:
                       nameserver=args.nameserver)
     model = load_model("nao_h25_v5")
     names = list(model.joint_names)
-    d = Demo(svc, model, time.monotonic())
+    kin = None
+    if not args.no_kinematics:
+        from kinematics.proxy import MotionProxy
+        kin = MotionProxy(args.kinematics, nameserver=args.nameserver)
+    d = Demo(svc, model, time.monotonic(), kin)
     print(f"{args.player}: {d.hands()}")
 
     pose = np.zeros(len(names))
