@@ -348,3 +348,47 @@ def test_token_stream_equals_line_records(tmp_path):
     a, b = read_records(str(tmp_path / "a.pos"), 5), read_records(str(tmp_path / "b.pos"), 5)
     assert np.array_equal(a.values, data[:, 1:]) and np.array_equal(b.values, a.values)
     assert np.array_equal(a.gaps, b.gaps)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda p: p.set_joint_angles_of_group("g", [0.0], 1.0), r"jvs of group G: expected 2"),
+    (lambda p: p.set_joint_angles_of_group("g", [0.0, 0.0], -0.5), ">= 0"),
+    (lambda p: p.set_joint_angles_sequence_of_group("g", [], []), "at least one keyframe"),
+    (lambda p: p.set_joint_angles_sequence_of_group("g", [[0.0, 0.0]], [1.0, 2.0]),
+     "expected 1 durations"),
+    (lambda p: p.set_joint_angles_sequence_of_group("g", [[0.0]], [1.0]),
+     r"jvss of group G\[0\]: expected 2"),
+    (lambda p: p.set_joint_angles_sequence_of_group("x", [[0.0]], [1.0]), "unknown joint group"),
+    (lambda p: p.play_pattern_of_group("g", [[0.0, 0.0]], [1.0, 1.0]),
+     "tm: expected 1 or 1 durations, got 2"),
+    (lambda p: p.play_pattern_of_group("g", [], [1.0]), "at least one keyframe"),
+    (lambda p: p.clear_joint_angles_of_group("x"), "unknown joint group 'x'"),
+    (lambda p: p.add_joint_group("h", ["J0", "J0"]), "listed twice"),
+    (lambda p: p.add_joint_group("", ["J0"]), "must not be empty"),
+])
+def test_group_false_cases_change_nothing(call, match):
+    p = player()
+    p.add_joint_group("g", ["J1", "J2"])
+    p.set_joint_angles_of_group("g", [0.3, 0.3], 1.0)
+    run(p, 10)
+    before = snapshot(p)
+    with pytest.raises(PlayerError, match=match):
+        call(p)
+    assert snapshot(p) == before
+
+
+def test_a_group_being_removed_refuses_commands_and_clear():
+    p = player()
+    p.add_joint_group("g", ["J1"])
+    p.set_joint_angles_of_group("g", [1.0], 0.1)
+    run(p)
+    p.remove_joint_group("G")
+    for call in (lambda: p.clear_joint_angles_of_group("g"),
+                 lambda: p.play_pattern_of_group("g", [[0.0]], [1.0]),
+                 lambda: p.set_joint_angles_sequence_of_group("g", [[0.0]], [1.0])):
+        with pytest.raises(PlayerError, match="being removed"):
+            call()
+    assert not p.group_is_empty("g")           # removing counts as moving
+    run(p)
+    assert p.group_is_empty("g") and "G" not in p.groups
+    p.add_joint_group("g", ["J1"])             # the name is free again
