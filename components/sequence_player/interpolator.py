@@ -317,34 +317,56 @@ class Interpolator:
                      velocities: np.ndarray | None = None) -> int:
         """Append keyframes (hrpsys playPattern): segment i reaches keys[i] durations[i]
         seconds after keys[i-1] (or the tail). Velocities are given or follow rule V."""
-        keys = np.asarray(keys, dtype=float).reshape(len(keys), self.dim)
-        durations = np.asarray(durations, dtype=float).reshape(-1)
-        if keys.shape[0] != durations.size:
-            raise ValueError(f"{keys.shape[0]} keyframes but {durations.size} durations")
-        tail = self.tail
-        eff = durations.astype(float)
+        blk = self.plan_keyframes(self.tail, keys, durations, velocities)
+        if blk is None:
+            return 0
+        self._append(blk)
+        return blk.shape[0]
+
+    def effective_durations(self, start_x: np.ndarray, keys: np.ndarray,
+                            durations: np.ndarray) -> np.ndarray:
+        """Durations with 0 replaced by the average-speed rule (spec 2.2). Pure."""
+        eff = np.asarray(durations, dtype=float).reshape(-1).copy()
         bad = ~(eff >= 0.0) | np.isinf(eff)
         if bad.any():
             raise ValueError(f"duration must be >= 0 and finite [s], got {eff[bad][0]}")
         zero = eff == 0.0
-        if zero.any():                       # the average-speed rule (spec 2.2)
-            prev = np.vstack([tail[0][None, :], keys[:-1]])
+        if zero.any():
+            prev = np.vstack([np.reshape(start_x, (1, self.dim)), keys[:-1]])
             d = np.max(np.abs(keys - prev), axis=1) if self.dim else np.zeros(len(eff))
             eff[zero] = np.maximum(d[zero] / self.avg_speed, self.min_auto_time)
+        return eff
+
+    def plan_keyframes(self, start: np.ndarray, keys: np.ndarray, durations: np.ndarray,
+                       velocities: np.ndarray | None = None) -> np.ndarray | None:
+        """The samples of keyframes from ``start`` (x, v, a), shape (m, 3, n), or None for
+        no keyframe. Pure (reads only dt, mode, avg_speed): safe in any thread."""
+        keys = np.asarray(keys, dtype=float).reshape(len(keys), self.dim)
+        durations = np.asarray(durations, dtype=float).reshape(-1)
+        if keys.shape[0] != durations.size:
+            raise ValueError(f"{keys.shape[0]} keyframes but {durations.size} durations")
+        if keys.shape[0] == 0:
+            return None
+        start = np.asarray(start, dtype=float).reshape(3, self.dim)
+        eff = self.effective_durations(start[0], keys, durations)
         if velocities is None:
-            velocities = rule_v(tail[0], keys, eff)
+            velocities = rule_v(start[0], keys, eff)
         else:
             velocities = np.asarray(velocities, dtype=float).reshape(keys.shape)
-        k = keys.shape[0]
-        if k == 0:
-            return 0
-        x0 = np.vstack([tail[0][None, :], keys[:-1]])
-        v0 = np.vstack([tail[1][None, :], velocities[:-1]])
+        x0 = np.vstack([start[0][None, :], keys[:-1]])
+        v0 = np.vstack([start[1][None, :], velocities[:-1]])
         a0 = np.zeros_like(x0)
-        a0[0] = tail[2]
-        blk = self._segments(x0, v0, a0, keys, velocities, eff)
-        self._append(blk)
-        return blk.shape[0]
+        a0[0] = start[2]
+        return self._segments(x0, v0, a0, keys, velocities, eff)
+
+    def append_planned(self, start: np.ndarray, blk: np.ndarray | None) -> bool:
+        """Append samples planned elsewhere from ``start``; False (nothing appended) when
+        the tail is no longer ``start``, so the caller plans again."""
+        if not np.array_equal(self.tail, start):
+            return False
+        if blk is not None and blk.shape[0]:
+            self._append(blk)
+        return True
 
     def _segments(self, x0: np.ndarray, v0: np.ndarray, a0: np.ndarray, g: np.ndarray,
                   gv: np.ndarray, T: np.ndarray) -> np.ndarray:

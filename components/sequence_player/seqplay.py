@@ -334,8 +334,14 @@ class SequencePlayerCore:
     # -- patterns ----------------------------------------------------------------------------
     def play_pattern(self, pos, rpy, zmp, tm) -> None:
         """Append keyframes for Q (rule V from qInit), RPY and ZMP (as named, PD). tm has
-        one duration per keyframe, or one for all. rpy / zmp may have fewer rows (the last
-        one is held) or none (that signal is not moved)."""
+        one duration per keyframe, or one for all (0: the average-speed rule). rpy / zmp
+        may have fewer rows (the last one is held) or none (that signal is not moved)."""
+        args = self.pattern_args(pos, rpy, zmp, tm)
+        self._init_if_idle()
+        self.apply_planned(self.plan_pattern(args, self.pattern_start()), args)
+
+    def pattern_args(self, pos, rpy, zmp, tm) -> tuple:
+        """playPattern's arguments validated: (keys, durations, {signal: rows}). Pure."""
         k = len(pos)
         if k == 0:
             raise PlayerError("pos: at least one keyframe is needed, got 0")
@@ -343,32 +349,57 @@ class SequencePlayerCore:
         t = list(tm)
         if len(t) not in (1, k):
             raise PlayerError(f"tm: expected 1 or {k} durations, got {len(t)}")
-        T = self._tms(t * k if len(t) == 1 else t, k, "tm")
+        T = np.asarray(t * k if len(t) == 1 else t, dtype=float)
+        bad = ~(T >= 0.0) | np.isinf(T)
+        if bad.any():
+            raise PlayerError(f"tm: durations must be >= 0 and finite [s], got "
+                              f"{T[bad][0]}")
         others = {}
         for sig, lst, what in (("rpy", rpy, "rpy"), ("zmp", zmp, "zmp")):
             if len(lst):
                 r = self._rows(lst[:k], 3, what)
                 others[sig] = r[np.minimum(np.arange(k), r.shape[0] - 1)]
-        self._init_if_idle()
-        T = self._auto_times(self.q, T, t, keys)
-        self.q.go_keyframes(keys, T, rule_v(self.q_init, keys, T))
-        for sig, r in others.items():
-            self.inter[sig].go_keyframes(r, T, np.zeros_like(r))
+        return keys, T, others
 
-    @staticmethod
-    def _auto_times(ip: Interpolator, T: np.ndarray, given: Sequence[float],
-                    keys: np.ndarray) -> np.ndarray:
-        """Pattern durations of 0 follow the average-speed rule (spec 2.2), not one dt."""
-        given = list(given) * len(T) if len(given) == 1 else list(given)
-        if not any(float(x) == 0.0 for x in given):
-            return T
-        T = T.copy()
-        prev = ip.tail[0]
-        for i in range(len(T)):
-            if float(given[i]) == 0.0:
-                T[i] = ip.duration(0.0, keys[i], prev)
-            prev = keys[i]
-        return T
+    def pattern_start(self) -> dict[str, np.ndarray]:
+        """Where a playPattern would start (EC thread): qInit, and the tails of Q, RPY, ZMP
+        as they are after the re-initialisation an idle player does first."""
+        if not self.q_init_ok:
+            raise PlayerError(f"cannot initialise: qInit does not have {self.dof} values")
+        if self.is_empty():
+            tails = {}
+            for sig, x in (("q", self.q_init), ("rpy", self.base_rpy_init),
+                           ("zmp", self.zmp_init)):
+                t = np.zeros((3, self.dims[sig]))
+                t[0] = x
+                tails[sig] = t
+        else:
+            tails = {sig: self.inter[sig].tail for sig in ("q", "rpy", "zmp")}
+        tails["q_init"] = self.q_init.copy()
+        return tails
+
+    def plan_pattern(self, args: tuple, start: dict[str, np.ndarray]) -> dict:
+        """Every sample of a playPattern from ``start`` (pattern_start). Pure: runs in an
+        ORB thread for the servant, so a long pattern costs the cycle only an append."""
+        keys, T, others = args
+        q = self.q
+        eff = q.effective_durations(start["q"][0], keys, T)
+        blocks = {"q": q.plan_keyframes(start["q"], keys, eff,
+                                        rule_v(start["q_init"], keys, eff))}
+        for sig, r in others.items():
+            blocks[sig] = self.inter[sig].plan_keyframes(start[sig], r, eff,
+                                                         np.zeros_like(r))
+        return {"start": start, "blocks": blocks}
+
+    def apply_planned(self, plans: dict, args: tuple) -> None:
+        """Append a planned pattern (EC thread); if a tail moved since it was planned, plan
+        again here from the actual tails."""
+        self._init_if_idle()
+        now = self.pattern_start()
+        if not all(np.array_equal(now[k], v) for k, v in plans["start"].items()):
+            plans = self.plan_pattern(args, now)
+        for sig, blk in plans["blocks"].items():
+            self.inter[sig].append_planned(now[sig], blk)
 
     def prepare_pattern(self, basename: str) -> PreparedPattern:
         """Read the files of ``basename`` and compute every sample after the first record.
@@ -519,10 +550,13 @@ class SequencePlayerCore:
         t = list(tm)
         if len(t) not in (1, k):
             raise PlayerError(f"tm: expected 1 or {k} durations, got {len(t)}")
-        T = self._tms(t * k if len(t) == 1 else t, k, "tm")
+        T = np.asarray(t * k if len(t) == 1 else t, dtype=float)
+        bad = ~(T >= 0.0) | np.isinf(T)
+        if bad.any():
+            raise PlayerError(f"tm: durations must be >= 0 and finite [s], got {T[bad][0]}")
         self._init_if_idle()
         self._use(g)
-        g.inter.go_keyframes(keys, self._auto_times(g.inter, T, t, keys))
+        g.inter.go_keyframes(keys, T)     # 0: the average-speed rule
 
     def clear_joint_angles_of_group(self, gname: str) -> None:
         g = self._group_for_command(gname)

@@ -197,8 +197,22 @@ class SequencePlayerServiceImpl(OpenHRP__POA.SequencePlayerService):
                           ", ".join(prepared.files), prepared.samples)
 
     def playPattern(self, pos: Any, rpy: Any, zmp: Any, tm: Any) -> None:
-        pos, rpy, zmp, tm = _rows(pos), _rows(rpy), _rows(zmp), list(tm)
-        self._apply("playPattern", lambda: self.core.play_pattern(pos, rpy, zmp, tm))
+        """Validated and planned here from a snapshot of where it starts; the cycle only
+        appends (or plans again if the start moved meanwhile)."""
+        core = self.core
+        try:
+            args = core.pattern_args(_rows(pos), _rows(rpy), _rows(zmp), list(tm))
+            start = self.comp.call(lambda: (self.comp.read_inputs(), core.pattern_start())[1],
+                                   timeout=CALL_TIMEOUT)
+            plans = core.plan_pattern(args, start)
+        except PlayerError as e:
+            self.log.warning("playPattern refused: %s", e)
+            return
+        except FutureTimeout:
+            self.log.error("playPattern: %s ran no cycle within %.1f s",
+                           self.comp.instance_name, CALL_TIMEOUT)
+            return
+        self._apply("playPattern", lambda: core.apply_planned(plans, args))
 
     def clear(self) -> None:
         self._apply("clear", self.core.clear)

@@ -392,3 +392,22 @@ def test_a_group_being_removed_refuses_commands_and_clear():
     run(p)
     assert p.group_is_empty("g") and "G" not in p.groups
     p.add_joint_group("g", ["J1"])             # the name is free again
+
+
+def test_pattern_planned_elsewhere_is_appended_or_planned_again():
+    """The servant plans playPattern in an ORB thread from a snapshot; the cycle appends it,
+    or plans again when the start moved in between: the result equals a direct call."""
+    rows, rpy = [[0.5] * 4, [1.0] * 4, [0.2] * 4], [[0.0, 0.0, 0.3]]
+    for moved in (False, True):
+        a, b = player(), player()
+        args = a.pattern_args(rows, rpy, [], [0.3])
+        plans = a.plan_pattern(args, a.pattern_start())
+        if moved:
+            for p in (a, b):
+                p.set_joint_angles([-1.0] * 4, 0.2)
+                run(p, 5)
+        a.apply_planned(plans, args)
+        b.play_pattern(rows, rpy, [], [0.3])
+        sa, sb = run(a), run(b)
+        assert len(sa) == len(sb) and np.array_equal(sa, sb)
+        assert list(a.rpy.x) == [0.0, 0.0, 0.3]
