@@ -68,7 +68,6 @@ class SequencePlayer(Component):
 
     type_name = "SequencePlayer"
     version = "315.12.1"            # hrpsys's rtm.py needs >= 315.2.6 (spec 2.0)
-    vendor = "AIST"
     category = "example"
     dt = Param(float, 0.005, unit="s", bounds=(1e-5, 10.0), read_only=True,
                doc="sampling period of the motions (should equal the EC period)")

@@ -166,7 +166,9 @@ class SequencePlayerServiceImpl(OpenHRP__POA.SequencePlayerService):
 
     # -- queries and modes -------------------------------------------------------------------
     def isEmpty(self) -> bool:
-        return bool(self.comp.call(self.core.is_empty, timeout=CALL_TIMEOUT))
+        """Returns at once: reads flags the EC thread sets (commands made before by this
+        client were applied when their call returned)."""
+        return bool(self.core.is_empty())
 
     def getReference(self) -> tuple:
         q, p, r, z = self.comp.call(self.core.reference, timeout=CALL_TIMEOUT)

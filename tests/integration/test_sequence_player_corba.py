@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from rtcf.corba.idl import standard_idl_dir
 

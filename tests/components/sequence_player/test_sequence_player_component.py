@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from omniORB import CORBA
 
-from rtcf import TimedDoubleSeq, TimedPoint3D
+from rtcf import TimedDoubleSeq
 from rtcf.corba.idl import stub_module
 from rtcf.datatypes import Time
 from rtcf.testing import Harness
