@@ -399,7 +399,7 @@ def verdicts(cases: list[Case]) -> list[list]:
 def breakdown(case: Case, number: int = 20000) -> list[list]:
     """Where one chain_fk call goes: dispatch (chain lookup, compiled-function cache, length
     check), the generated formulas alone (returning a tuple), the 4x4 ndarray built from the
-    nested tuple, and what an ndarray q costs over a list (numpy float64 scalars in the
+    flat tuple, and what an ndarray q costs over a list (numpy float64 scalars in the
     formulas, or the q.tolist() that avoids them)."""
     import math
     import timeit
@@ -413,16 +413,17 @@ def breakdown(case: Case, number: int = 20000) -> list[list]:
         return []
     env = {"_np": np, "_nd": np.ndarray, "sin": math.sin, "cos": math.cos,
            "atan2": math.atan2}
-    exec(src.replace("return _np.array(", "return ("), env)   # same formulas, no ndarray
+    # the same formulas returning the flat tuple instead of the ndarray
+    exec(src.replace("return _np.array(", "return (").replace(").reshape(4, 4)", ")"), env)
     g = env["f"]
-    nested = g(ql)
+    flat = g(ql)
 
     def t(fn):
         return min(timeit.repeat(fn, number=number, repeat=7)) / number * US
     whole = t(lambda: chain_fk(model, c, q))
     whole_list = t(lambda: chain_fk(model, c, ql))
     formulas = t(lambda: g(ql))
-    build = t(lambda: np.array(nested))
+    build = t(lambda: np.array(flat).reshape(4, 4))
     gen_nd, gen_list = t(lambda: f(q)), t(lambda: f(ql))
     return [[case.label, "chain_fk(model, Chain, ndarray q), whole call", whole],
             [case.label, "  dispatch: _chain + compiled-function cache + length check",
@@ -430,7 +431,7 @@ def breakdown(case: Case, number: int = 20000) -> list[list]:
             [case.label, "  q an ndarray instead of a list (numpy scalars or tolist)",
              gen_nd - gen_list],
             [case.label, "  generated formulas on Python floats (tuple out)", formulas],
-            [case.label, "  np.array(4x4 nested tuple)", build],
+            [case.label, "  np.array(flat tuple of 16).reshape(4, 4)", build],
             [case.label, "chain_fk(model, Chain, list q), whole call", whole_list]]
 
 

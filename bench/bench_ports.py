@@ -5,7 +5,7 @@
 
 1. OutPort.write + InPort.read of a TimedDoubleSeq of 30 doubles over a ``flush`` connector
    (the writer's thread delivers into the reader's ring buffer), next to a bare deque
-   append + popleft, a function call + deque append/popleft (design.md's in-process floor)
+   append + popleft, a function call + deque append/popleft (the in-process floor of docs/architecture.md)
    and a numpy copy of 30 doubles (the copy a port must make). Time per operation: median
    and p90 over batches (timeit-style). Also write alone and read alone.
 2. ``new`` subscription (a publisher thread per connector): writes/s from a tight loop and
@@ -38,7 +38,7 @@ from rtcf import InPort, OutPort, ReadStatus, TimedDoubleSeq, connect, disconnec
 
 N_DOUBLES = 30
 TARGET_US = 3.0
-OPENRTM_DIRECT_US = 10.9   # OpenRTM-aist-Python direct port write+read, design.md
+OPENRTM_DIRECT_US = 10.9   # OpenRTM-aist-Python direct port write+read, docs/architecture.md
 
 
 def make_pair(props: dict | None = None) -> tuple[OutPort, InPort, object]:
@@ -146,7 +146,7 @@ def bench_flush(batches: int, per_batch: int) -> None:
     print(table(["", "median [us]", "p90 [us]", "/ port", "/ bare deque"], rows, digits=3))
     print(f"  port write+read: {base:.2f} us; target < {TARGET_US} us "
           f"({'met' if base < TARGET_US else 'NOT met'}); OpenRTM-aist-Python direct port "
-          f"{OPENRTM_DIRECT_US} us (design.md) -> {OPENRTM_DIRECT_US / base:.1f}x faster")
+          f"{OPENRTM_DIRECT_US} us (docs/architecture.md) -> {OPENRTM_DIRECT_US / base:.1f}x faster")
 
 
 # -- 2. `new` subscription throughput ----------------------------------------------------------

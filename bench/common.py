@@ -1,7 +1,8 @@
 """Shared helpers for the benchmarks: percentiles, timing batches, CPU use, tables.
 
 Benchmarks print figures side by side with their peers; they never assert on time (the host
-is a shared VM with millisecond stalls, see design.md).
+is a shared VM with millisecond stalls, see docs/architecture.md, "Measured on the
+development machine").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """rtcf: a Python RT-component framework modeled on OpenRTM-aist and OpenHRP.
 
-The public API; see design.md for the architecture.
+The public API; see docs/architecture.md for the architecture.
 """
 
 from .clock import ManualClock, MonotonicClock

@@ -86,8 +86,13 @@ class Component:
     # -- profile -------------------------------------------------------------------------
     @classmethod
     def description(cls) -> str:
-        doc = inspect.getdoc(cls) or ""
-        return doc.strip().splitlines()[0] if doc else cls.type_name
+        """The first line of the class's own docstring, else its type name.
+
+        Only the class's own docstring counts: ``inspect.getdoc`` would hand a subclass
+        without one the docstring of its base (rtcat would show "Base of every RT
+        component" for it)."""
+        doc = inspect.cleandoc(cls.__dict__.get("__doc__") or "").strip()
+        return doc.splitlines()[0] if doc else cls.type_name
 
     @classmethod
     def declared_params(cls) -> dict[str, Param]:

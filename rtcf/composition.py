@@ -48,14 +48,15 @@ so the manager treats both sources alike, and :func:`merge` combines two composi
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping
 
-import yaml
-
 from rtcf import rtcconf
-from rtcf.errors import CompositionError, ConfigError
+from rtcf.errors import CompositionError, ConfigError, show_value
+from rtcf.execution import check_rate
+from rtcf.yamlio import load_yaml_file
 
 __all__ = [
     "ComponentDecl", "ConnectionDecl", "ECDecl", "Composition", "CompositionError",
@@ -153,7 +154,7 @@ class _Errors:
             filename: str | None = None) -> None:
         text = f"{filename or self.filename}: {path}: {message}"
         if value is not self._NO_VALUE:
-            text += f", got {value!r}"
+            text += f", got {show_value(value)}"
         self.lines.append(text)
 
     def at(self, where: tuple[str, str], sub: str, message: str, value: object = _NO_VALUE):
@@ -170,6 +171,17 @@ class _Errors:
 
 def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# An importable module name: dotted identifiers, optionally ending in .py (the manager strips
+# it). Anything else ("../../etc", "a/b", "") would reach importlib as a relative or bogus name.
+_MODULE_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+def valid_module_name(name: str) -> bool:
+    """True for an importable dotted module name such as ``examples`` or ``pkg.mod``."""
+    name = name[:-3] if name.endswith(".py") else name
+    return bool(_MODULE_NAME.match(name)) and name.isascii()
 
 
 def _valid_name(name: str) -> bool:
@@ -261,28 +273,24 @@ def _assign_names(components: list[ComponentDecl], taken: set[str]) -> list[Comp
 # --------------------------------------------------------------------------- YAML
 
 
-def load_composition(path: str | Path, default_rate: float = 1000.0) -> Composition:
-    """Read a composition YAML file and validate its structure (see the module docstring)."""
+def load_composition(path: str | Path, default_rate: float = 1000.0, *,
+                     allow_empty: bool = False) -> Composition:
+    """Read a composition YAML file and validate its structure (see the module docstring).
+
+    The file must be UTF-8 text; a key given twice in a mapping is an error (yamlio)."""
     filename = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CompositionError(f"{filename}: cannot read composition: {exc.strerror}") from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        loc = f"line {mark.line + 1}" if mark is not None else "document"
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise CompositionError(f"{filename}: {loc}: invalid YAML: {problem}") from exc
-    return parse_composition(data, filename, default_rate=default_rate)
+    data = load_yaml_file(path, "composition", CompositionError)
+    return parse_composition(data, filename, default_rate=default_rate,
+                             allow_empty=allow_empty)
 
 
 def parse_composition(data: object, filename: str = "<composition>",
-                      default_rate: float = 1000.0) -> Composition:
+                      default_rate: float = 1000.0, *,
+                      allow_empty: bool = False) -> Composition:
     """Build a :class:`Composition` from already-loaded YAML data, checking its structure.
 
-    Raises :class:`CompositionError` listing every problem found.
+    Raises :class:`CompositionError` listing every problem found; a composition without
+    components is one, unless ``allow_empty`` (e.g. rtc.conf's precreate adds them).
     """
     err = _Errors(filename)
     if data is None:
@@ -305,6 +313,8 @@ def parse_composition(data: object, filename: str = "<composition>",
     processes = _parse_processes(data.get("processes"), err)
     activate = _parse_activate(data.get("activate", "all"), err)
 
+    if not components and not err.lines and allow_empty is False:
+        err.add("components", "no components declared: nothing to run")
     comp = Composition(name, filename, components, connections, ecs,
                        [] if activate is None else activate, processes)
     comp = _finish(comp, err, default_rate, activate_all=activate is None)
@@ -339,6 +349,10 @@ def _parse_components(raw: object, err: _Errors) -> list[ComponentDecl]:
                 err.add(f"{path}.{key}", "expected a non-empty string", value)
                 value = None
             fields[key] = value
+        if fields["module"] is not None and not valid_module_name(fields["module"]):
+            err.add(f"{path}.module", "expected an importable module name (dotted "
+                    "identifiers, e.g. examples or my_pkg.comps)", fields["module"])
+            fields["module"] = None
         if fields["name"] is not None and not _valid_name(fields["name"]):
             err.add(f"{path}.name", "expected an instance name without '.', '/', ':' or "
                     "blanks", fields["name"])
@@ -418,8 +432,9 @@ def _parse_ecs(raw: object, err: _Errors, default_rate: float) -> list[ECDecl]:
             err.add(f"{path}.kind", f"expected one of {', '.join(EC_KINDS)}", kind)
             kind = "periodic"
         rate = item.get("rate", default_rate)
-        if not _is_number(rate) or not math.isfinite(rate) or rate <= 0:
-            err.add(f"{path}.rate", "expected > 0 [Hz]", rate)
+        problem = check_rate(rate)
+        if problem:
+            err.add(f"{path}.rate", problem, rate)
             rate = default_rate
         members = item.get("members", [])
         if members is None:
@@ -565,10 +580,11 @@ def check_params(composition: Composition,
         try:
             cls = resolve(decl.type, decl.module)
         except LookupError as exc:
-            where_mod = f" in module '{decl.module}'" if decl.module else ""
-            detail = f" ({exc.args[0]})" if exc.args else ""
-            err.at(decl.where, ".type",
-                   f"unknown component type '{decl.type}'{where_mod}{detail}")
+            detail = str(exc.args[0]) if exc.args else "not found"
+            if getattr(exc, "field", "type") == "module":   # the module is the fault
+                err.at(decl.where, ".module", detail)
+                continue
+            err.at(decl.where, ".type", f"unknown component type ({detail})", decl.type)
             continue
         declared = cls.declared_params()
         for pname, value in decl.params.items():
@@ -632,6 +648,10 @@ def from_rtc_conf(conf: Mapping[str, str], filename: str = "rtc.conf", *,
     for i, spec in enumerate(specs):
         props = dict(spec.params)
         module = props.pop("module", None) or None
+        if module is not None and not valid_module_name(module):
+            err.add(f"{key}[{i}].module", "expected an importable module name (dotted "
+                    "identifiers, e.g. examples or my_pkg.comps)", module, filename=where(key))
+            module = None
         params = {k[len("conf.default."):]: props.pop(k) for k in list(props)
                   if k.startswith("conf.default.")}
         if spec.instance_name is not None and not _valid_name(spec.instance_name):

@@ -7,6 +7,47 @@ was wrong.
 
 from __future__ import annotations
 
+import reprlib
+from typing import Any
+
+__all__ = ["RtcfError", "ConfigError", "CompositionError", "ParamError", "PortError",
+           "LifecycleError", "TransitionTimeout", "ComponentFault", "show_value",
+           "SHOW_LIMIT"]
+
+#: Longest echo of a bad value in an error message [characters] (a 1 MB key is not echoed).
+SHOW_LIMIT = 80
+
+# Bounded repr: nesting, list lengths and strings are cut, so a deeply nested or huge value
+# costs neither a RecursionError nor a megabyte of message.
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 4
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxset = _REPR.maxdict = 8
+_REPR.maxstring = _REPR.maxother = SHOW_LIMIT
+
+
+def show_value(value: Any, limit: int = SHOW_LIMIT) -> str:
+    """The value as error messages echo it: its repr, cut to about ``limit`` characters
+    with ``...`` and the full length, e.g. ``'aaaa...' (1048576 chars)``."""
+    size = ""
+    try:
+        if isinstance(value, (str, bytes, bytearray)):
+            text = repr(value[:limit + 1])
+            size = f"{len(value)} chars" if isinstance(value, str) else f"{len(value)} bytes"
+            cut = len(value) > limit or len(text) > limit
+        else:
+            text = _REPR.repr(value)
+            try:
+                size = f"{len(value)} items"
+            except TypeError:
+                size = ""
+            cut = len(text) > limit or "..." in text
+    except Exception:  # a repr that fails must not hide the error being reported
+        return f"<{type(value).__name__}>"
+    if not cut:
+        return text
+    text = text if len(text) <= limit else text[:limit] + "..."
+    return f"{text} ({size})" if size else text
+
 
 class RtcfError(Exception):
     """Base class of every rtcf exception."""

@@ -26,12 +26,31 @@ import numpy as np
 
 from .clock import Clock, ManualClock, MonotonicClock
 from .component import Component, ECInfo
-from .errors import ConfigError, LifecycleError
+from .errors import ConfigError, LifecycleError, show_value
 from .lifecycle import LifeCycleState, Request, ReturnCode, TRANSITIONS, is_failure
 from .log import get_logger
 
 _S = LifeCycleState
 HISTORY = 8192  # cycles of timing history kept for percentiles
+
+# Sane EC rates [Hz]. Lifecycle requests are applied at cycle boundaries and a synchronous
+# one waits up to two periods: below RATE_MIN, activation and shutdown would seem to hang
+# (at 0.01 Hz a Ctrl-C took 100 s; at 1e-9 Hz for ever). Above RATE_MAX the period (< 100 us)
+# is shorter than the lateness a Python EC sees on a loaded machine (p99 ~270 us measured on
+# the development VM), so nearly every cycle would overrun. Slower work runs every n-th
+# cycle of a 1 Hz (or faster) EC.
+RATE_MIN = 1.0
+RATE_MAX = 10_000.0
+
+
+def check_rate(rate: object) -> str | None:
+    """None when ``rate`` [Hz] is a finite number in [RATE_MIN, RATE_MAX], else what is
+    wrong (for an error message that adds where and the value)."""
+    if isinstance(rate, bool) or not isinstance(rate, (int, float, np.integer, np.floating)):
+        return "expected a number [Hz]"
+    if not RATE_MIN <= float(rate) <= RATE_MAX:   # False for NaN
+        return f"expected a rate between {RATE_MIN:g} and {RATE_MAX:g} [Hz]"
+    return None
 
 
 class Member:
@@ -63,9 +82,10 @@ class ExecutionContext:
 
     def __init__(self, rate: float = 1000.0, name: str = "", clock: Clock | None = None,
                  sync_transition: bool = True, transition_timeout: float = 0.5):
-        if not rate > 0:
-            raise ConfigError(f"execution context {name or ''}: rate: expected > 0 Hz, "
-                              f"got {rate}")
+        problem = check_rate(rate)
+        if problem:
+            raise ConfigError(f"execution context {name or ''}: rate: {problem}, "
+                              f"got {show_value(rate)}")
         self.name = name
         self.rate = float(rate)
         self.period = 1.0 / self.rate
@@ -389,7 +409,7 @@ class ExecutionContext:
             rate = float(rate)
         except (TypeError, ValueError):
             return ReturnCode.BAD_PARAMETER
-        if not rate > 0:
+        if check_rate(rate):
             return ReturnCode.BAD_PARAMETER
 
         def apply() -> None:

@@ -45,8 +45,11 @@ def configure(conf: dict[str, str]) -> None:
         root.removeHandler(_handler)
         _handler.close()
         _handler = None
-    enabled = str(conf.get("logger.enable", "YES")).strip().upper() in ("YES", "TRUE", "1")
-    level_name = str(conf.get("logger.log_level", "INFO")).strip().upper()
+    # An empty value means the default, as for every other key (rtcconf._raw): a bare
+    # "logger.enable" line must not silence the warning that reports it.
+    enabled = (str(conf.get("logger.enable") or "").strip().upper() or "YES") in (
+        "YES", "TRUE", "1", "ON")
+    level_name = str(conf.get("logger.log_level") or "").strip().upper() or "INFO"
     if level_name not in LEVELS:
         from .errors import ConfigError
         raise ConfigError(f"logger.log_level: expected one of {', '.join(LEVELS)}, "

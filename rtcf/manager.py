@@ -13,9 +13,11 @@ Shutdown (SIGINT/SIGTERM, --duration, or shutdown()): every Active component is 
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import importlib
 import inspect
+import os
 import signal
 import sys
 import threading
@@ -28,14 +30,26 @@ from . import log as rlog
 from . import rtcconf
 from .component import Component
 from .composition import (Composition, ComponentDecl, check_params, from_rtc_conf,
-                          load_composition, merge)
+                          load_composition, merge, valid_module_name)
 from .errors import CompositionError, ConfigError, RtcfError
 from .execution import ExecutionContext, PeriodicEC, SteppedEC
 from .lifecycle import LifeCycleState, ReturnCode
+from .params import ParamStore
 from .ports import InPort, OutPort, connect
 from .services import ServicePort, connect_services
 
 COMPOSITION_KEY = "rtcf.composition"   # rtcf's own rtc.conf key: the default composition
+# scripts/run changes into the repository; it passes the directory the user ran it in here,
+# so that the paths the user typed (composition, -f, -o path keys) mean what they meant.
+CALLER_CWD_ENV = "RTCF_CWD"
+
+
+def user_path(path: str | os.PathLike) -> Path:
+    """A path the user typed, made absolute against the directory they ran the command in."""
+    p = Path(path).expanduser()
+    if p.is_absolute():
+        return p
+    return Path(os.path.normpath(Path(os.environ.get(CALLER_CWD_ENV) or ".").resolve() / p))
 
 
 class Manager:
@@ -64,8 +78,9 @@ class Manager:
 
     # -- modules and types -------------------------------------------------------------------
     def load_path(self) -> list[Path]:
-        base = Path(self.conf.origin.get("manager.modules.load_path", ("", None))[0]).parent \
-            if isinstance(self.conf, rtcconf.Conf) else Path(".")
+        origin = self.conf.origin.get("manager.modules.load_path", ("", None))[0] \
+            if isinstance(self.conf, rtcconf.Conf) else ""
+        base = user_path(".") if origin == "-o" else Path(origin).parent
         out = []
         for item in rtcconf.get_list(self.conf, "manager.modules.load_path"):
             p = Path(item)
@@ -78,6 +93,11 @@ class Manager:
         """Import a component module or package from manager.modules.load_path."""
         if name in self._modules:
             return self._modules[name]
+        if not isinstance(name, str) or not valid_module_name(name):
+            err = LookupError(f"{name!r} is not an importable module name (dotted "
+                              "identifiers, e.g. examples or my_pkg.comps)")
+            err.field = "module"   # type: ignore[attr-defined]  (check_params reports there)
+            raise err
         name = name[:-3] if name.endswith(".py") else name
         for p in reversed(self.load_path()):
             if str(p) not in sys.path:
@@ -86,8 +106,10 @@ class Manager:
             module = importlib.import_module(name)
         except ImportError as e:
             paths = ", ".join(map(str, self.load_path()))
-            raise LookupError(f"cannot import module {name!r} from the load path "
-                              f"({paths}): {e}") from e
+            err = LookupError(f"cannot import module {name!r} from the load path "
+                              f"({paths}): {e}")
+            err.field = "module"   # type: ignore[attr-defined]
+            raise err from e
         self._modules[name] = module
         if hasattr(module, "__path__"):
             # a component package keeps its RTC shell in <package>.component
@@ -109,14 +131,18 @@ class Manager:
     def resolve(self, type_name: str, module: str | None = None) -> type[Component]:
         if module:
             mod = self.load_module(module)
+            defined = []
             for _, obj in inspect.getmembers(mod, inspect.isclass):
-                if issubclass(obj, Component) and obj.type_name == type_name:
-                    return obj
-            raise LookupError(f"module {module!r} defines no component type {type_name!r}")
+                if issubclass(obj, Component) and obj is not Component:
+                    if obj.type_name == type_name:
+                        return obj
+                    defined.append(obj.type_name)
+            raise LookupError(f"module {module!r} defines no component type {type_name!r};"
+                              f" it defines {_known_types(type_name, defined)}")
         if type_name in self._types:
             return self._types[type_name]
-        raise LookupError(f"no loaded module defines it (known: "
-                          f"{', '.join(sorted(self._types)) or 'none'})")
+        raise LookupError(f"no module named, and the loaded ones define "
+                          f"{_known_types(type_name, self._types)}")
 
     # -- components ----------------------------------------------------------------------
     def _next_name(self, type_name: str) -> str:
@@ -151,21 +177,67 @@ class Manager:
         """Parameter sources below the composition: the component conf files named by
         rtc.conf, then rtc.conf's own ``<category>.<type|instance>.conf.<set>.<param>``
         keys (type level first, instance level wins)."""
+        self._apply_conf_files(comp.params, type(comp), comp.instance_name)
+
+    def _apply_conf_files(self, store: ParamStore, cls: type[Component], instance: str) -> None:
         sources = [rtcconf.load_component_conf(path) for path in
-                   rtcconf.component_conf_files(self.conf, comp.category, comp.type_name,
-                                                comp.instance_name)]
-        for name in (comp.type_name, comp.instance_name):
-            prefix = f"{comp.category}.{name}."
+                   rtcconf.component_conf_files(self.conf, cls.category, cls.type_name,
+                                                instance)]
+        for name in (cls.type_name, instance):
+            prefix = f"{cls.category}.{name}."
             keys = {k[len(prefix):]: v for k, v in self.conf.items()
                     if k.startswith(prefix + "conf.") or
                     k == prefix + "configuration.active_config"}
+            for key in list(keys):      # check each key alone, to name where it came from
+                try:
+                    cc = rtcconf.component_conf_from({key: keys[key]}, "rtc.conf")
+                    for set_name, values in cc.sets.items():
+                        ParamStore(store.specs, store.owner).load(values, set_name)
+                except RtcfError as e:
+                    raise ConfigError(f"{rtcconf.where(self.conf, prefix + key)}: "
+                                      f"{prefix + key}: {e}") from None
             if keys:
                 sources.append(rtcconf.component_conf_from(keys, f"rtc.conf ({prefix}*)"))
         for cc in sources:
-            for set_name, values in cc.sets.items():
-                comp.params.load(values, set_name)
-            if cc.active_set:
-                comp.params.select_initial(cc.active_set)
+            try:
+                for set_name, values in cc.sets.items():
+                    store.load(values, set_name)
+                if cc.active_set:
+                    store.select_initial(cc.active_set)
+            except RtcfError as e:
+                raise ConfigError(f"{cc.source}: {e}") from None
+
+    def check(self, composition: Composition) -> None:
+        """Everything about the components that can be known before one is created: types
+        (modules loaded), parameters of the composition, of rtc.conf and of the component
+        conf files it names, configuration set names. One CompositionError lists every
+        problem; nothing is created, bound or started."""
+        for decl in composition.components:
+            if decl.module:
+                try:
+                    self.load_module(decl.module)
+                except LookupError:
+                    pass  # reported by check_params at .module
+        check_params(composition, self.resolve)
+        errors = []
+        for decl in composition.components:
+            cls = self.resolve(decl.type, decl.module)
+            store = ParamStore(cls.declared_params(), owner=decl.name or "")
+            try:
+                self._apply_conf_files(store, cls, decl.name or "")
+            except RtcfError as e:           # names its own file or rtc.conf key
+                errors.append(str(e))
+                continue
+            try:
+                if decl.params:
+                    store.load(dict(decl.params), decl.config_set)
+                if decl.config_set:
+                    store.select_initial(decl.config_set)
+            except RtcfError as e:
+                file, path = decl.where
+                errors.append(f"{file or composition.source_file}: {path}: {e}")
+        if errors:
+            raise CompositionError(errors)
 
     def _forget(self, comp: Component) -> None:
         self.components.pop(comp.instance_name, None)
@@ -182,9 +254,12 @@ class Manager:
             p = Path(path)
             origin = self.conf.origin.get(COMPOSITION_KEY, ("", None))[0] \
                 if isinstance(self.conf, rtcconf.Conf) else ""
-            if not p.is_absolute() and not p.exists() and origin not in ("", "-o"):
+            if origin == "-o":
+                p = user_path(p)
+            elif not p.is_absolute() and not p.exists() and origin:
                 p = Path(origin).parent / p
-            comp = load_composition(p, default_rate=rate)
+            precreate = bool(self.conf.get("manager.components.precreate", "").strip())
+            comp = load_composition(p, default_rate=rate, allow_empty=precreate)
         if self.conf.get("manager.components.precreate", "").strip():
             origin = str(self.conf.origin.get("manager.components.precreate",
                                               ("rtc.conf", None))[0])
@@ -196,13 +271,7 @@ class Manager:
 
     def build(self, composition: Composition, start: bool = True) -> None:
         """Create, wire, start and activate a whole composition (see module doc)."""
-        for decl in composition.components:
-            if decl.module:
-                try:
-                    self.load_module(decl.module)
-                except LookupError:
-                    pass  # reported by check_params as an unknown type
-        check_params(composition, self.resolve)
+        self.check(composition)
         created: list[Component] = []
         try:
             for decl in composition.components:
@@ -442,7 +511,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help="configuration file (default: ./rtc.conf if present)")
     ap.add_argument("-o", dest="overrides", action="append", default=[],
                     metavar="key:value", help="override an rtc.conf key (repeatable)")
-    ap.add_argument("--duration", type=float, default=None, metavar="S",
+    ap.add_argument("--duration", type=_seconds, default=None, metavar="S",
                     help="stop after S seconds")
     ap.add_argument("--no-corba", action="store_true",
                     help="run without the ORB (in-process only)")
@@ -453,9 +522,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
+def _seconds(text: str) -> float:
+    """--duration: a finite number of seconds >= 0 (NaN would never end the run)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
+    return value
+
+
 def load_conf(args: argparse.Namespace) -> rtcconf.Conf:
     conf = rtcconf.defaults()
-    path = args.conf_file or ("rtc.conf" if Path("rtc.conf").exists() else None)
+    path = user_path(args.conf_file) if args.conf_file else (
+        "rtc.conf" if Path("rtc.conf").exists() else None)
     if path:
         conf = rtcconf.merge_conf(conf, rtcconf.load_conf(path))
     return rtcconf.apply_overrides(conf, args.overrides)
@@ -466,11 +547,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         conf = load_conf(args)
+        from .confcheck import check_conf
+        warnings = check_conf(conf)          # bad values of known keys: refused here
         rlog.configure(conf)
+        for text in warnings:
+            rlog.get_logger("conf").warning("%s", text)
         mgr = Manager(conf, corba=False if args.no_corba else None)
         if args.composition:
             rate = rtcconf.get_float(conf, "exec_cxt.periodic.rate", 1000.0)
-            composition = load_composition(args.composition, default_rate=rate)
+            composition = load_composition(user_path(args.composition), default_rate=rate)
         else:
             composition = mgr.default_composition()
         if composition is None:
@@ -483,18 +568,15 @@ def main(argv: list[str] | None = None) -> int:
     from . import launcher
     launch = None
     try:
+        if args.process and args.process not in launcher.processes(composition):
+            raise CompositionError(f"--process: no process {args.process!r} in "
+                                   f"{composition.source_file} (its processes: "
+                                   f"{', '.join(launcher.processes(composition))})")
         multi = len(launcher.processes(composition)) > 1 or args.process
-        if multi:
-            if not mgr.corba_enabled:
-                raise CompositionError("a composition with several processes needs CORBA "
-                                       "(drop --no-corba)")
-            for decl in composition.components:    # check the whole system first
-                if decl.module:
-                    try:
-                        mgr.load_module(decl.module)
-                    except LookupError:
-                        pass
-            check_params(composition, mgr.resolve)
+        if multi and not mgr.corba_enabled:
+            raise CompositionError("a composition with several processes needs CORBA "
+                                   "(drop --no-corba)")
+        mgr.check(composition)                 # the whole system, before the ORB
         from . import realtime
         mgr.realtime = realtime.before_start(conf, mgr.log)
         if mgr.corba_enabled:
@@ -544,6 +626,15 @@ def _child_args(argv: list[str] | None) -> list[str]:
             continue
         out.append(a)
     return out
+
+
+
+def _known_types(type_name: str, known: Any) -> str:
+    """"A, B; did you mean 'A'?" for an unknown type error."""
+    names = sorted(known)
+    close = difflib.get_close_matches(type_name, names, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"{', '.join(names) or 'no component types'}{hint}"
 
 
 if __name__ == "__main__":

@@ -14,10 +14,11 @@ as OpenRTM does, so a hook never sees a value change in the middle of a cycle.
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any, Callable, Iterable
 
-from .errors import ParamError
+from .errors import ParamError, show_value
 
 _TRUE = {"yes", "true", "1", "on"}
 _FALSE = {"no", "false", "0", "off"}
@@ -30,36 +31,47 @@ def _parse_bool(v: Any) -> bool:
         return bool(v)
     if isinstance(v, str) and v.strip().lower() in _TRUE | _FALSE:
         return v.strip().lower() in _TRUE
-    raise ValueError(f"expected a boolean (YES/NO, true/false, 1/0), got {v!r}")
+    raise ValueError(f"expected a boolean (YES/NO, true/false, 1/0), got {show_value(v)}")
 
 
 def _parse_scalar(typ: type, v: Any) -> Any:
+    out = _parse_scalar_any(typ, v)
+    # NaN and infinities pass bounds checks (every comparison with NaN is False) and would
+    # flow into the cycle: no parameter takes them.
+    if typ is float and not math.isfinite(out):
+        raise ValueError(f"expected a finite number, got {show_value(v)}")
+    return out
+
+
+def _parse_scalar_any(typ: type, v: Any) -> Any:
     if typ is bool:
         return _parse_bool(v)
     if typ is str:
         if not isinstance(v, (str, int, float)) or isinstance(v, bool):
-            raise ValueError(f"expected a string, got {v!r}")
+            raise ValueError(f"expected a string, got {show_value(v)}")
         return str(v)
     if isinstance(v, bool):
-        raise ValueError(f"expected {typ.__name__}, got {v!r}")
+        raise ValueError(f"expected {typ.__name__}, got {show_value(v)}")
     if isinstance(v, str):
         try:
             v = typ(v.strip()) if typ is not int else int(v.strip(), 0)
         except ValueError:
-            raise ValueError(f"expected {typ.__name__}, got {v!r}") from None
+            raise ValueError(f"expected {typ.__name__}, got {show_value(v)}") from None
         return v
     if typ is int:
         if isinstance(v, float) and not v.is_integer():
-            raise ValueError(f"expected int, got {v!r}")
+            raise ValueError(f"expected int, got {show_value(v)}")
         try:
             return int(v)
         except (TypeError, ValueError):
-            raise ValueError(f"expected int, got {v!r}") from None
+            raise ValueError(f"expected int, got {show_value(v)}") from None
     if typ is float:
         try:
             return float(v)
+        except OverflowError:          # an int beyond the float range
+            raise ValueError(f"expected a finite number, got {show_value(v)}") from None
         except (TypeError, ValueError):
-            raise ValueError(f"expected float, got {v!r}") from None
+            raise ValueError(f"expected float, got {show_value(v)}") from None
     raise ValueError(f"unsupported parameter type {typ.__name__}")
 
 
@@ -112,7 +124,7 @@ class Param:
                     items = list(value)
                 except TypeError:
                     raise ValueError(f"expected a list of {self.elem.__name__}, "
-                                     f"got {value!r}") from None
+                                     f"got {show_value(value)}") from None
             out = [_parse_scalar(self.elem, x) for x in items]
             if self.length is not None and len(out) != self.length:
                 raise ValueError(f"expected {self.length} values, got {len(out)}: {value!r}")
@@ -125,13 +137,14 @@ class Param:
 
     def _check_range(self, v: Any) -> None:
         if self.choices is not None and v not in self.choices:
-            raise ValueError(f"expected one of {', '.join(map(repr, self.choices))}, got {v!r}")
+            raise ValueError(f"expected one of {', '.join(map(repr, self.choices))}, "
+                             f"got {show_value(v)}")
         if self.bounds is not None:
             lo, hi = self.bounds
             if lo is not None and v < lo:
-                raise ValueError(f"expected >= {lo}, got {v!r}")
+                raise ValueError(f"expected >= {lo}, got {show_value(v)}")
             if hi is not None and v > hi:
-                raise ValueError(f"expected <= {hi}, got {v!r}")
+                raise ValueError(f"expected <= {hi}, got {show_value(v)}")
 
     def to_string(self, value: Any) -> str:
         """OpenRTM configuration values travel as strings."""
@@ -201,7 +214,7 @@ class ParamStore:
         # Tools send whole sets back (rtconf set): an unchanged read-only value is fine.
         if runtime and spec.read_only and self.initialised and typed != self.values[name]:
             raise ParamError(f"{self._where(name)}: read-only parameter cannot change at "
-                             f"run time, got {value!r}")
+                             f"run time, got {show_value(value)}")
         return typed
 
     def _coerce_all(self, values: dict[str, Any], runtime: bool) -> dict[str, Any]:

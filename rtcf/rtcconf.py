@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from rtcf.errors import ConfigError
+from rtcf.errors import ConfigError, show_value
 
 __all__ = [
     "Conf", "ComponentConf", "PrecreateSpec", "PreconnectSpec",
@@ -56,9 +56,14 @@ class Conf(dict):
         super().__init__(items or {})
         self.fallback = fallback
         self.origin: dict[str, Origin] = dict(origin or {})
+        #: Problems worth a warning but not a refusal (a line without a separator), each
+        #: naming its file and line; see also :func:`check_conf`.
+        self.warnings: list[str] = []
 
     def copy(self) -> "Conf":
-        return Conf(self, fallback=self.fallback, origin=self.origin)
+        out = Conf(self, fallback=self.fallback, origin=self.origin)
+        out.warnings = list(self.warnings)
+        return out
 
     def set(self, key: str, value: str, source: str, line: int | None = None) -> None:
         """Set ``key`` and record where the value came from."""
@@ -141,18 +146,45 @@ def parse_conf(text: str, filename: str = "<string>") -> Conf:
         key, value = _split_key_value(line)
         key = _unescape(key).strip()
         if not key:
-            raise ConfigError(f"{filename}:{number}: line has no key, got {line!r}")
+            raise ConfigError(f"{filename}:{number}: line has no key, got {show_value(line)}")
+        if not _has_separator(line):
+            # OpenRTM reads a bare word as a key with an empty value; usually a typo.
+            conf.warnings.append(f"{filename}:{number}: no ':' or '=' in the line, read as "
+                                 f"key {show_value(key)} with an empty value")
         conf.set(key, _unescape(value).strip(), filename, number)
     return conf
 
 
-def load_conf(path: str | os.PathLike) -> Conf:
-    """Read and parse an rtc.conf-style file; a missing file is a :class:`ConfigError`."""
+def _has_separator(line: str) -> bool:
+    line = line.strip()
+    return any(c in ":= \t" and not _is_escaped(line, i) for i, c in enumerate(line))
+
+
+def read_text(path: str | os.PathLike, what: str, error: type[Exception] = ConfigError) -> str:
+    """The text of a UTF-8 file (a BOM is allowed); ``error`` naming the file when it cannot
+    be read or is not text (a binary file, NUL bytes), e.g. ``x.conf: not a UTF-8 text file
+    (byte 0xff at offset 0)``."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        raw = Path(path).read_bytes()
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read configuration file: {exc.strerror}") from exc
-    return parse_conf(text, str(path))
+        raise error(f"{path}: cannot read {what}: {exc.strerror}") from None
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        line = raw.count(b"\n", 0, nul) + 1
+        raise error(f"{path}: not a text file: NUL byte at line {line}, offset {nul} "
+                    f"(is it a {what}?)")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise error(f"{path}: not a UTF-8 text file: byte 0x{raw[exc.start]:02x} at line "
+                    f"{line}, offset {exc.start} (is it a {what}?)") from None
+
+
+def load_conf(path: str | os.PathLike) -> Conf:
+    """Read and parse an rtc.conf-style file; a missing or binary file is a
+    :class:`ConfigError` naming it."""
+    return parse_conf(read_text(path, "configuration file"), str(path))
 
 
 def apply_overrides(conf: Mapping[str, str], overrides: Iterable[str]) -> Conf:
@@ -165,9 +197,9 @@ def apply_overrides(conf: Mapping[str, str], overrides: Iterable[str]) -> Conf:
     for item in overrides:
         key, sep, value = item.partition(":")
         if not sep:
-            raise ConfigError(f"-o: expected \"key:value\", got {item!r}")
+            raise ConfigError(f"-o: expected \"key:value\", got {show_value(item)}")
         if not key.strip():
-            raise ConfigError(f"-o: empty key, got {item!r}")
+            raise ConfigError(f"-o: empty key, got {show_value(item)}")
         out.set(key.strip(), value.strip(), "-o")
     return out
 
@@ -176,6 +208,8 @@ def merge_conf(base: Mapping[str, str], *overlays: Mapping[str, str]) -> Conf:
     """Merge confs left to right (later wins), keeping recorded origins."""
     out = base.copy() if isinstance(base, Conf) else Conf(base)
     for overlay in overlays:
+        if isinstance(overlay, Conf):
+            out.warnings.extend(overlay.warnings)
         for key, value in overlay.items():
             out[key] = value
             if isinstance(overlay, Conf) and key in overlay.origin:
@@ -270,15 +304,18 @@ def get_bool(conf: Mapping[str, str], key: str, default: object = _MISSING, *,
         return True
     if low in _FALSE:
         return False
-    raise ConfigError(f"{where(conf, key, filename)}: {key}: expected YES or NO, got {value!r}")
+    raise ConfigError(f"{where(conf, key, filename)}: {key}: expected YES or NO"
+                      f", got {show_value(value)}")
 
 
 def _check_bounds(conf: Mapping[str, str], key: str, value: float, gt: float | None,
                   ge: float | None, filename: str | None, text: str) -> None:
     if gt is not None and not value > gt:
-        raise ConfigError(f"{where(conf, key, filename)}: {key}: expected > {gt:g}, got {text!r}")
+        raise ConfigError(f"{where(conf, key, filename)}: {key}: expected > {gt:g}"
+                          f", got {show_value(text)}")
     if ge is not None and not value >= ge:
-        raise ConfigError(f"{where(conf, key, filename)}: {key}: expected >= {ge:g}, got {text!r}")
+        raise ConfigError(f"{where(conf, key, filename)}: {key}: expected >= {ge:g}"
+                          f", got {show_value(text)}")
 
 
 def get_float(conf: Mapping[str, str], key: str, default: object = _MISSING, *,
@@ -293,7 +330,8 @@ def get_float(conf: Mapping[str, str], key: str, default: object = _MISSING, *,
     except ValueError:
         number = float("nan")
     if number != number or number in (float("inf"), float("-inf")):
-        raise ConfigError(f"{where(conf, key, filename)}: {key}: expected a number, got {value!r}")
+        raise ConfigError(f"{where(conf, key, filename)}: {key}: expected a number"
+                          f", got {show_value(value)}")
     _check_bounds(conf, key, number, gt, ge, filename, value)
     return number
 
@@ -308,7 +346,8 @@ def get_int(conf: Mapping[str, str], key: str, default: object = _MISSING, *,
         number = int(value, 10)
     except ValueError:
         raise ConfigError(
-            f"{where(conf, key, filename)}: {key}: expected an integer, got {value!r}") from None
+            f"{where(conf, key, filename)}: {key}: expected an integer"
+            f", got {show_value(value)}") from None
     _check_bounds(conf, key, number, gt, ge, filename, value)
     return number
 
@@ -357,7 +396,7 @@ def component_conf_from(conf: Mapping[str, str], filename: str) -> ComponentConf
         section, param = parts[1], parts[2]
         if not section or not param:
             raise ConfigError(f"{where(conf, key, filename)}: {key}: expected "
-                              f"conf.<set>.<param>, got {key!r}")
+                              f"conf.<set>.<param>, got {show_value(key)}")
         if section == "__widget__":
             out.widgets[param] = value
         elif section == "__constraints__":
@@ -452,7 +491,7 @@ def parse_url_params(query: str, context: str) -> list[tuple[str, str]]:
             continue
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"{context}: expected key=value, got {item!r}")
+            raise ConfigError(f"{context}: expected key=value, got {show_value(item)}")
         pairs.append((key.strip(), value.strip()))
     return pairs
 
@@ -473,11 +512,11 @@ def parse_precreate(conf: Mapping[str, str], filename: str | None = None) -> lis
         if head.startswith("RTC:"):
             fields = head[4:].split(":")
             if len(fields) != 5 or not fields[2]:
-                raise ConfigError(f"{ctx}: expected RTC:vendor:category:type:language:version,"
-                                  f" got {text!r}")
+                raise ConfigError(f"{ctx}: expected RTC:vendor:category:type:language:version"
+                                  f", got {show_value(text)}")
             vendor, category, head, language, version = fields
         if not head or any(c in head for c in "./: "):
-            raise ConfigError(f"{ctx}: expected a component type name, got {text!r}")
+            raise ConfigError(f"{ctx}: expected a component type name, got {show_value(text)}")
         params = dict(parse_url_params(query, ctx))
         instance = params.pop("instance_name", None) or None
         specs.append(PrecreateSpec(head, instance, vendor, category, language, version,
@@ -501,7 +540,8 @@ def parse_preconnect(conf: Mapping[str, str], filename: str | None = None) -> li
             query = rest.rstrip().removesuffix(")")
             source, sep, target = head.partition("^")
             if not sep:
-                raise ConfigError(f"{ctx}: expected comp0.port?port=comp1.port, got {text!r}")
+                raise ConfigError(f"{ctx}: expected comp0.port?port=comp1.port"
+                                  f", got {show_value(text)}")
             targets.append(target.strip())
             pairs = parse_url_params(query, ctx)
         else:
@@ -516,7 +556,7 @@ def parse_preconnect(conf: Mapping[str, str], filename: str | None = None) -> li
         for port in [source.strip(), *targets]:
             inst, dot, name = port.rpartition(".")
             if not dot or not inst or not name:
-                raise ConfigError(f"{ctx}: expected \"instance.port\", got {port!r}")
+                raise ConfigError(f"{ctx}: expected \"instance.port\", got {show_value(port)}")
         specs.append(PreconnectSpec(source.strip(), tuple(t.strip() for t in targets),
                                     props, text))
     return specs

@@ -1,6 +1,12 @@
-"""Play the seed's ChestLeds examples (NAOqi DCM setAlias docs) against a running DCM and
-print the three LED values every 250 ms. Run it with scripts/dcm_chest_leds while
-scripts/run is running the default composition."""
+"""Play the ChestLeds examples of the NAOqi DCM documentation (setAlias, time-mixed and
+time-separate) against the DCM of a running system, and print the three chest LED values
+(red, green, blue) every 250 ms while each example plays (7 s each).
+
+Start the system first, in another terminal: scripts/run (its default composition has the
+DCM, instance DCM0). Then: scripts/dcm_chest_leds, or, when the system uses another naming
+service: scripts/dcm_chest_leds --nameserver localhost:2810. Exit status: 0 when every
+example played, 1 when the DCM could not be reached or refused a call (the reason is printed).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "components"))
 
-from dcm.proxy import DCMProxy  # noqa: E402
+from dcm.proxy import NAO, DCMProxy  # noqa: E402
 
 LEDS = ["ChestBoard/Led/Red/Actuator/Value", "ChestBoard/Led/Green/Actuator/Value",
         "ChestBoard/Led/Blue/Actuator/Value"]
@@ -35,18 +41,31 @@ def time_separate(dcm: DCMProxy) -> float:
     return 7.0
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--nameserver", default="localhost:2809")
-    ap.add_argument("--dcm", default="DCM0", help="instance name of the DCM component")
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="scripts/dcm_chest_leds", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--nameserver", default="localhost:2809", metavar="HOST:PORT",
+                    help="naming service of the running system (default: %(default)s, "
+                    "the corba.nameservers of rtc.conf)")
+    ap.add_argument("--dcm", default="DCM0", metavar="NAME",
+                    help="instance name of the DCM component (default: %(default)s)")
     ap.add_argument("--example", choices=("time-mixed", "time-separate", "both"),
-                    default="both")
-    args = ap.parse_args()
+                    default="both", help="which example to play (default: %(default)s)")
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     try:
         return play(args)
-    except LookupError as e:
-        print(f"dcm_chest_leds: {e} (is scripts/run running?)", file=sys.stderr)
-    except Exception as e:  # CORBA system exceptions: the system went away
+    except ConnectionError as e:          # no naming service at --nameserver
+        print(f"dcm_chest_leds: {e}", file=sys.stderr)
+    except LookupError as e:              # no DCM bound under that name
+        print(f"dcm_chest_leds: {e} (is scripts/run running the DCM as {args.dcm}?)",
+              file=sys.stderr)
+    except NAO.DCMError as e:
+        print(f"dcm_chest_leds: the DCM refused a call: {e.reason}", file=sys.stderr)
+    except Exception as e:  # CORBA system exceptions: the system went away meanwhile
         print(f"dcm_chest_leds: lost the DCM: {e!r}", file=sys.stderr)
     return 1
 

@@ -14,7 +14,7 @@ from rtcf.services import ServicePort
 
 from .body import SimulatedBody
 from .devices import DeviceTable
-from .timeline import DcmCore, DcmError
+from .timeline import DcmCore, DcmError, _show
 
 PROFILE_PERIOD_MS = {"default": 10, "naoV4": 10, "naoV5": 12, "naoV6": 12}
 MODEL_DIR = Path(__file__).resolve().parents[2] / "model"
@@ -189,4 +189,4 @@ class DCM(Component):
         try:
             return float(self.sensor_values[d.sensor_index(key)])
         except KeyError:
-            raise DcmError(f"unknown actuator or sensor key {key!r}") from None
+            raise DcmError(f"unknown actuator or sensor key {_show(key)}") from None

@@ -6,22 +6,30 @@ The seed's Python examples run unchanged once the proxy is obtained::
     dcm.createAlias(["ChestLeds", ["ChestBoard/Led/Red/Actuator/Value", ...]])
     dcm.setAlias(["ChestLeds", "ClearAll", "time-mixed", [[[1.0, dcm.getTime(4000)]], ...]])
 
-The proxy maps the lists onto the typed operations of idl/DCMService.idl. Lists that do not
-have the documented shape raise NAO::DCMError here, with the same kind of reason the DCM
-gives; everything else is validated by the DCM itself (a rejected call changes nothing).
+The proxy maps the lists onto the typed operations of idl/DCMService.idl. Arguments that
+cannot be what the DCM documents, or cannot travel in the IDL types, raise NAO::DCMError here
+with a reason, before anything is sent: lists of the wrong shape (at any nesting depth),
+strings that are not Latin-1 (a CORBA string; lone surrogates included), keys that are not a
+list of strings, times outside [-2^31, 2^32-1] ms, values that are not finite numbers.
+Everything else is validated by the DCM itself (a rejected call changes nothing). A DCM that
+cannot be reached raises the CORBA system exception (TRANSIENT, COMM_FAILURE) unchanged;
+no naming service at ``nameserver`` is a ConnectionError saying so.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
+
+from omniORB import CORBA
 
 from rtcf.corba.idl import stub_module
 
-from .timeline import (DcmError, _check_importance, _check_time, _check_value, _is_int,
-                       _is_seq, _parse_timed_list)
+from .timeline import (TIME_MAX, TIME_MIN, DcmError, _check_importance, _check_time,
+                       _check_value, _is_int, _is_seq, _parse_timed_list, _show)
 
 NAO = stub_module("NAO")
+OFFSET_SPAN = TIME_MAX - TIME_MIN   # a getTime offset can at most span the time range [ms]
 
 
 @contextmanager
@@ -35,7 +43,7 @@ def _checked() -> Iterator[None]:
 
 def _list(x: Any, where: str) -> list:
     if not _is_seq(x):
-        raise DcmError(f"{where}: expected a list, got {x!r}")
+        raise DcmError(f"{where}: expected a list, got {_show(x)}")
     return list(x)
 
 
@@ -45,9 +53,25 @@ def _timed(cmds: Any, api: str, where: str) -> list:
 
 
 def _str(x: Any, where: str) -> str:
+    """A string that a CORBA string can carry: Latin-1 text (no lone surrogates)."""
     if not isinstance(x, str):
-        raise DcmError(f"{where}: expected a string, got {x!r}")
+        raise DcmError(f"{where}: expected a string, got {_show(x)}")
+    try:
+        x.encode("latin-1")
+    except UnicodeEncodeError as e:
+        raise DcmError(f"{where}: expected Latin-1 text (a CORBA string), character "
+                       f"{ascii(x[e.start])} at index {e.start} is not, got {_show(x)}") from None
     return x
+
+
+def _send(call: Callable[..., Any], *args: Any) -> Any:
+    """Make the remote call; a marshalling refusal of the ORB becomes a DCMError (the
+    checks above should have caught it first). Transport failures pass unchanged."""
+    try:
+        return call(*args)
+    except (CORBA.BAD_PARAM, CORBA.DATA_CONVERSION, CORBA.MARSHAL) as e:
+        raise NAO.DCMError(f"the arguments cannot be sent in the IDL types: "
+                           f"{type(e).__name__}") from None
 
 
 class DCMProxy:
@@ -64,9 +88,10 @@ class DCMProxy:
         self.service = service
 
     def getTime(self, offset: int = 0) -> int:
-        if not _is_int(offset):
-            raise NAO.DCMError(f"getTime: offset must be an int [ms], got {offset!r}")
-        return self.service.getTime(int(offset))
+        if not _is_int(offset) or not -OFFSET_SPAN <= offset <= OFFSET_SPAN:
+            raise NAO.DCMError(f"getTime: offset must be an int [ms] within +-{OFFSET_SPAN},"
+                               f" got {_show(offset)}")
+        return _send(self.service.getTime, int(offset))
 
     def set(self, commands: Any) -> None:
         with _checked():
@@ -75,7 +100,7 @@ class DCMProxy:
                 raise DcmError(f"set: expected [name, updateKind, [[value, time], ...]], "
                                f"got {len(c)} elements")
             args = (_str(c[0], "set: [0]"), _str(c[1], "set: [1]"), _timed(c[2], "set", "[2]"))
-        self.service.set(*args)
+        _send(self.service.set, *args)
 
     def createAlias(self, alias: Any) -> list:
         with _checked():
@@ -86,7 +111,7 @@ class DCMProxy:
             name = _str(a[0], "createAlias: [0]")
             names = [_str(n, f"createAlias: [1][{i}]")
                      for i, n in enumerate(_list(a[1], "createAlias: [1]"))]
-        return [name, list(self.service.createAlias(name, names))]
+        return [name, list(_send(self.service.createAlias, name, names))]
 
     def setAlias(self, commands: Any) -> None:
         api = "setAlias"
@@ -95,7 +120,7 @@ class DCMProxy:
             mode = c[2] if len(c) > 2 else None
             if mode not in ("time-mixed", "time-separate"):
                 raise DcmError(f"{api}: [2] must be 'time-mixed' or 'time-separate', "
-                               f"got {mode!r}")
+                               f"got {_show(mode)}")
             size = 4 if mode == "time-mixed" else 6
             if len(c) != size:
                 raise DcmError(f"{api}: {mode} takes {size} elements, got {len(c)}")
@@ -111,13 +136,18 @@ class DCMProxy:
                            for k, v in enumerate(_list(row, f"{api}: [5][{x}]"))]
                           for x, row in enumerate(_list(c[5], f"{api}: [5]"))]
         if mode == "time-mixed":
-            self.service.setAliasTimeMixed(name, kind, members)
-        else:
-            self.service.setAliasTimeSeparate(name, kind, int(c[3]), times, values)
+            _send(self.service.setAliasTimeMixed, name, kind, members)
+        else:   # importance is validated and ignored (spec 1.6): 0 fits the IDL long
+            _send(self.service.setAliasTimeSeparate, name, kind, 0, times, values)
 
     # ALMemory-style reads
     def getValue(self, key: str) -> float:
-        return self.service.getValue(key)
+        with _checked():
+            key = _str(key, "getValue")
+        return _send(self.service.getValue, key)
 
     def getValues(self, keys: list[str]) -> list[float]:
-        return list(self.service.getValues(list(keys)))
+        with _checked():
+            keys = [_str(k, f"getValues: [{i}]")
+                    for i, k in enumerate(_list(keys, "getValues"))]
+        return list(_send(self.service.getValues, keys))

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from rtcf.corba.idl import stub_module
 
-from .timeline import DcmError
+from .timeline import TIME_MAX, TIME_MIN, DcmError
 
 NAO = stub_module("NAO")
 NAO__POA = stub_module("NAO__POA")
@@ -23,6 +23,21 @@ def _commands(seq: Any) -> list:
     return [[c.value, c.time, c.importance] for c in seq]
 
 
+def reason(exc: BaseException) -> str:
+    """The message of an exception as the client should read it.
+
+    ``str(KeyError("x"))`` is ``"'x'"`` (KeyError quotes its argument); stripping quotes off
+    the whole string instead also ate the closing quote of an echoed value ("unknown alias
+    'NoSuchAlias") and the whole value "''". The first argument is the message itself.
+    """
+    if exc.args and isinstance(exc.args[0], str):
+        text = exc.args[0]
+    else:
+        text = str(exc) or type(exc).__name__
+    # A CORBA string is Latin-1: an echoed non-Latin-1 value must not make the reply fail.
+    return text.encode("latin-1", "backslashreplace").decode("latin-1")
+
+
 class DCMServiceImpl(NAO__POA.DCMService):
     def __init__(self, comp: Any):
         self.comp = comp
@@ -31,7 +46,7 @@ class DCMServiceImpl(NAO__POA.DCMService):
         try:
             return self.comp.call(fn, timeout=CALL_TIMEOUT)
         except (DcmError, KeyError, ValueError, TypeError) as e:
-            raise NAO.DCMError(str(e).strip("'\""))
+            raise NAO.DCMError(reason(e)) from None
         except TimeoutError:
             raise NAO.DCMError(f"{self.comp.instance_name} ran no cycle within "
                                f"{CALL_TIMEOUT} s: is its execution context running?")
@@ -41,8 +56,9 @@ class DCMServiceImpl(NAO__POA.DCMService):
         if now is None:
             raise NAO.DCMError("getTime: no DCM cycle has run yet (activate the DCM)")
         t = now + int(offset)
-        if not -2**31 <= t < 2**31:
-            raise NAO.DCMError(f"getTime: {now} + {offset} does not fit a 32-bit DCM time")
+        if not TIME_MIN <= t <= TIME_MAX:
+            raise NAO.DCMError(f"getTime: {now} + {offset} = {t} is outside the DCM time "
+                               f"range [{TIME_MIN}, {TIME_MAX}] [ms]")
         return t
 
     def set(self, name: str, kind: str, commands: Any) -> None:
@@ -67,7 +83,7 @@ class DCMServiceImpl(NAO__POA.DCMService):
         try:
             return self.comp.read_value(key)
         except DcmError as e:
-            raise NAO.DCMError(str(e))
+            raise NAO.DCMError(reason(e)) from None
 
     def getValues(self, keys: Any) -> list:
         return [self.getValue(k) for k in keys]

@@ -4,7 +4,8 @@ Pure: imports neither rtcf nor omniORB and never reads a clock; DCM time [ms, in
 in (house style 4). Everything here runs in the EC thread of the DCM shell (house style 3):
 the shell queues ``set``/``set_alias``/``create_alias`` calls into that thread.
 
-Behaviour follows spec section 1 (/work/shared/specs/components.md):
+Behaviour follows section 1 of the project's component specification (the NAOqi DCM
+documentation restated; the numbers below are its subsections):
   * one time-sorted buffer per actuator, lastCmdTime/lastCmdValue, lastCycleTime/
     lastCycleValue and the anchor rule of the per-cycle computation (1.3);
   * ``set`` with the four update kinds (1.4), aliases and both ``setAlias`` layouts (1.5),
@@ -26,6 +27,7 @@ command due on every actuator.
 from __future__ import annotations
 
 import math
+import reprlib
 from typing import Any, Sequence
 
 import numpy as np
@@ -63,9 +65,34 @@ def _is_number(x: Any) -> bool:
             and not isinstance(x, (bool, np.bool_)))
 
 
-def _show(x: Any, limit: int = 60) -> str:
-    s = repr(x)
-    return s if len(s) <= limit else s[: limit - 3] + "..."
+SHOW_LIMIT = 80   # longest echo of a bad value in a DcmError [characters]
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 4
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = 8
+_REPR.maxstring = _REPR.maxother = SHOW_LIMIT
+
+
+def _show(x: Any, limit: int = SHOW_LIMIT) -> str:
+    """How a DcmError echoes a value: its repr, cut to about ``limit`` characters with
+    "..." and the full length (a 1 MB key is not sent back whole), nesting cut at 4 levels
+    (a deeply nested list costs no RecursionError). ASCII only, so it fits a CORBA string.
+    The same rule as rtcf.errors.show_value, which this core may not import."""
+    size = ""
+    try:
+        if isinstance(x, (str, bytes)):
+            text = ascii(x[:limit + 1])
+            size = f"{len(x)} chars"
+            cut = len(x) > limit or len(text) > limit
+        else:
+            text = _REPR.repr(x).encode("ascii", "backslashreplace").decode("ascii")
+            size = f"{len(x)} items" if hasattr(x, "__len__") else ""
+            cut = len(text) > limit or "..." in text
+    except Exception:   # a failing repr must not hide the error being reported
+        return f"<{type(x).__name__}>"
+    if not cut:
+        return text
+    text = text if len(text) <= limit else text[:limit] + "..."
+    return f"{text} ({size})" if size else text
 
 
 def _check_time(t: Any, api: str, where: str) -> int:
@@ -83,7 +110,10 @@ def _check_value(v: Any, api: str, where: str) -> float:
     """Return the value as float (NaN allowed: the caller drops it, spec 1.7)."""
     if not _is_number(v):
         raise DcmError(f"{api}: {where}: value must be a number, got {_show(v)}")
-    v = float(v)
+    try:
+        v = float(v)
+    except OverflowError:          # an int beyond the float range (10**400)
+        raise DcmError(f"{api}: {where}: value must be finite, got {_show(v)}") from None
     if math.isinf(v):
         raise DcmError(f"{api}: {where}: value must be finite, got {v}")
     return v
@@ -127,7 +157,7 @@ def _member_lists(commands: Any, i: int, what: str, alias: str, n: int, api: str
                        f"got {_show(lists)}")
     if len(lists) != n:
         raise DcmError(f"{api}: [{i}] has {len(lists)} {what} lists, expected {n} "
-                       f"(alias {alias!r} has {n} members)")
+                       f"(alias {_show(alias)} has {n} members)")
     return lists
 
 
@@ -216,7 +246,7 @@ class DcmCore:
         try:
             return self.devices.actuator_index(key)
         except KeyError:
-            raise KeyError(f"{api}: unknown actuator {key!r}") from None
+            raise KeyError(f"{api}: unknown actuator {_show(key)}") from None
 
     def value(self, key: str) -> float:
         """Value sent at the last cycle (lastCycleValue) of an actuator, short or full key."""
@@ -336,7 +366,7 @@ class DcmCore:
         elif name in self._aliases:
             targets = self._aliases[name]
         else:
-            raise DcmError(f"{api}: [0]: unknown actuator or alias {name!r}")
+            raise DcmError(f"{api}: [0]: unknown actuator or alias {_show(name)}")
         kept = _drop_nan(cmds)
         ops = [] if kept is None else [(i, kind, kept, "[2]") for i in targets if i is not None]
         self._commit(self._stage(ops, api))
@@ -367,7 +397,7 @@ class DcmCore:
             raise DcmError(f"{api}: [2]: mode must be 'time-mixed' or 'time-separate', "
                            f"got {_show(mode)}")
         if name not in self._aliases:
-            raise DcmError(f"{api}: [0]: unknown alias {name!r}")
+            raise DcmError(f"{api}: [0]: unknown alias {_show(name)}")
         members = self._aliases[name]
         n = len(members)
 

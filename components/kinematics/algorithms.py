@@ -9,7 +9,6 @@ arrays. Functions take the immutable Model; compiled formulas are cached per cha
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -22,20 +21,17 @@ FRAME_TORSO, FRAME_WORLD, FRAME_ROBOT = 0, 1, 2
 SPACES = {FRAME_TORSO: "FRAME_TORSO", FRAME_WORLD: "FRAME_WORLD", FRAME_ROBOT: "FRAME_ROBOT"}
 ROOT_NAMES = ("Torso",)
 AXIS_MASK_POSITION, AXIS_MASK_ALL = 7, 63   # NAOqi: X=1 Y=2 Z=4 WX=8 WY=16 WZ=32
-
-_compiled: "weakref.WeakKeyDictionary[Chain, dict]" = weakref.WeakKeyDictionary()
-
+BATCH_SLICE = 4096                          # rows per slice of chain_fk_batch
 
 def _fn(chain: Chain, kind: str, tip: np.ndarray | None = None) -> Callable:
     """The compiled formula of one kind for a chain (and a custom tip, keyed by its bytes)."""
-    cache = _compiled.setdefault(chain, {})
-    key = (kind, None if tip is None else np.asarray(tip, float).tobytes())
-    fn = cache.get(key)
+    key = kind if tip is None else (kind, np.asarray(tip, float).tobytes())
+    fn = chain.cache.get(key)
     if fn is None:
         t = chain.tip if tip is None else np.asarray(tip, float)
         if t.shape != (4, 4):
             raise ValueError(f"tip: expected a 4x4 transform, got shape {t.shape}")
-        fn = cache[key] = compile_chain(chain.X, chain.axes, t, kind)
+        fn = chain.cache[key] = compile_chain(chain.X, chain.axes, t, kind)
     return fn
 
 
@@ -56,15 +52,23 @@ def chain_fk(model: Model, chain: str | Chain, q: Sequence[float],
              tip: np.ndarray | None = None) -> np.ndarray:
     """4x4 pose of the chain's effector in the model root frame (NAO: the torso). ``q``: the
     chain's joint angles [rad]. ``tip=np.eye(4)`` gives the frame of the last joint."""
-    c = _chain(model, chain)
-    return _fn(c, "pose", tip)(_q(c, q))
+    c = chain if type(chain) is Chain else model.chain(chain)
+    f = c.cache.get("pose") if tip is None else None
+    if f is None:
+        f = _fn(c, "pose", tip)
+    if len(q) != c.dof:
+        _q(c, q)
+    return f(q)
 
 
 def chain_pose6d(model: Model, chain: str | Chain, q: Sequence[float]) -> tuple:
     """(x, y, z, wx, wy, wz) of the effector in the root frame, as position6d(chain_fk(...))
     but straight from the formulas (no 4x4 built): the per-cycle call."""
-    c = _chain(model, chain)
-    return _fn(c, "pose6d")(_q(c, q))
+    c = chain if type(chain) is Chain else model.chain(chain)
+    f = c.cache.get("pose6d") or _fn(c, "pose6d")
+    if len(q) != c.dof:
+        _q(c, q)
+    return f(q)
 
 
 def warm_up(model: Model) -> None:
@@ -80,7 +84,14 @@ def chain_fk_batch(model: Model, chain: str | Chain, Q: np.ndarray) -> np.ndarra
     Q = np.asarray(Q, dtype=float)
     if Q.ndim != 2 or Q.shape[1] != c.dof:
         raise ValueError(f"{c.name}: expected an (N, {c.dof}) array, got shape {Q.shape}")
-    return _fn(c, "batch")(Q)
+    f = _fn(c, "batch")
+    out = np.zeros((Q.shape[0], 4, 4))
+    out[:, 3, 3] = 1.0
+    # in slices: the formulas' temporaries then stay in the cache (about 40 of them per
+    # slice) instead of 40 arrays of N elements each
+    for k in range(0, Q.shape[0], BATCH_SLICE):
+        f(Q[k:k + BATCH_SLICE], out[k:k + BATCH_SLICE])
+    return out
 
 
 def chain_frames(model: Model, chain: str | Chain, q: Sequence[float]) -> np.ndarray:
@@ -266,7 +277,7 @@ def reach(chain: Chain, tip: np.ndarray | None = None) -> float:
 def solve_ik(model: Model, chain: str | Chain, target: np.ndarray,
              q_seed: Sequence[float] | None = None, mask: int = AXIS_MASK_ALL,
              tip: np.ndarray | None = None, *, pos_tol: float = 1e-4, rot_tol: float = 1e-3,
-             max_iter: int = 200, restarts: int = 8, seed: int = 0) -> IKResult:
+             max_iter: int = 200, restarts: int = 48, seed: int = 0) -> IKResult:
     """Damped least squares (Levenberg-Marquardt step control) on the masked pose error,
     joint limits enforced on every step, restarted from the middle of the limits and from
     seeded random configurations until one meets both tolerances. Deterministic for a given
@@ -311,7 +322,14 @@ def solve_ik(model: Model, chain: str | Chain, target: np.ndarray,
     best: tuple[float, np.ndarray, float, float] | None = None
     total = 0
     for attempt in range(restarts + 1):
-        q0 = seeds[attempt] if attempt < len(seeds) else rng.uniform(slo, shi)
+        if attempt < len(seeds):
+            q0 = seeds[attempt]
+        elif attempt % 3 == 0 and best is not None:
+            # every third start: near the best so far (solutions in a pocket by a limit are
+            # found from nearby more often than from anywhere)
+            q0 = np.clip(best[1] + rng.normal(0.0, 0.3, c.dof), slo, shi)
+        else:
+            q0 = rng.uniform(slo, shi)
         q, it, ep, er = _dls(f, target, q0, lo, hi, rows, pos_rows, rot_rows, pos_tol, rot_tol,
                              max_iter)
         total += it
@@ -356,10 +374,17 @@ def _dls(f: Callable, target: np.ndarray, q: np.ndarray, lo: np.ndarray, hi: np.
     ep, er = errors(e)
     cost = float(e[rows] @ e[rows])
     eye = np.eye(rows.size)
+    stall_cost, stall_it = cost, 0
     while it < max_iter and (ep > pos_tol or er > rot_tol):
         it += 1
         Jm, em = J[rows], e[rows]
         dq = Jm.T @ np.linalg.solve(Jm @ Jm.T + lam * eye, em)
+        # a joint at a limit that the step pushes further out is taken out of the step and
+        # the others solve for the error without it (else the descent crawls along the limit)
+        blocked = ((q <= lo) & (dq < 0)) | ((q >= hi) & (dq > 0))
+        if blocked.any():
+            Jf = Jm * ~blocked
+            dq = Jf.T @ np.linalg.solve(Jf @ Jf.T + lam * eye, em)
         q_new = np.clip(q + dq, lo, hi)
         T_new, J_new = f(q_new)
         e_new = _err(T_new, target)
@@ -372,4 +397,8 @@ def _dls(f: Callable, target: np.ndarray, q: np.ndarray, lo: np.ndarray, hi: np.
             lam *= 8.0
             if lam > 1e4:                          # stuck (limit or local minimum)
                 break
+        if it - stall_it >= 25:                    # less than 1 % better in 25 iterations:
+            if cost > 0.99 * stall_cost:           # a local minimum; let a restart try
+                break
+            stall_cost, stall_it = cost, it
     return q, it, ep, er

@@ -150,18 +150,17 @@ def compile_chain(X: np.ndarray, axes: np.ndarray, tip: np.ndarray, kind: str) -
     - "pose6d": f(q) -> (x, y, z, wx, wy, wz) of the effector, R = Rz(wz) Ry(wy) Rx(wx),
       no array built (the cheapest per-cycle call);
     - "frames": f(q) -> (n+1, 4, 4): every joint frame, then the effector;
-    - "batch": f(Q) -> (N, 4, 4) for Q of shape (N, n), numpy functions.
+    - "batch": f(Q, out) fills out (N, 4, 4) for Q of shape (N, n), numpy functions.
     """
     n = len(X)
     lines, E, F, J = chain_source(X, axes, tip, frames=kind == "frames",
                                   jacobian=kind == "pose_jac")
     args = ", ".join(f"q{k}" for k in range(n)) + ("," if n == 1 else "")
-    rows = [", ".join(_fmt(E[i][j]) for j in range(4)) for i in range(3)]
-    pose = f"_np.array((({rows[0]}), ({rows[1]}), ({rows[2]}), (0.0, 0.0, 0.0, 1.0)))"
+    flat = ", ".join(_fmt(E[i][j]) for i in range(3) for j in range(4))
+    pose = f"_np.array(({flat}, 0.0, 0.0, 0.0, 1.0)).reshape(4, 4)"   # flat: cheaper
     if kind == "batch":
-        head = ["def f(Q):", "    Q = _np.asarray(Q, dtype=float)",
-                f"    {args} = Q.T" if n > 1 else "    q0 = Q[:, 0]",
-                "    out = _np.zeros((Q.shape[0], 4, 4))", "    out[:, 3, 3] = 1.0"]
+        # out: (N, 4, 4) zeros with out[:, 3, 3] = 1 (only the non-zero entries are set)
+        head = ["def f(Q, out):", f"    {args} = Q.T" if n > 1 else "    q0 = Q[:, 0]"]
         body = [f"    out[:, {i}, {j}] = {_fmt(E[i][j])}"
                 for i in range(3) for j in range(4) if E[i][j] != 0.0]
         src = head + lines + body + ["    return out"]

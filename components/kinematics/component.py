@@ -52,7 +52,7 @@ class Kinematics(Component):
     ik_orientation_tolerance = Param(float, 1e-3, unit="rad", bounds=(1e-9, 1.0),
                                      doc="solveIK: largest orientation error accepted")
     ik_max_iterations = Param(int, 200, bounds=(1, 100000), doc="solveIK: iterations per start")
-    ik_restarts = Param(int, 8, bounds=(0, 1000), doc="solveIK: extra starts before giving up")
+    ik_restarts = Param(int, 48, bounds=(0, 1000), doc="solveIK: extra starts before giving up")
 
     # -- lifecycle (EC thread) -------------------------------------------------------------
     def on_initialize(self) -> None:

@@ -82,6 +82,9 @@ class Chain:
     axes: np.ndarray                 # (n, 3) unit joint axes in their own frames
     tip: np.ndarray                  # (4, 4) last joint frame -> effector
     members: tuple[str, ...] = ()    # every joint the chain owns (NAO arms: with the hand)
+    # compiled formulas derived from the constants above (kinematics.algorithms fills it);
+    # a cache, not state: it never changes what a call returns
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def dof(self) -> int:

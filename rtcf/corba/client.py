@@ -8,6 +8,10 @@ The component is looked up in the naming service (``<host>.host_cxt/<name>.rtc``
 or any full path with ``/``); the provided interface is found on its service ports and its
 IOR read the way hrpsys's rtm.py does it: connect the port to itself, read
 ``port.<type>.<instance>`` from the returned profile, disconnect.
+
+When nothing answers at ``nameserver`` the error is a :class:`NoNamingService`
+(a ConnectionError) that says so and how to point at another one, not a bare
+CORBA.TRANSIENT.
 """
 
 from __future__ import annotations
@@ -15,21 +19,64 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+from omniORB import CORBA
+
 from .idl import ensure_stubs, stub_module
 from .naming import NamingClient
 from .nv import from_nvlist
 from .orb import init_orb
 
 
+class NoNamingService(ConnectionError):
+    """No CosNaming service answers at the address a client was given."""
+
+
+# What a dead address looks like to omniORB: nothing listens (TRANSIENT), the connection
+# breaks (COMM_FAILURE), or something else answers (OBJECT_NOT_EXIST, BAD_PARAM for a
+# malformed corbaloc).
+_UNREACHABLE = (CORBA.TRANSIENT, CORBA.COMM_FAILURE, CORBA.OBJECT_NOT_EXIST, CORBA.BAD_PARAM,
+                CORBA.TIMEOUT)
+
+
+def no_naming_message(nameserver: str, detail: str = "") -> str:
+    """The one sentence every client prints when the naming service is missing."""
+    why = f" ({detail})" if detail else ""
+    return (f"no naming service answers at {nameserver}{why}: start the system with "
+            f"scripts/run (it starts one on loopback), or point at the one it uses "
+            f"(nameserver=\"host:port\" in Python, --nameserver host:port for the scripts, "
+            f"the corba.nameservers key of rtc.conf)")
+
+
+def _naming(orb: Any, nameserver: str) -> NamingClient:
+    try:
+        return NamingClient(orb, nameserver)
+    except _UNREACHABLE as e:
+        raise NoNamingService(no_naming_message(nameserver, type(e).__name__)) from None
+    except ConnectionError as e:      # something answers, but not a naming context
+        raise NoNamingService(no_naming_message(nameserver, str(e))) from None
+
+
 def find_component(name: str, nameserver: str = "localhost:2809", orb: Any = None) -> Any:
-    """The RTC::RTObject reference of component ``name`` (LookupError if not bound)."""
+    """The RTC::RTObject reference of component ``name`` (LookupError if not bound,
+    NoNamingService if no naming service answers at ``nameserver``)."""
     ensure_stubs()
     RTC = stub_module("RTC")
     orb = orb or init_orb({})
-    client = NamingClient(orb, nameserver)
+    client = _naming(orb, nameserver)
     path = name if "/" in name else f"{socket.gethostname()}.host_cxt/{name}.rtc"
-    obj = client.resolve(path)
-    rto = obj._narrow(RTC.RTObject)
+    try:
+        obj = client.resolve(path)
+    except _UNREACHABLE as e:
+        raise NoNamingService(no_naming_message(nameserver, type(e).__name__)) from None
+    except LookupError:
+        raise LookupError(f"{path} is not bound in the naming service at {nameserver}: is "
+                          f"the system running (scripts/run), and under that name?") from None
+    try:
+        rto = obj._narrow(RTC.RTObject)
+    except _UNREACHABLE as e:
+        raise LookupError(f"{path} is bound in the naming service at {nameserver} but does "
+                          f"not answer ({type(e).__name__}): a stale entry of a system that "
+                          f"stopped?") from None
     if rto is None:
         raise LookupError(f"{path} is not an RT component")
     return rto

@@ -95,8 +95,10 @@ def test_activate_variants_and_empty_document():
     assert parse_composition({**base, "activate": ["B0"]}, "x.yaml").activate == ["B0"]
     assert parse_composition({**base, "activate": "none"}, "x.yaml").activate == []
     assert parse_composition(base, "x.yaml").activate == ["A0", "B0"]
-    empty = parse_composition(None, "dir/empty.yaml")
+    empty = parse_composition(None, "dir/empty.yaml", allow_empty=True)
     assert empty.name == "empty" and empty.components == [] and empty.execution_contexts == []
+    with pytest.raises(CompositionError, match=r"dir/empty.yaml: components: no components"):
+        parse_composition(None, "dir/empty.yaml")      # nothing to run is refused
 
 
 def test_property_values_become_strings_and_prefix_is_stripped():
@@ -201,9 +203,10 @@ def test_error_ec_rate_and_kind_and_duplicate_name():
                                                {"name": "m", "rate": True}]})
     assert errors == [
         "demo.yaml: execution_contexts[0].kind: expected one of periodic, stepped, got 'fast'",
-        "demo.yaml: execution_contexts[0].rate: expected > 0 [Hz], got -5",
+        "demo.yaml: execution_contexts[0].rate: expected a rate between 1 and 10000 [Hz], "
+            "got -5",
         "demo.yaml: execution_contexts[1].name: duplicate execution context name, got 'm'",
-        "demo.yaml: execution_contexts[1].rate: expected > 0 [Hz], got True",
+        "demo.yaml: execution_contexts[1].rate: expected a number [Hz], got True",
     ]
 
 
@@ -315,8 +318,8 @@ def test_check_params_reports_bad_value_unknown_param_and_unknown_type():
         "nao.yaml: components[0].params.foo: unknown parameter of SineGenerator "
         "(known: amplitude, dt, frequency)",
         "nao.yaml: components[1].params.dt: expected > 0, got -0.01",
-        "nao.yaml: components[2].type: unknown component type 'Nope' in module 'examples' "
-        "(no Nope in examples)",
+        "nao.yaml: components[2].type: unknown component type (no Nope in examples), "
+        "got 'Nope'",
     ]
 
 

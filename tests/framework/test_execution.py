@@ -152,7 +152,8 @@ def test_member_order_is_the_declared_order(make_spy):
     ec.stop()
 
 
-@pytest.mark.parametrize("bad_rate", [0, -1.0])
+@pytest.mark.parametrize("bad_rate", [0, -1.0, float("nan"), float("inf"), 1e-9, 1e12,
+                                      "100", True, None])
 def test_bad_rate_is_rejected(bad_rate):
     with pytest.raises(ConfigError, match="rate"):
         SteppedEC(bad_rate, name="bad")
@@ -245,6 +246,8 @@ def test_set_rate_calls_on_rate_changed_for_active_members(make_spy, periodic_ec
     assert wait_for(lambda: len(periods) >= n + 3)
     assert periods[-1] == pytest.approx(0.01)
     assert ec.set_rate(-1) == ReturnCode.BAD_PARAMETER
+    for bad in (float("inf"), float("nan"), 1e12, 1e-9):    # rtshell's set_rate too
+        assert ec.set_rate(bad) == ReturnCode.BAD_PARAMETER
     assert ec.rate == 100.0
 
 

@@ -154,3 +154,65 @@ def test_split_by_process():
     assert main.connections == []
     assert [(c.source, c.target) for c in cross_connections(comp)] == [("a.out", "b.in")]
     assert p1.execution_contexts[0].members == ["a", "c"]
+
+
+# -- issue 11: checks before anything starts, user paths, faults named -------------------------
+
+def test_check_refuses_conf_parameters_and_config_sets_before_creating_anything():
+    m = manager(rtcf__a__conf__default__gain="inf")     # Src's category is "rtcf"
+    comp = compose({**BASE, "components": [{"type": "Src", "name": "a"},
+                                           {"type": "Sink", "name": "b",
+                                            "config_set": "nosuch"}]})
+    with pytest.raises(CompositionError) as info:
+        m.build(comp)
+    text = str(info.value)
+    assert "rtcf.a.conf.default.gain: a.gain: expected a finite number, got 'inf'" in text
+    assert "sys.yaml: components[1]: b: unknown configuration set 'nosuch'" in text
+    assert m.components == {} and m.ecs == {}
+
+
+def test_unknown_type_is_named_with_the_known_ones(tmp_path):
+    m = manager()
+    with pytest.raises(LookupError, match=r"no module named, and the loaded ones define Sink, "
+                                          r"Src; did you mean 'Src'\?"):
+        m.resolve("Srx")
+    with pytest.raises(LookupError, match=r"'\.\./etc' is not an importable module name"):
+        m.load_module("../etc")
+
+
+def _demo(folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "c.yaml").write_text(
+        "components:\n  - {type: Gain, module: examples, name: g}\n"
+        "execution_contexts:\n  - {name: e, kind: stepped, rate: 100, members: [g]}\n")
+    (folder / "r.conf").write_text("logger.log_level: WARN\n")
+
+
+def test_user_paths_are_read_against_the_callers_directory(tmp_path, monkeypatch):
+    """scripts/run changes into the repository and passes the user's directory as RTCF_CWD:
+    the composition, -f and -o rtcf.composition are read against it (defect 9)."""
+    from pathlib import Path
+    from rtcf.manager import main, user_path
+    _demo(tmp_path / "mine")
+    elsewhere = tmp_path / "repo"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setenv("RTCF_CWD", str(tmp_path / "mine"))
+    assert user_path("c.yaml") == tmp_path / "mine" / "c.yaml"
+    assert user_path("../x/c.yaml") == tmp_path / "x" / "c.yaml"
+    assert user_path("/abs/c.yaml") == Path("/abs/c.yaml")
+    load = f"manager.modules.load_path:{Path(__file__).resolve().parents[2] / 'components'}"
+    common = ["--no-corba", "--duration", "0", "--quiet", "-o", load]
+    assert main(["c.yaml", "-f", "r.conf", *common]) == 0
+    assert main(["-f", "r.conf", "-o", "rtcf.composition:c.yaml", *common]) == 0
+    monkeypatch.delenv("RTCF_CWD")
+    assert main(["c.yaml", *common]) == 2          # not in the process's own directory
+
+
+def test_main_refuses_an_empty_composition(tmp_path, monkeypatch, capsys):
+    from rtcf.manager import main
+    (tmp_path / "e.yaml").write_text("# nothing\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["e.yaml", "--no-corba", "--duration", "0"]) == 2
+    assert "e.yaml: components: no components declared: nothing to run" in \
+        capsys.readouterr().err

@@ -277,3 +277,45 @@ def test_snapshot_is_a_copy():
     sets["new"] = {}
     assert active == "default"
     assert s.sets["default"]["gain"] == 1.0 and "new" not in s.sets
+
+
+# -- non-finite values (issue 11 defect 6: 'rtconf set amplitude inf' reached the DCM) ----------
+
+NON_FINITE = [float("nan"), float("inf"), float("-inf"), "nan", "inf", "-Infinity", "1e400",
+              10 ** 400]
+
+
+@pytest.mark.parametrize("raw", NON_FINITE, ids=lambda v: repr(v)[:12])
+def test_non_finite_floats_are_refused_everywhere(raw):
+    p = Param(float, 1.0, bounds=(0.0, 10.0))        # NaN passed bounds before: no compare
+    with pytest.raises(ValueError, match="expected a finite number"):
+        p.coerce(raw)
+    with pytest.raises(ValueError, match="expected a finite number"):
+        Param(list, [1.0]).coerce([1.0, raw])
+
+
+class Amp(Component):
+    """A parameter holder."""
+    amplitude = Param(float, 1.0)
+
+
+@pytest.mark.parametrize("raw", ["inf", "nan", float("inf")], ids=repr)
+def test_non_finite_is_refused_by_every_store_path_and_changes_nothing(raw):
+    comp = Amp("amp0")
+    comp.initialize()
+    store = comp.params
+    for attempt in (lambda: comp.set_param("amplitude", raw),          # the Param API
+                    lambda: store.update({"amplitude": raw}),
+                    lambda: store.set_set_values("default", {"amplitude": raw}),   # rtconf
+                    lambda: store.set_set_values("other", {"amplitude": raw}),
+                    lambda: store.load({"amplitude": raw})):                 # composition
+        with pytest.raises(ParamError, match=r"amp0\.amplitude: expected a finite number"):
+            attempt()
+    assert store.apply_staged() == set() and comp.amplitude == 1.0
+    assert store.snapshot() == ("default", {"default": {"amplitude": 1.0}})
+
+
+def test_long_bad_values_are_echoed_short():
+    with pytest.raises(ValueError) as info:
+        Param(float, 1.0).coerce("z" * 100_000)
+    assert len(str(info.value)) < 200 and "(100000 chars)" in str(info.value)

@@ -271,7 +271,7 @@ def test_bad_input_over_corba_gets_dcm_error_and_dcm_keeps_running(dcm_proc, dcm
                                              [far, far + 10], [[1, 2], [1], [1, 2]]]),
         "over 512": lambda: dcm.set([RED, "Merge", [[0.1, far + k] for k in range(513)]]),
         "getValue unknown": lambda: dcm.getValue("Nope/Actuator/Value"),
-        "getTime overflow": lambda: dcm.getTime(2 ** 31 - 1),
+        "getTime overflow": lambda: dcm.getTime(2 ** 32 - 1),   # now + that > 2^32-1
         "servant importance": lambda: srv.set(RED, "Merge", [TC(1.0, far, -1)]),
         "servant member count": lambda: srv.setAliasTimeSeparate(
             "ChestLeds", "Merge", 0, [far], [[1.0]] * 4),
@@ -298,6 +298,52 @@ def test_bad_input_over_corba_gets_dcm_error_and_dcm_keeps_running(dcm_proc, dcm
     dcm.set([RED, "ClearAll", [[0.9, dcm.getTime(0)]]])     # and still takes commands
     wait_dcm_time(dcm, dcm.getTime(0) + 2 * CYCLE)
     assert dcm.getValue(RED) == 0.9
+
+
+def test_garbage_and_reasons_over_corba(dcm_proc, dcm):
+    """Issue 11 defects 7 and 8 across the wire: whole reasons, short echoes, DCMError for
+    what omniORB cannot marshal (no RecursionError, DATA_CONVERSION, SystemError, TypeError,
+    BAD_PARAM), and times above 2^31 carried (the IDL time is long long)."""
+    from rtcf.corba.idl import stub_module
+    NAO = stub_module("NAO")
+    reasons = {}
+    deep: list = []
+    x = deep
+    for _ in range(100_000):
+        x.append([])
+        x = x[0]
+    calls = {
+        "unknown alias": lambda: dcm.setAlias(["NoSuchAlias", "ClearAll", "time-mixed", [[]]]),
+        "kind": lambda: dcm.set([RED, "Replace", []]),
+        "empty alias": lambda: dcm.createAlias(["", []]),
+        "huge key": lambda: dcm.getValue("K" * 1_000_000),
+        "huge alias": lambda: dcm.set(["A" * 1_000_000, "Merge", []]),
+        "deep": lambda: dcm.set([RED, "Merge", deep]),
+        "non-Latin-1": lambda: dcm.getValue("\u7ea2"),
+        "surrogate": lambda: dcm.createAlias(["A\ud800", [RED]]),
+        "None keys": lambda: dcm.getValues(None),
+        "time above 2^32-1": lambda: dcm.set([RED, "Merge", [[1.0, 2 ** 32]]]),
+        "raw servant non-Latin-1 reason": lambda: dcm.service.getValue("caf\xe9"),
+    }
+    for name, call in calls.items():
+        with pytest.raises(NAO.DCMError) as ei:
+            call()
+        reasons[name] = ei.value.reason
+    assert reasons["unknown alias"].endswith("unknown alias 'NoSuchAlias'")
+    assert reasons["kind"].endswith("got 'Replace'")
+    assert reasons["empty alias"].endswith("got ''")
+    for name in ("huge key", "huge alias"):
+        assert len(reasons[name]) < 250 and "(1000000 chars)" in reasons[name]
+    assert "Latin-1" in reasons["non-Latin-1"] and "Latin-1" in reasons["surrogate"]
+    assert "expected a list" in reasons["None keys"]
+    assert r"'caf\xe9'" in reasons["raw servant non-Latin-1 reason"]   # echoed in ASCII
+    # DCM times between 2^31 and 2^32-1 travel and are stored (they were BAD_PARAM)
+    dcm.set([RED, "Merge", [[0.5, 2 ** 31 + 7]]])
+    dcm.setAlias(["ChestLeds", "Merge", "time-separate", 0, [2 ** 32 - 1],
+                  [[0.1], [0.2], [0.3]]])
+    dcm.set([RED, "ClearAll", [[0.0, dcm.getTime(0)]]])       # leave no far commands
+    dcm.setAlias(["ChestLeds", "ClearAll", "time-mixed", [[], [], []]])
+    assert dcm_proc.proc.poll() is None
 
 
 def test_get_time_advances_with_the_wall_clock(dcm):

@@ -747,7 +747,7 @@ PROXY_ERRORS = {
     "getTime float": lambda d: d.getTime(1.5),
     "getTime str": lambda d: d.getTime("10"),
     "getTime bool": lambda d: d.getTime(True),
-    "getTime overflow": lambda d: d.getTime(2 ** 31),
+    "getTime overflow": lambda d: d.getTime(2 ** 32),    # beyond the 2^32-1 DCM time
     # getValue
     "getValue unknown": lambda d: d.getValue("HeadYaw/Position/Actuator"),
 }
@@ -778,7 +778,7 @@ def _servant_errors():
             "ChestLeds", "Append", 0, [T], [[1.0]] * 3),
         "getValue unknown": lambda s: s.getValue("Bogus"),
         "getValues unknown": lambda s: s.getValues([RED, "Bogus"]),
-        "getTime overflow": lambda s: s.getTime(2 ** 31 - 1),
+        "getTime overflow": lambda s: s.getTime(2 ** 32 - 1),  # now + that > 2^32-1
     }
 
 
@@ -878,6 +878,116 @@ def test_nan_value_dropped_through_proxy(rig):
                       [[0.9], [float("nan")], [0.1]]])
     rig.step_to(t + 200)
     check_rgb(rig, t + 200, (0.9, 0.5, 0.1), "NaN member untouched")
+
+
+# -- issue 11 defects 7 and 8: whole reasons, short echoes, client-side garbage -------------------
+
+def _deep(n: int) -> list:
+    out: list = []
+    x = out
+    for _ in range(n):
+        x.append([])
+        x = x[0]
+    return out
+
+
+GARBAGE = {   # each must be a DCMError with a reason, raised by the proxy before sending
+    "deeply nested commands": (lambda d: d.set([RED, "Merge", _deep(100_000)]), "[2]"),
+    "deeply nested value": (lambda d: d.set([RED, "Merge", [[_deep(50_000), 10]]]), "[2][0][0]"),
+    "deeply nested alias members": (lambda d: d.createAlias(["A", _deep(100_000)]), "[1][0]"),
+    "non-Latin-1 key": (lambda d: d.getValue("ChestBoard/Led/\u7ea2/Actuator/Value"),
+                        "Latin-1"),
+    "non-Latin-1 actuator in set": (lambda d: d.set(["\u0420\u0443\u043a\u0430", "Merge", []]),
+                                    "Latin-1"),
+    "non-Latin-1 alias member": (lambda d: d.createAlias(["A", [RED, "\u2603"]]), "[1][1]"),
+    "lone surrogate": (lambda d: d.getValue("Head\ud800Yaw"), "Latin-1"),
+    "lone surrogate in getValues": (lambda d: d.getValues([RED, "\udfff"]), "[1]"),
+    "getValues(None)": (lambda d: d.getValues(None), "getValues: expected a list"),
+    "getValues('abc')": (lambda d: d.getValues("abc"), "getValues: expected a list"),
+    "getValue(None)": (lambda d: d.getValue(None), "getValue: expected a string"),
+    "time above 2^32-1": (lambda d: d.set([RED, "Merge", [[1.0, 2 ** 32]]]), "time"),
+    "time far above": (lambda d: d.set([RED, "Merge", [[1.0, 10 ** 30]]]), "time"),
+    "separate time above": (lambda d: d.setAlias(["ChestLeds", "Merge", "time-separate", 0,
+                                                  [2 ** 40], [[1.0], [1.0], [1.0]]]), "[4][0]"),
+    "value 10**400": (lambda d: d.set([RED, "Merge", [[10 ** 400, 100]]]), "finite"),
+    "getTime offset 2^63": (lambda d: d.getTime(2 ** 63), "offset"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GARBAGE))
+def test_client_side_garbage_is_a_dcm_error_with_a_reason(busy_rig, case):
+    call, fragment = GARBAGE[case]
+    reason = _assert_rejected(busy_rig, call, busy_rig.dcm)
+    assert fragment in reason, reason
+    assert len(reason) < 300, reason
+
+
+def test_times_up_to_2_32_minus_1_are_valid(rig):
+    """DCM time is documented (and accepted by the core) up to 2^32-1: the IDL carries it."""
+    top = 2 ** 32 - 1
+    rig.dcm.set([RED, "Merge", [[0.5, 2 ** 31 + 10], [0.25, top]]])
+    assert rig.comp.core.buffer(RED) == [(2 ** 31 + 10, 0.5), (top, 0.25)]
+    rig.dcm.setAlias(["ChestLeds", "ClearAll", "time-separate", 0, [top],
+                      [[1.0], [1.0], [1.0]]])
+    assert rig.comp.core.buffer(GREEN) == [(top, 1.0)]
+
+
+WHOLE_REASONS = {   # the reason the client reads keeps the echoed value whole (defect 7)
+    "unknown alias": (lambda d: d.setAlias(["NoSuchAlias", "Merge", "time-mixed", [[]]]),
+                      "unknown alias 'NoSuchAlias'"),
+    "update kind": (lambda d: d.set([RED, "Replace", []]), "got 'Replace'"),
+    "empty alias name": (lambda d: d.createAlias(["", []]),
+                         "alias name must be a non-empty string, got ''"),
+    "unknown actuator": (lambda d: d.set(["Pink", "Merge", []]),
+                         "unknown actuator or alias 'Pink'"),
+    "unknown key": (lambda d: d.getValue("Nope"), "unknown actuator or sensor key 'Nope'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WHOLE_REASONS))
+@pytest.mark.parametrize("via", ["proxy", "servant"])
+def test_reasons_are_whole(busy_rig, case, via):
+    call, text = WHOLE_REASONS[case]
+    target = busy_rig.dcm if via == "proxy" else _ServantAsProxy(busy_rig.comp.service)
+    reason = _assert_rejected(busy_rig, call, target)
+    assert reason.endswith(text) or text in reason, reason
+
+
+class _ServantAsProxy:
+    """The NAOqi-list calls above, sent straight to the servant (no proxy checks)."""
+
+    def __init__(self, s):
+        self.s = s
+
+    def set(self, c):
+        self.s.set(c[0], c[1], [NAO.TimedCommand(v, t, 0) for v, t in c[2]])
+
+    def createAlias(self, a):
+        return self.s.createAlias(a[0], a[1])
+
+    def setAlias(self, c):
+        self.s.setAliasTimeMixed(c[0], c[1], c[3])
+
+    def getValue(self, k):
+        return self.s.getValue(k)
+
+
+@pytest.mark.parametrize("via", ["proxy", "servant"])
+def test_a_huge_key_is_echoed_short(busy_rig, via):
+    key = "K" * 1_000_000
+    target = busy_rig.dcm if via == "proxy" else _ServantAsProxy(busy_rig.comp.service)
+    for call in (lambda d: d.set([key, "Merge", []]), lambda d: d.getValue(key),
+                 lambda d: d.setAlias([key, "Merge", "time-mixed", []])):
+        reason = _assert_rejected(busy_rig, call, target)
+        assert len(reason) < 250 and "(1000000 chars)" in reason, reason[:300]
+
+
+def test_reason_helper_keeps_quotes_and_latin1():
+    from dcm.service import reason
+    assert reason(KeyError("set: unknown actuator 'X'")) == "set: unknown actuator 'X'"
+    assert reason(ValueError("got ''")) == "got ''"
+    assert reason(KeyError(3)) == "3"
+    assert reason(ValueError("\u2603")) == "\\u2603"
 
 
 def test_command_positions_from_pre_process_act_in_the_same_cycle(rig):

@@ -36,15 +36,6 @@ def errors(T, target):
             float(np.linalg.norm(rotation_log(target[:3, :3] @ T[:3, :3].T))))
 
 
-# Known shortfall, reported as xfail (only the rate: every other check of the case must pass;
-# once the core is fixed the case passes and KNOWN_SHORT can go). With the current solver 3
-# of the 200 LArm position-only targets end 0.11-1.1 mm away, a joint pressed on its limit.
-# _dls clips q + dq to the limits but keeps the blocked joint in the step, so each step is
-# cut short along the limit and the descent crawls until max_iter. Removing a joint at its
-# limit whose step points outward from the Jacobian and solving again (an active set) solves
-# 200/200 here, and every NAO case, with the same median time.
-KNOWN_SHORT = {("LArm", 7): "solve_ik: clipped DLS without an active set stalls on joint "
-                            "limits; see the comment above test_round_trip"}
 CASES = [("nao", "LArm", 63), ("nao", "LArm", 7), ("nao", "RArm", 63), ("nao", "RArm", 7),
          ("nao", "LLeg", 63), ("nao", "RLeg", 63), ("m1013", "arm", 63)]
 IDS = ["LArm-63", "LArm-7", "RArm-63", "RArm-7", "LLeg-63", "RLeg-63", "m1013-63"]
@@ -82,8 +73,6 @@ def test_round_trip(models, which, chain, mask):
           f"reachable targets solved")
     for q_true, reason in failures:
         print(f"  failed: q_true {np.round(q_true, 3).tolist()}: {reason}")
-    if rate < 0.99 and (chain, mask) in KNOWN_SHORT:
-        pytest.xfail(f"{100 * rate:.1f} % < 99 %: {KNOWN_SHORT[chain, mask]}")
     assert rate >= 0.99
 
 

@@ -1,0 +1,162 @@
+"""Checks of a whole rtc.conf (after -f and -o): typed values refused at once, unknown keys
+warned about.
+
+OpenRTM ignores keys it does not know, so a typo (``exec_cxt.perodic.rate``) silently keeps
+the default. rtcf reads the same files, and says so: :func:`check_conf` returns one warning
+per key that is neither a known OpenRTM or rtcf key nor in a documented key family, naming
+where it came from (``rtc.conf:12``, ``-o``) and the closest known key. Values of the keys
+rtcf uses are checked before anything starts; a bad one is a :class:`ConfigError` naming its
+origin, the key and the value (``-o: exec_cxt.periodic.rate: expected a rate between 1 and
+10000 [Hz], got '-5'``).
+
+Known keys: OpenRTM-aist-Python's manager defaults (``OpenRTM_aist/DefaultConfiguration.py``
+in OpenRTM/OpenRTM-aist-Python), the manager.components.* and manager.modules.preload keys of
+its rtc.conf documentation, and rtcf's own keys. Families accepted by prefix are those whose
+members are open-ended in OpenRTM: logger plugins and streams, per-language module settings,
+local/SDO service settings, and per-component keys (``<category>.<type or instance>.
+config_file``, ``.conf.<set>.<param>``, ``.configuration.*``, ``.exec_cxt.*``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from typing import Mapping
+
+from .errors import ConfigError, show_value
+from .execution import RATE_MAX, RATE_MIN
+from .rtcconf import Conf, defaults, where
+
+__all__ = ["KNOWN_KEYS", "KNOWN_PREFIXES", "check_conf", "unknown_key_warnings"]
+
+KNOWN_KEYS = frozenset({
+    # OpenRTM-aist-Python DefaultConfiguration.py
+    "config.version", "openrtm.name", "openrtm.version", "manager.instance_name",
+    "manager.name", "manager.naming_formats", "manager.pid", "os.name", "os.release",
+    "os.version", "os.arch", "os.hostname", "logger.enable", "logger.file_name",
+    "logger.date_format", "logger.log_level", "logger.stream_lock", "logger.master_logger",
+    "module.conf_path", "module.load_path", "naming.enable", "naming.type", "naming.formats",
+    "naming.update.enable", "naming.update.interval", "naming.update.rebind", "timer.enable",
+    "timer.tick", "corba.args", "corba.endpoints", "corba.endpoint", "corba.id",
+    "corba.nameservers", "corba.master_manager", "corba.nameservice.replace_endpoint",
+    "corba.update_master_manager.enable", "corba.update_master_manager.interval",
+    "corba.alternate_iiop_addresses", "exec_cxt.periodic.type", "exec_cxt.periodic.rate",
+    "exec_cxt.event_driven.type", "exec_cxt.sync_transition", "exec_cxt.sync_activation",
+    "exec_cxt.sync_deactivation", "exec_cxt.sync_reset", "exec_cxt.transition_timeout",
+    "exec_cxt.activation_timeout", "exec_cxt.deactivation_timeout", "exec_cxt.reset_timeout",
+    "exec_cxt.periodic.cpu_affinity", "manager.modules.load_path",
+    "manager.modules.abs_path_allowed", "manager.modules.preload",
+    "manager.modules.download_allowed", "manager.modules.init_func_suffix",
+    "manager.modules.init_func_prefix", "manager.modules.search_auto", "manager.is_master",
+    "manager.corba_servant", "manager.shutdown_on_nortcs", "manager.shutdown_auto",
+    "manager.auto_shutdown_duration", "manager.termination_waittime", "manager.command",
+    "manager.nameservers", "manager.language", "manager.supported_languages",
+    "manager.components.naming_policy", "manager.components.precreate",
+    "manager.components.preconnect", "manager.components.preactivation",
+    "manager.cpu_affinity", "manager.preload.modules",
+    # rtcf's own keys (those with a built-in default in rtcconf are known anyway)
+    "exec_cxt.periodic.spin_us", "exec_cxt.periodic.sched_fifo", "rtcf.composition",
+})
+
+KNOWN_PREFIXES = (
+    "logger.plugins", "logger.logstream.", "logger.escape_",
+    "manager.modules.C++.", "manager.modules.Python.", "manager.modules.Java.",
+    "manager.local_service.", "sdo.service.", "corba.ssl.", "corba.http.",
+)
+
+# First key segments that belong to the manager, not to a component category: a key under
+# one of these must be known (or in a family above) to pass.
+_RESERVED = {"config", "openrtm", "manager", "os", "logger", "module", "naming", "timer",
+             "corba", "exec_cxt", "sdo", "rtcf"}
+_COMPONENT_SUBKEYS = ("conf.", "configuration.", "exec_cxt.", "port.")
+_DEFAULT_KEYS = frozenset(defaults())
+
+
+def _is_known(key: str) -> bool:
+    # every key with a built-in default (rtcconf's table) is one rtcf reads: known too
+    if key in KNOWN_KEYS or key in _DEFAULT_KEYS or key.startswith(KNOWN_PREFIXES):
+        return True
+    parts = key.split(".")
+    if parts[0] in _RESERVED or len(parts) < 3 or not all(parts):
+        return False
+    rest = ".".join(parts[2:])   # <category>.<type or instance>.<rest>
+    return rest == "config_file" or rest.startswith(_COMPONENT_SUBKEYS)
+
+
+def unknown_key_warnings(conf: Mapping[str, str]) -> list[str]:
+    """One warning per key read from a file or -o that rtcf and OpenRTM do not know."""
+    out = []
+    for key in conf:
+        origin = conf.origin.get(key, (None, None))[0] if isinstance(conf, Conf) else None
+        if origin == "<defaults>" or _is_known(key):
+            continue
+        close = difflib.get_close_matches(key, sorted(KNOWN_KEYS | _DEFAULT_KEYS), n=1,
+                                          cutoff=0.8)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        out.append(f"{where(conf, key)}: unknown key {show_value(key)} is ignored{hint}")
+    return out
+
+
+# -- typed values of the keys rtcf reads ---------------------------------------------------------
+
+_BOOL_KEYS = ("logger.enable", "naming.enable", "naming.update.enable",
+              "exec_cxt.sync_transition", "exec_cxt.periodic.sched_fifo",
+              "manager.corba_servant", "manager.shutdown_on_nortcs", "manager.is_master")
+_TRUE_FALSE = {"yes", "no", "true", "false", "1", "0", "on", "off"}
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _check_values(conf: Mapping[str, str]) -> list[str]:
+    errors: list[str] = []
+
+    def bad(key: str, message: str) -> None:
+        errors.append(f"{where(conf, key)}: {key}: {message}, got {show_value(conf[key])}")
+
+    def present(key: str) -> str | None:
+        value = conf.get(key)
+        return None if value is None or not str(value).strip() else str(value).strip()
+
+    text = present("exec_cxt.periodic.rate")
+    if text is not None:
+        rate = _number(text)
+        if rate is None or not RATE_MIN <= rate <= RATE_MAX:
+            bad("exec_cxt.periodic.rate",
+                f"expected a rate between {RATE_MIN:g} and {RATE_MAX:g} [Hz]")
+    for key, lo in (("exec_cxt.periodic.spin_us", 0.0), ("exec_cxt.transition_timeout", 0.0),
+                    ("naming.update.interval", 1e-3)):
+        text = present(key)
+        if text is not None:
+            value = _number(text)
+            if value is None or value < lo:
+                bad(key, f"expected a number >= {lo:g}")
+    for key in _BOOL_KEYS:
+        text = present(key)
+        if text is not None and text.lower() not in _TRUE_FALSE:
+            bad(key, "expected YES or NO")
+    text = present("corba.nameservers")
+    if text is not None:
+        for item in (i.strip() for i in text.split(",")):
+            if not item or item.startswith(("corbaloc:", "corbaname:", "IOR:")):
+                continue
+            host, sep, port = item.rpartition(":") if ":" in item else (item, "", "")
+            if sep and (not port.isdigit() or not 0 < int(port) < 65536 or not host):
+                bad("corba.nameservers", "expected host:port items (port 1-65535)")
+                break
+    return errors
+
+
+def check_conf(conf: Mapping[str, str]) -> list[str]:
+    """Refuse bad values of the keys rtcf reads (one ConfigError listing each, naming its
+    origin); return the warnings: lines without a separator and unknown keys."""
+    errors = _check_values(conf)
+    if errors:
+        raise ConfigError("\n".join(errors))
+    warnings = list(conf.warnings) if isinstance(conf, Conf) else []
+    return warnings + unknown_key_warnings(conf)

@@ -1,0 +1,36 @@
+"""Tests of rtcf.errors.show_value: how error messages echo a bad value (issue 11 defect 7:
+a 1 MB key was echoed whole; deep nesting must not raise)."""
+
+from __future__ import annotations
+
+from rtcf.errors import SHOW_LIMIT, show_value
+
+
+def test_short_values_are_their_repr():
+    assert show_value("abc") == "'abc'"
+    assert show_value("") == "''"
+    assert show_value([1, 2.5]) == "[1, 2.5]"
+    assert show_value(float("nan")) == "nan"
+
+
+def test_long_strings_are_cut_with_their_length():
+    text = show_value("k" * 1_000_000)
+    assert text.endswith("... (1000000 chars)") and text.startswith("'kkk")
+    assert len(text) < SHOW_LIMIT + 30
+
+
+def test_long_and_deep_lists_are_bounded():
+    assert show_value(list(range(1000))) == "[0, 1, 2, 3, 4, 5, 6, 7, ...] (1000 items)"
+    deep: list = []
+    x = deep
+    for _ in range(100_000):
+        x.append([])
+        x = x[0]
+    assert len(show_value(deep)) < SHOW_LIMIT + 30
+
+
+def test_a_failing_repr_is_named_by_type():
+    class Bad:
+        def __repr__(self):
+            raise RuntimeError("no")
+    assert show_value(Bad()).startswith("<Bad")
