@@ -267,3 +267,16 @@ def test_reset_and_mode_and_bad_input():
     with pytest.raises(ValueError, match="dt must be > 0"):
         Interpolator(1, 0.0)
     assert HOFFARBIB == 1 and LINEAR == 0
+
+
+@pytest.mark.parametrize("mode", [LINEAR, HOFFARBIB])
+def test_an_online_goal_turned_into_queued_samples_plays_the_same(mode):
+    """An offline goal behind a running online goal first queues the online goal's
+    remaining samples: they equal what stepping it would have given."""
+    a, b = Interpolator(2, DT, mode), Interpolator(2, DT, mode)
+    for ip in (a, b):
+        ip.set_goal([1.0, -0.5], 0.3)
+        run(ip, 7)
+    a.go([0.0, 0.0], 0.1)
+    sa, sb = run(a), run(b)
+    assert np.allclose(sa[:len(sb)], sb, atol=1e-12) and len(sa) == len(sb) + 20
