@@ -104,7 +104,7 @@ class SequencePlayerCore(GroupCommands):
             ip.step()
         q_ref = self.q_ref
         q_ref[:] = self.q.x
-        removed = None
+        removed = []
         for g in self._order:
             if not g.used:
                 continue
@@ -113,11 +113,11 @@ class SequencePlayerCore(GroupCommands):
                 w = self._blend_weight(g)
                 q_ref[g.index] = w * g.inter.x + (1.0 - w) * self.q.x[g.index]
                 if g.blend_r == 0.0:
-                    removed = g if removed is None else removed
+                    removed.append(g.name)
             else:
                 q_ref[g.index] = g.inter.x
-        if removed is not None:
-            self._delete_group(removed.name)
+        for name in removed:
+            self._delete_group(name)
         return True
 
     def _blend_weight(self, g: Group) -> float:

@@ -411,3 +411,16 @@ def test_pattern_planned_elsewhere_is_appended_or_planned_again():
         sa, sb = run(a), run(b)
         assert len(sa) == len(sb) and np.array_equal(sa, sb)
         assert list(a.rpy.x) == [0.0, 0.0, 0.3]
+
+
+def test_two_groups_removed_together_finish_together():
+    p = player()
+    for name, joint in (("a", "J0"), ("b", "J1")):
+        p.add_joint_group(name, [joint])
+        p.set_joint_angles_of_group(name, [1.0], 0.1)
+    run(p)
+    p.remove_joint_group("a")
+    p.remove_joint_group("b")
+    s = run(p)
+    assert len(s) == 500 and p.groups == {} and p.is_empty()
+    assert list(s[-1]) == [0.0] * 4
