@@ -3,7 +3,7 @@
 Scenarios (each run through scripts/run exactly as a user types it: its own process, CORBA,
 the naming service it finds or starts, the status line on):
 
-* ``default``: compositions/nao_dcm.yaml (DCM, sine, recorder, Kinematics) at 100 Hz;
+* ``default``: compositions/nao_dcm.yaml (SequencePlayer, DCM, recorder, Kinematics) at 100 Hz;
 * ``default-1k``: the same composition with its EC at 1 kHz;
 * ``stream``: two processes, a SineGenerator (30 channels) writing a 1 kHz flush stream of
   TimedDoubleSeq to a Recorder in the other process (gaps in the stream counted).
