@@ -123,17 +123,7 @@ class GroupCommands:
 
     def play_pattern_of_group(self, gname: str, pos, tm) -> None:
         g = self._group_for_command(gname)
-        k = len(pos)
-        if k == 0:
-            raise PlayerError("pos: at least one keyframe is needed, got 0")
-        keys = self._rows(pos, len(g.joints), f"pos of group {g.name}")
-        t = list(tm)
-        if len(t) not in (1, k):
-            raise PlayerError(f"tm: expected 1 or {k} durations, got {len(t)}")
-        T = np.asarray(t * k if len(t) == 1 else t, dtype=float)
-        bad = ~(T >= 0.0) | np.isinf(T)
-        if bad.any():
-            raise PlayerError(f"tm: durations must be >= 0 and finite [s], got {T[bad][0]}")
+        keys, T = self._keyframes(pos, tm, len(g.joints), f"pos of group {g.name}")
         self._init_if_idle()
         self._use(g)
         g.inter.go_keyframes(keys, T)     # 0: the average-speed rule

@@ -188,6 +188,23 @@ class SequencePlayerCore(GroupCommands):
             raise PlayerError(f"{what}: values must be finite, got {arr.tolist()}")
         return arr
 
+    def _keyframes(self, pos: Sequence[Sequence[float]], tm: Sequence[float], n: int,
+                   what: str) -> tuple[np.ndarray, np.ndarray]:
+        """Keyframes (k, n) and their durations (k,) [s] validated: one duration for all or
+        one per keyframe, each >= 0 and finite (0: the average-speed rule). Pure."""
+        k = len(pos)
+        if k == 0:
+            raise PlayerError(f"{what}: at least one keyframe is needed, got 0")
+        keys = self._rows(pos, n, what)
+        t = list(tm)
+        if len(t) not in (1, k):
+            raise PlayerError(f"tm: expected 1 or {k} durations, got {len(t)}")
+        T = np.asarray(t * k if len(t) == 1 else t, dtype=float)
+        bad = ~(T >= 0.0) | np.isinf(T)
+        if bad.any():
+            raise PlayerError(f"tm: durations must be >= 0 and finite [s], got {T[bad][0]}")
+        return keys, T
+
     def _rows(self, rows: Sequence[Sequence[float]], n: int, what: str) -> np.ndarray:
         out = np.empty((len(rows), n))
         for i, r in enumerate(rows):
@@ -323,18 +340,8 @@ class SequencePlayerCore(GroupCommands):
 
     def pattern_args(self, pos, rpy, zmp, tm) -> tuple:
         """playPattern's arguments validated: (keys, durations, {signal: rows}). Pure."""
-        k = len(pos)
-        if k == 0:
-            raise PlayerError("pos: at least one keyframe is needed, got 0")
-        keys = self._rows(pos, self.dof, "pos")
-        t = list(tm)
-        if len(t) not in (1, k):
-            raise PlayerError(f"tm: expected 1 or {k} durations, got {len(t)}")
-        T = np.asarray(t * k if len(t) == 1 else t, dtype=float)
-        bad = ~(T >= 0.0) | np.isinf(T)
-        if bad.any():
-            raise PlayerError(f"tm: durations must be >= 0 and finite [s], got "
-                              f"{T[bad][0]}")
+        keys, T = self._keyframes(pos, tm, self.dof, "pos")
+        k = len(keys)
         others = {}
         for sig, lst, what in (("rpy", rpy, "rpy"), ("zmp", zmp, "zmp")):
             if len(lst):
