@@ -145,8 +145,9 @@ class DataPortServant(PortServiceBase):
                                to_nvlist(self.properties()))
 
     def _before_connect(self, cp: Any) -> None:
-        if isinstance(self.port, OutPort) and nv_find(cp.properties,
-                                                      P + "serializer.cdr.endian") is None:
+        # OpenRTM's OutPortBase::connect and InPortBase::connect both add the default
+        # (n-ando/OpenRTM-aist src/lib/rtm/InPortBase.cpp, InPortBase::connect)
+        if nv_find(cp.properties, P + "serializer.cdr.endian") is None:
             nv_set(cp.properties, P + "serializer.cdr.endian", "little,big")
 
     def _negotiate(self, cp: Any) -> tuple[Any, Any]:

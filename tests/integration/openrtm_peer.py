@@ -7,7 +7,8 @@ ids must not be loaded in one process.
 Two RTC::PortService servants (``peer.out`` and ``peer.in``, both TimedDoubleSeq, push,
 corba_cdr) follow OpenRTM's connection algorithm:
 
-* connect(): an OutPort adds ``dataport.serializer.cdr.endian=little,big`` when absent; a
+* connect(): an OutPort or InPort adds ``dataport.serializer.cdr.endian=little,big`` when
+  absent (OpenRTM's OutPortBase::connect and InPortBase::connect); a
   UUID is assigned when connector_id is empty; then ``ports[0].notify_connect(profile)``.
 * notify_connect(): (i) publish (the InPort adds ``dataport.corba_cdr.inport_ior`` as a
   string and ``dataport.corba_cdr.inport_ref`` as an object Any, plus its own
@@ -331,6 +332,9 @@ class InPortService(PortServiceBase):
     def __init__(self, peer, name):
         super().__init__(peer, name)
         self.servants = {}   # cid -> InPortCdrServant
+
+    def _before_connect(self, cp):
+        nv_add_if_absent(cp.properties, ENDIAN, "little,big")
 
     def _publish(self, cp):
         cid = cp.connector_id
