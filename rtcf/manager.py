@@ -330,6 +330,9 @@ class Manager:
             rate = f"{st['achieved_rate']:.1f}/{ec.rate:g} Hz" if ec.kind == "PERIODIC" \
                 else f"stepped {st['cycles']} cycles"
             parts.append(f"[{ec.name} {rate} overruns {st['overruns']}] {states}")
+        note = self.corba.connection_note() if self.corba is not None else ""
+        if note:
+            parts.append(f"| {note}")
         return " ".join(parts) or "no execution contexts"
 
     def final_report(self) -> str:

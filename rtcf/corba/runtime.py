@@ -21,6 +21,7 @@ from ..ports import InPort, OutPort
 from .dataport import DataPortServant
 from .ecservice import ECServant
 from .idl import ensure_stubs, stub_module
+from .liveness import DEFAULT_CHECK_INTERVAL, DEFAULT_SUSPECT_TIMEOUT, Liveness
 from .naming import NamingClient, Reregistrar, ensure_naming_service, format_names
 from .nv import to_nvlist
 from .orb import init_orb, root_poa, shutdown_orb
@@ -53,6 +54,12 @@ class CorbaRuntime:
         self.bindings: dict[str, list] = {}                # instance -> naming paths
         self._rereg: Reregistrar | None = None
         self._lock = threading.RLock()
+        self.liveness: Liveness | None = Liveness(
+            self,
+            rtcconf.get_float(self.conf, "rtcf.connector.check_interval",
+                              DEFAULT_CHECK_INTERVAL, gt=0),
+            rtcconf.get_float(self.conf, "rtcf.connector.suspect_timeout",
+                              DEFAULT_SUSPECT_TIMEOUT, gt=0))
         if rtcconf.get_bool(self.conf, "naming.enable", True):
             self._connect_naming()
 
@@ -191,6 +198,24 @@ class CorbaRuntime:
     def port_servants(self, comp: Component) -> list:
         return list(self.ports.get(id(comp), []))
 
+    def all_port_servants(self) -> list:
+        with self._lock:
+            return [ps for servants in self.ports.values() for ps in servants]
+
+    def connection_note(self) -> str:
+        """For the status line: lost and suspect connections ("" when there are none)."""
+        lv = self.liveness
+        if lv is None:
+            return ""
+        parts = []
+        suspects = lv.suspects()
+        if suspects:
+            parts.append(f"{len(suspects)} connection(s) not answering: " +
+                         ", ".join(sorted({g.port_servant.full_name for g in suspects})))
+        if lv.events:
+            parts.append(f"{lv.lost} connection(s) lost, last: {lv.events[-1]}")
+        return "; ".join(parts)
+
     def port_servant(self, port: Any) -> Any:
         for ps in self.ports.get(id(port.owner), []):  # data and service ports
             if ps.port is port:
@@ -250,6 +275,9 @@ class CorbaRuntime:
                          daemon=True).start()
 
     def shutdown(self) -> None:
+        if self.liveness is not None:
+            self.liveness.stop()
+            self.liveness = None
         if self._rereg is not None:
             self._rereg.stop()
         for name in list(self.bindings):
