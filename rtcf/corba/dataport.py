@@ -232,33 +232,36 @@ class DataPortServant(PortServiceBase):
             else:
                 peer = self._resolve(cp, IOR_IN, REF_IN, OpenRTM.InPortCdr)
                 c.publisher = Publisher(port.data_type, props,
-                                        self._pusher(peer, cid, little), name=name)
+                                        self._pusher(peer, cp, little), name=name)
             return c
         c = Connector(cid, name, props, None, port)
         if props.dataflow_type == "pull":
             c.buffer = RingBuffer(port.data_type, props)
             peer = self._resolve(cp, IOR_OUT, REF_OUT, OpenRTM.OutPortCdr)
-            c.puller = self._puller(peer, c.buffer, cid, little, props)
+            c.puller = self._puller(peer, c.buffer, cp, little)
         else:
             c.buffer = buffer
         return c
 
-    def _guard(self, peer: Any, cid: str) -> PeerGuard:
+    def _guard(self, peer: Any, cp: Any) -> PeerGuard:
         """A per-connector call timeout and suspect state for a remote peer."""
         try:
             import omniORB
             omniORB.setClientCallTimeout(peer, CALL_TIMEOUT_MS)
         except Exception:
             pass
-        guard = PeerGuard(self, cid, peer)
+        cid = cp.connector_id
+        others = [p for p in cp.ports if p is not None and not p._is_equivalent(self.ref)]
+        guard = PeerGuard(self, cid, others[0] if others else None)
         self.guards[cid] = guard
         return guard
 
-    def _pusher(self, peer: Any, cid: str, little: bool) -> Any:
+    def _pusher(self, peer: Any, cp: Any, little: bool) -> Any:
         local = self.rt.local_servant(peer)
         if isinstance(local, InPortCdrServant):
             return local.deliver              # same process: straight into its buffer
-        guard = self._guard(peer, cid)
+        guard = self._guard(peer, cp)
+        cid = cp.connector_id
         encode = codec_for(self.port.data_type, little).encode
         bad = Throttled(log, 5.0)
         ok = OpenRTM.PORT_OK
@@ -285,9 +288,9 @@ class DataPortServant(PortServiceBase):
         deliver.fast_ok = True  # type: ignore[attr-defined]
         return deliver
 
-    def _puller(self, peer: Any, buffer: RingBuffer, cid: str, little: bool,
-                props: ConnectorProps) -> Any:
-        guard = self._guard(peer, cid)
+    def _puller(self, peer: Any, buffer: RingBuffer, cp: Any, little: bool) -> Any:
+        guard = self._guard(peer, cp)
+        cid = cp.connector_id
         decode = codec_for(self.port.data_type, little).decode
         scratch = self.port.data_type()
         bad = Throttled(log, 30.0)

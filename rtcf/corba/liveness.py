@@ -7,10 +7,11 @@ by an EC thread:
   peer that fails with a transport error (TIMEOUT, TRANSIENT, COMM_FAILURE,
   OBJECT_NOT_EXIST) marks the connector's :class:`PeerGuard` suspect. While suspect, the
   cycle path skips the peer at the cost of one flag test, so a hung peer costs the caller at
-  most one call timeout in total. The thread probes the peer (``_non_existent`` on a
-  reference of its own with a short timeout): an answer resumes the connector; a dead peer,
-  or one that has not answered for ``rtcf.connector.suspect_timeout`` seconds, gets the
-  connection removed on both ends (ours, then ``notify_disconnect`` on the others).
+  most one call timeout in total. The thread probes the peer's port (``get_connector_profile``
+  on a reference of its own with a short timeout): an answer that still lists the connector
+  resumes it; a dead peer, one that forgot the connector, or one that has not answered for
+  ``rtcf.connector.suspect_timeout`` seconds gets the connection removed on both ends
+  (ours, then ``notify_disconnect`` on the others).
 * **Stored profiles** (every port, every ``rtcf.connector.check_interval`` seconds, and
   soon after a tool reads a port's profile): each remote port of each connector is asked for
   that connector (``get_connector_profile(id)``). A dead port (OBJECT_NOT_EXIST, or
@@ -79,16 +80,18 @@ class PeerGuard:
     """The suspect state of one connector's remote peer.
 
     ``suspect`` is read in the cycle path (EC or publisher thread) and written by that path
-    (mark) and by the liveness thread (resume / drop). Runs in: any thread.
+    (mark) and by the liveness thread (resume / drop). The probe asks the peer's
+    PortService for this connector (``get_connector_profile``, a real call that honours a
+    per-reference timeout, unlike ``_non_existent``). Runs in: any thread.
     """
 
     __slots__ = ("port_servant", "cid", "probe_ref", "suspect", "since", "failures",
                  "skipped", "reason", "closed")
 
-    def __init__(self, port_servant: Any, cid: str, peer: Any):
+    def __init__(self, port_servant: Any, cid: str, peer_port: Any):
         self.port_servant = port_servant
         self.cid = cid
-        self.probe_ref = with_timeout(port_servant.rt.orb, peer, PROBE_TIMEOUT_MS)
+        self.probe_ref = port_servant.probe_ref(peer_port) if peer_port is not None else None
         self.suspect = False
         self.since = 0.0
         self.failures = 0
@@ -108,6 +111,22 @@ class PeerGuard:
         watchdog = self.port_servant.rt.liveness
         if watchdog is not None:
             watchdog.watch(self)
+
+    def probe(self) -> bool | None:
+        """True: the peer answers and has the connection; False: dead or it forgot the
+        connection; None: no answer yet (hung, or one failure to connect)."""
+        if self.probe_ref is None:
+            return False
+        try:
+            cp = self.probe_ref.get_connector_profile(self.cid)
+        except CORBA.TIMEOUT:
+            return None
+        except (CORBA.TRANSIENT, CORBA.COMM_FAILURE):
+            self.failures += 1
+            return False if self.failures >= 2 else None
+        except CORBA.Exception:
+            return False
+        return cp.connector_id == self.cid
 
 
 class Liveness:
@@ -182,23 +201,16 @@ class Liveness:
             if g.closed:
                 self._forget(g)
                 continue
-            try:
-                gone = g.probe_ref._non_existent()
-            except CORBA.TIMEOUT:
-                gone = None                  # hung: keep waiting up to suspect_timeout
-            except (CORBA.TRANSIENT, CORBA.COMM_FAILURE):
-                g.failures += 1
-                gone = True if g.failures >= 2 else None
-            except CORBA.Exception:
-                gone = True
-            if gone is False:
+            silent = time.monotonic() - g.since
+            alive = g.probe() if silent <= self.suspect_timeout else None
+            if alive:
                 g.suspect = False
                 self._forget(g)
                 log.warning("%s: connector %s: peer answers again after %.1f s; resuming "
                             "(%d sends skipped)", g.port_servant.full_name, g.cid,
                             time.monotonic() - g.since, g.skipped)
                 g.skipped = 0
-            elif gone:
+            elif alive is False:
                 self._forget(g)
                 self.drop(g.port_servant, g.cid, f"peer is gone ({g.reason})")
             elif time.monotonic() - g.since > self.suspect_timeout:
@@ -211,10 +223,12 @@ class Liveness:
             self._guards.pop(id(g), None)
 
     def _check_profiles(self) -> None:
+        with self._lock:
+            suspect = {(id(g.port_servant), g.cid) for g in self._guards.values()}
         for ps in self.rt.all_port_servants():
             for cid, cp, age in ps.stored_connectors():
-                if age < self.check_interval:
-                    continue            # a connect may still be running on the other ports
+                if age < self.check_interval or (id(ps), cid) in suspect:
+                    continue            # a connect in progress; or the guard's business
                 verdict = self._check_one(ps, cid, cp)
                 key = (id(ps), cid)
                 if verdict is None:

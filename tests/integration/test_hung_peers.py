@@ -1,0 +1,131 @@
+"""A reader process stopped with SIGSTOP, then continued (issue 11, defect 11).
+
+The writer is a real PeriodicEC at 200 Hz in the test process (registered with the probes'
+CorbaRuntime), flush-connected to a Gain in another process, whose output comes back to a
+probe. While the reader is stopped, the writer may lose one connector call timeout (1 s)
+once, never several in a row; afterwards both ends agree: either the connection resumed
+(short stop) or it is gone on both ends and reported (a stop longer than
+rtcf.connector.suspect_timeout).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+from rtcf import Component, TimedDoubleSeq
+from rtcf.corba.dataport import CALL_TIMEOUT_MS
+from rtcf.execution import PeriodicEC
+from rtcf.ports import PortEvent
+
+TIMEOUT = CALL_TIMEOUT_MS / 1000.0
+
+
+class Writer(Component):
+    """Writes a counter every cycle and records when each cycle ran (test process)."""
+
+    category = "test"
+
+    def on_initialize(self) -> None:
+        self.out = self.add_out_port("out", TimedDoubleSeq)
+        self.out.value.data = np.zeros(1)
+        self.times: list[float] = []
+
+    def on_execute(self, ec) -> None:
+        """Runs in: EC thread."""
+        self.times.append(time.monotonic())
+        self.out.value.data[0] += 1.0
+        self.out.write()
+
+
+def _reader(tag: str) -> str:
+    return f"""
+name: hung_{tag}
+components:
+  - {{type: Gain, module: examples, name: hung_{tag}}}
+execution_contexts:
+  - {{name: main, kind: periodic, rate: 200, members: [hung_{tag}]}}
+activate: [hung_{tag}]
+"""
+
+
+@pytest.fixture
+def writer(it):
+    rt = it.probe_runtime()
+    comp = Writer(f"hwriter{os.getpid()}_{time.monotonic_ns() % 10**6}")
+    comp.initialize()
+    rt.register_component(comp)
+    ec = PeriodicEC(200.0, name="hung_writer", spin=0.0)
+    ec.add_component(comp)
+    ec.start()
+    ec.activate_component(comp)
+    saved = rt.liveness.suspect_timeout
+    yield comp, rt
+    rt.liveness.suspect_timeout = saved
+    ec.stop()
+    rt.unregister_component(comp)
+
+
+def _gaps_after(times: list[float], t0: float) -> float:
+    ts = np.array([t for t in times if t >= t0 - 0.1])
+    return float(np.max(np.diff(ts))) if len(ts) > 1 else 0.0
+
+
+def _ids(it, port) -> list[str]:
+    return [cp.connector_id for cp in it.connector_profiles(port)]
+
+
+@pytest.mark.parametrize("stop_for, outcome", [(2.5, "resumed"), (4.0, "removed")])
+def test_sigstop_reader_costs_one_timeout_and_both_ends_agree(launch, it, probe, writer,
+                                                               stop_for, outcome):
+    comp, rt = writer
+    tag = f"{outcome[:3]}{time.monotonic_ns() % 10**6}"
+    r = launch(_reader(tag), f"hung_{tag}")
+    rin, rout = r.port(f"hung_{tag}", "in"), r.port(f"hung_{tag}", "out")
+    back = probe()
+    it.connect_ports(rout, back.ref, subscription_type="flush")
+    wout = rt.port_servant(comp.out).ref
+    cid = it.connect_ports(wout, rin, subscription_type="flush")
+    back.wait_count(20, 5.0)
+    lost: list = []
+    comp.out.add_listener(PortEvent.ON_CONNECTION_LOST,
+                          lambda port, c, reason: lost.append((c, reason)))
+    if outcome == "removed":
+        rt.liveness.suspect_timeout = 1.5     # silent longer than this: removed
+
+    t0 = time.monotonic()
+    os.killpg(r.pid, signal.SIGSTOP)
+    try:
+        time.sleep(stop_for)
+        note_while_stopped = rt.connection_note()
+    finally:
+        os.killpg(r.pid, signal.SIGCONT)
+    time.sleep(0.5)
+    # the writer's EC: at most one call timeout lost, never several in a row
+    gap = _gaps_after(comp.times, t0)
+    assert gap < 2 * TIMEOUT, f"the writer's EC stalled {gap:.2f} s"
+    assert len([t for t in comp.times if t >= t0]) > 100 * stop_for   # it ran on (200 Hz)
+
+    if outcome == "resumed":
+        assert "not answering" in note_while_stopped, note_while_stopped
+        # both ends keep the connection and data flows through the reader again
+        it.wait_until(lambda: not rt.liveness.suspects(), 3.0, what="the writer to resume")
+        n0 = back.count
+        back.wait_count(n0 + 50, 5.0)
+        assert _ids(it, wout) == [cid] and _ids(it, rin) == [cid]
+        assert not lost
+    else:
+        # removed on both ends, reported to the listener and the status line
+        it.wait_until(lambda: not _ids(it, rin), 5.0,
+                      what="the reader to drop its half of the removed connection")
+        assert _ids(it, wout) == []
+        assert [c for c, _ in lost] == [cid], lost
+        assert "did not answer" in lost[0][1]
+        assert "lost" in rt.connection_note()
+        time.sleep(0.5)                        # and stays consistent
+        assert _ids(it, wout) == [] and _ids(it, rin) == []
+    assert it.component_state(r.ref(f"hung_{tag}")) == "ACTIVE"
