@@ -200,15 +200,21 @@ class Manager:
                     pass  # reported by check_params as an unknown type
         check_params(composition, self.resolve)
         created: list[Component] = []
+        if self.corba is not None:
+            self.corba.hold_bindings()       # names are bound once every check passed
         try:
             for decl in composition.components:
                 created.append(self._create_from(decl, composition))
             pairs = self._check_connections(composition)
             ecs = self._make_ecs(composition)
         except BaseException:
+            if self.corba is not None:
+                self.corba.discard_held_bindings()
             for comp in reversed(created):
                 comp.finalize()
             raise
+        if self.corba is not None:
+            self.corba.release_bindings()
         for ec_decl in composition.execution_contexts:
             ec = ecs[ec_decl.name]
             for member in ec_decl.members:
@@ -453,22 +459,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from . import launcher
     launch = None
+    if args.process:
+        launcher.follow_parent(mgr)          # end with the launcher, however it ends
     try:
         multi = len(launcher.processes(composition)) > 1 or args.process
-        if multi:
-            if not mgr.corba_enabled:
-                raise CompositionError("a composition with several processes needs CORBA "
-                                       "(drop --no-corba)")
-            for decl in composition.components:    # check the whole system first
-                if decl.module:
-                    try:
-                        mgr.load_module(decl.module)
-                    except LookupError:
-                        pass
-            check_params(composition, mgr.resolve)
+        if multi and not mgr.corba_enabled:
+            raise CompositionError("a composition with several processes needs CORBA "
+                                   "(drop --no-corba)")
+        for decl in composition.components:    # check the whole system first
+            if decl.module:
+                try:
+                    mgr.load_module(decl.module)
+                except LookupError:
+                    pass
+        check_params(composition, mgr.resolve)   # before any naming service is started
         if mgr.corba_enabled:
             from .corba.runtime import CorbaRuntime
-            mgr.corba = CorbaRuntime(mgr)
+            mgr.corba = CorbaRuntime(mgr, connect_naming=False)
         if multi:
             mgr.build(launcher.split(composition, args.process or launcher.MAIN))
             if not args.process:
@@ -488,11 +495,14 @@ def main(argv: list[str] | None = None) -> int:
                  len(mgr.components))
     try:
         mgr.run(args.duration, 0 if args.quiet else 1.0,
-                alive=launch.alive if launch is not None else None)
+                alive=launch.alive if launch is not None else
+                launcher.parent_alive if args.process else None)
     finally:
         if launch is not None:
             launch.stop()
         report = mgr.final_report()
+        if args.process:
+            launcher.sweep_orphaned_names(mgr, composition, args.process)
         mgr.shutdown()
         print(report, file=sys.stderr)
     return 0
