@@ -459,6 +459,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from . import launcher
     launch = None
+    if threading.current_thread() is threading.main_thread():
+        # a stop asked for while the system is being built ends it in order (names unbound)
+        signal.signal(signal.SIGINT, mgr.request_stop)
+        signal.signal(signal.SIGTERM, mgr.request_stop)
     if args.process:
         launcher.follow_parent(mgr)          # end with the launcher, however it ends
     try:
