@@ -129,7 +129,10 @@ def _resolves(client, instance: str) -> bool:
         obj = client.resolve(f"{HOST}.host_cxt/{instance}.rtc")
     except LookupError:
         return False
-    return nm.object_alive(obj)
+    try:
+        return not obj._non_existent()
+    except Exception:
+        return False
 
 
 LIVE = """
