@@ -21,6 +21,7 @@ from .idl import stub_module
 if TYPE_CHECKING:
     from .runtime import CorbaRuntime
 
+DISCONNECT_TIMEOUT_MS = 2000
 RTC = stub_module("RTC")
 RTC__POA = stub_module("RTC__POA")
 log = get_logger("corba.port")
@@ -35,6 +36,7 @@ class PortServiceBase(RTC__POA.PortService):
         self.stored_at: dict[str, float] = {}   # connector id -> time.monotonic() stored
         self.lock = threading.RLock()
         self._probe_refs: dict[str, Any] = {}   # IOR -> reference with a short timeout
+        self._quick_refs: dict[str, Any] = {}   # IOR -> reference for notify_disconnect
 
     # -- to implement ----------------------------------------------------------------------
     def profile(self) -> Any:
@@ -111,9 +113,27 @@ class PortServiceBase(RTC__POA.PortService):
         return -1
 
     def _call(self, port: Any, op: str, arg: Any) -> Any:
-        """Call a PortService operation, directly when the port lives in this process."""
+        """Call a PortService operation, directly when the port lives in this process.
+        notify_disconnect to a remote port waits at most DISCONNECT_TIMEOUT_MS: a hung peer
+        must not hold up a disconnect or a shutdown for the ORB's 10 s (the peer's own
+        liveness check removes its half once it runs again)."""
         local = self.rt.local_servant(port)
-        return getattr(local if local is not None else port, op)(arg)
+        if local is not None:
+            return getattr(local, op)(arg)
+        if op == "notify_disconnect":
+            port = self._quick_ref(port)
+        return getattr(port, op)(arg)
+
+    def _quick_ref(self, port: Any) -> Any:
+        from .liveness import with_timeout
+        ior = self.rt.orb.object_to_string(port)
+        ref = self._quick_refs.get(ior)
+        if ref is None:
+            if len(self._quick_refs) > 256:
+                self._quick_refs.clear()
+            ref = self._quick_refs[ior] = with_timeout(self.rt.orb, port,
+                                                       DISCONNECT_TIMEOUT_MS)
+        return ref
 
     # -- connect ---------------------------------------------------------------------------
     def connect(self, cp: Any) -> tuple[Any, Any]:

@@ -129,3 +129,32 @@ def test_sigstop_reader_costs_one_timeout_and_both_ends_agree(launch, it, probe,
         time.sleep(0.5)                        # and stays consistent
         assert _ids(it, wout) == [] and _ids(it, rin) == []
     assert it.component_state(r.ref(f"hung_{tag}")) == "ACTIVE"
+
+
+def test_writer_with_a_stopped_reader_shuts_down_promptly(launch, it):
+    """SIGTERM to a writer whose reader is stopped: the writer's shutdown tells the reader
+    with a short timeout (not the ORB's 10 s) and exits; the reader, continued, drops its
+    half."""
+    tag = f"s{time.monotonic_ns() % 10**6}"
+    w = launch(f"""
+name: w_{tag}
+components:
+  - {{type: SineGenerator, module: examples, name: wg_{tag}}}
+execution_contexts:
+  - {{name: main, kind: periodic, rate: 100, members: [wg_{tag}]}}
+activate: [wg_{tag}]
+""", f"wg_{tag}")
+    r = launch(_reader(tag), f"hung_{tag}")
+    rin = r.port(f"hung_{tag}", "in")
+    it.connect_ports(w.port(f"wg_{tag}", "out"), rin, subscription_type="new")
+    os.killpg(r.pid, signal.SIGSTOP)
+    try:
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        os.killpg(w.pid, signal.SIGTERM)
+        assert w.proc.wait(8) == 0, w.log()
+        took = time.monotonic() - t0
+    finally:
+        os.killpg(r.pid, signal.SIGCONT)
+    assert took < 6.0, f"shutdown took {took:.1f} s"
+    it.wait_until(lambda: not _ids(it, rin), 5.0, what="the reader to drop its half")
