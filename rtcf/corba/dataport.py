@@ -305,7 +305,7 @@ class DataPortServant(PortServiceBase):
             except _DEAD as e:
                 guard.mark(e)
                 return
-            except CORBA.Exception as e:
+            except Exception as e:
                 # OpenRTM's OutPortCdr.get raises BAD_PARAM when its buffer is empty: no
                 # data this cycle, as for any other refusal of the peer
                 if not isinstance(e, CORBA.BAD_PARAM):

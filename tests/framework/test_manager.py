@@ -154,3 +154,19 @@ def test_split_by_process():
     assert main.connections == []
     assert [(c.source, c.target) for c in cross_connections(comp)] == [("a.out", "b.in")]
     assert p1.execution_contexts[0].members == ["a", "c"]
+
+
+def test_status_line_shows_lost_and_suspect_connections():
+    """The CORBA runtime's connection note (issue 11, defect 11) ends the status line."""
+    from types import SimpleNamespace
+    m = manager()
+    m.build(compose(BASE))
+    assert "|" not in m.status_line()
+    m.corba = SimpleNamespace(connection_note=lambda: "1 connection(s) lost, last: a.out: "
+                              "connection x lost (peer did not answer for 5 s)")
+    try:
+        assert m.status_line().endswith("| 1 connection(s) lost, last: a.out: connection x "
+                                        "lost (peer did not answer for 5 s)")
+    finally:
+        m.corba = None
+        m.shutdown()
