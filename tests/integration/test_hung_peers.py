@@ -63,25 +63,33 @@ def writer(it):
     ec.add_component(comp)
     ec.start()
     ec.activate_component(comp)
-    saved = rt.liveness.suspect_timeout
+    lv = getattr(rt, "liveness", None)
+    saved = lv.suspect_timeout if lv is not None else None
     yield comp, rt
-    rt.liveness.suspect_timeout = saved
+    if lv is not None:
+        lv.suspect_timeout = saved
     ec.stop()
     rt.unregister_component(comp)
 
 
-def _gaps_after(times: list[float], t0: float) -> float:
+def _gaps_after(times: list[float], t0: float) -> tuple[float, float]:
+    """(largest cycle gap, total of the gaps longer than 0.1 s) since t0 [s]."""
     ts = np.array([t for t in times if t >= t0 - 0.1])
-    return float(np.max(np.diff(ts))) if len(ts) > 1 else 0.0
+    if len(ts) < 2:
+        return 0.0, 0.0
+    d = np.diff(ts)
+    return float(np.max(d)), float(np.sum(d[d > 0.1]))
 
 
 def _ids(it, port) -> list[str]:
     return [cp.connector_id for cp in it.connector_profiles(port)]
 
 
-@pytest.mark.parametrize("stop_for, outcome", [(2.5, "resumed"), (4.0, "removed")])
+@pytest.mark.parametrize("stop_for, outcome, sub", [(2.5, "resumed", "flush"),
+                                                    (4.0, "removed", "flush"),
+                                                    (4.0, "removed", "new")])
 def test_sigstop_reader_costs_one_timeout_and_both_ends_agree(launch, it, probe, writer,
-                                                               stop_for, outcome):
+                                                               stop_for, outcome, sub):
     comp, rt = writer
     tag = f"{outcome[:3]}{time.monotonic_ns() % 10**6}"
     r = launch(_reader(tag), f"hung_{tag}")
@@ -89,25 +97,29 @@ def test_sigstop_reader_costs_one_timeout_and_both_ends_agree(launch, it, probe,
     back = probe()
     it.connect_ports(rout, back.ref, subscription_type="flush")
     wout = rt.port_servant(comp.out).ref
-    cid = it.connect_ports(wout, rin, subscription_type="flush")
+    cid = it.connect_ports(wout, rin, subscription_type=sub)
     back.wait_count(20, 5.0)
     lost: list = []
-    comp.out.add_listener(PortEvent.ON_CONNECTION_LOST,
-                          lambda port, c, reason: lost.append((c, reason)))
-    if outcome == "removed":
+    event = getattr(PortEvent, "ON_CONNECTION_LOST", None)   # (absent before issue 11)
+    if event is not None:
+        comp.out.add_listener(event, lambda port, c, reason: lost.append((c, reason)))
+    if outcome == "removed" and hasattr(rt, "liveness"):
         rt.liveness.suspect_timeout = 1.5     # silent longer than this: removed
 
     t0 = time.monotonic()
     os.killpg(r.pid, signal.SIGSTOP)
     try:
         time.sleep(stop_for)
-        note_while_stopped = rt.connection_note()
+        note_while_stopped = rt.connection_note() if hasattr(rt, "liveness") else ""
     finally:
         os.killpg(r.pid, signal.SIGCONT)
     time.sleep(0.5)
     # the writer's EC: at most one call timeout lost, never several in a row
-    gap = _gaps_after(comp.times, t0)
+    gap, stalled = _gaps_after(comp.times, t0)
+    print(f"writer's largest cycle gap {gap:.3f} s, stalls in total {stalled:.3f} s "
+          f"({sub}, reader stopped {stop_for} s)")
     assert gap < 2 * TIMEOUT, f"the writer's EC stalled {gap:.2f} s"
+    assert stalled < 2 * TIMEOUT, f"the writer's EC stalled {stalled:.2f} s in total"
     assert len([t for t in comp.times if t >= t0]) > 100 * stop_for   # it ran on (200 Hz)
 
     if outcome == "resumed":
