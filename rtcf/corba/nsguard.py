@@ -3,12 +3,12 @@
 ``python nsguard.py --parent PID --logdir DIR [--remove] -- omniNames ARGS...``
 
 omniNames is a C++ binary: it cannot notice that the rtcf process that started it died by
-kill -9. This guard (standard library only, one thread, so ``preexec_fn`` is safe here) asks
-Linux to send it SIGTERM when its parent dies (prctl PR_SET_PDEATHSIG), starts omniNames with
-PR_SET_PDEATHSIG=SIGKILL towards itself, and when its parent goes (signal, or a changed
-parent pid seen while polling) or it is told to stop (SIGTERM/SIGINT/SIGHUP), it terminates
-omniNames and, with ``--remove``, deletes the private log folder. It exits with omniNames'
-exit code when omniNames ends on its own.
+kill -9. This guard (standard library only, one thread, so ``preexec_fn`` is safe here)
+starts omniNames with PR_SET_PDEATHSIG=SIGKILL towards itself, polls its own parent pid
+every 0.2 s (PR_SET_PDEATHSIG on the guard itself would fire when the starting *thread*
+ends, not the process), and when its parent is gone or it is told to stop
+(SIGTERM/SIGINT/SIGHUP) it terminates omniNames and, with ``--remove``, deletes the private
+log folder. It exits with omniNames' exit code when omniNames ends on its own.
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ def main(argv: list[str]) -> int:
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, on_signal)
-    set_parent_death_signal(signal.SIGTERM)
     libc = ctypes.CDLL(None, use_errno=True)
 
     def child_setup() -> None:          # runs between fork and exec: no Python locks taken
