@@ -170,3 +170,66 @@ activate: [wg_{tag}]
         os.killpg(r.pid, signal.SIGCONT)
     assert took < 6.0, f"shutdown took {took:.1f} s"
     it.wait_until(lambda: not _ids(it, rin), 5.0, what="the reader to drop its half")
+
+
+class Puller(Component):
+    """Reads its input (a pull connection) every cycle; records cycle times and samples."""
+
+    category = "test"
+
+    def on_initialize(self) -> None:
+        from rtcf import ReadStatus
+        self.inp = self.add_in_port("in", TimedDoubleSeq)
+        self.new = ReadStatus.NEW
+        self.times: list[float] = []
+        self.received = 0
+
+    def on_execute(self, ec) -> None:
+        """Runs in: EC thread."""
+        self.times.append(time.monotonic())
+        if self.inp.read() is self.new:
+            self.received += 1
+
+
+def test_pull_from_a_stopped_writer_costs_the_reader_one_timeout(launch, it):
+    """The reader's EC pulls (get) from a writer that is stopped: one call timeout at most,
+    then the connector is skipped until the writer answers; it resumes after SIGCONT."""
+    rt = it.probe_runtime()
+    comp = Puller(f"hpull{os.getpid()}_{time.monotonic_ns() % 10**6}")
+    comp.initialize()
+    rt.register_component(comp)
+    ec = PeriodicEC(200.0, name="hung_reader", spin=0.0)
+    ec.add_component(comp)
+    ec.start()
+    ec.activate_component(comp)
+    tag = f"p{time.monotonic_ns() % 10**6}"
+    w = launch(f"""
+name: pw_{tag}
+components:
+  - {{type: SineGenerator, module: examples, name: pw_{tag}}}
+execution_contexts:
+  - {{name: main, kind: periodic, rate: 200, members: [pw_{tag}]}}
+activate: [pw_{tag}]
+""", f"pw_{tag}")
+    try:
+        wout = w.port(f"pw_{tag}", "out")
+        rin = rt.port_servant(comp.inp).ref
+        cid = it.connect_ports(wout, rin, dataflow_type="pull", **{"buffer.length": "4"})
+        it.wait_until(lambda: comp.received > 50, 5.0, what="pulled samples")
+        t0 = time.monotonic()
+        os.killpg(w.pid, signal.SIGSTOP)
+        try:
+            time.sleep(2.5)
+        finally:
+            os.killpg(w.pid, signal.SIGCONT)
+        time.sleep(0.3)
+        gap, stalled = _gaps_after(comp.times, t0)
+        print(f"reader's largest cycle gap {gap:.3f} s, stalls in total {stalled:.3f} s")
+        assert stalled < 2 * TIMEOUT, f"the reader's EC stalled {stalled:.2f} s in total"
+        it.wait_until(lambda: not rt.liveness.suspects(), 3.0, what="the reader to resume")
+        n0 = comp.received
+        it.wait_until(lambda: comp.received > n0 + 50, 5.0, what="pulling again")
+        assert _ids(it, rin) == [cid] and _ids(it, wout) == [cid]
+    finally:
+        ec.stop()
+        rt.unregister_component(comp)
