@@ -47,6 +47,7 @@ log = get_logger("corba.liveness")
 DEAD = (CORBA.OBJECT_NOT_EXIST, CORBA.COMM_FAILURE, CORBA.TRANSIENT, CORBA.TIMEOUT)
 PROBE_TIMEOUT_MS = 500       # a probe or a check call never waits longer than this
 PROBE_INTERVAL = 0.25        # [s] how often suspect peers are probed
+MIN_CHECK_SPACING = 0.25     # [s] profile reads by tools trigger checks at most this often
 DEFAULT_CHECK_INTERVAL = 1.0     # [s] rtcf.connector.check_interval
 DEFAULT_SUSPECT_TIMEOUT = 5.0    # [s] rtcf.connector.suspect_timeout
 
@@ -86,7 +87,7 @@ class PeerGuard:
     """
 
     __slots__ = ("port_servant", "cid", "probe_ref", "suspect", "since", "failures",
-                 "skipped", "reason", "closed")
+                 "skipped", "reason", "closed", "announced")
 
     def __init__(self, port_servant: Any, cid: str, peer_port: Any):
         self.port_servant = port_servant
@@ -98,6 +99,7 @@ class PeerGuard:
         self.skipped = 0
         self.reason = ""
         self.closed = False
+        self.announced = False
 
     def mark(self, err: BaseException) -> None:
         """The cycle path saw a transport failure: skip the peer until a probe answers.
@@ -107,6 +109,7 @@ class PeerGuard:
         self.reason = type(err).__name__
         self.since = time.monotonic()
         self.failures = 0
+        self.announced = False
         self.suspect = True
         watchdog = self.port_servant.rt.liveness
         if watchdog is not None:
@@ -151,10 +154,10 @@ class Liveness:
 
     # -- called from other threads --------------------------------------------------------
     def watch(self, guard: PeerGuard) -> None:
+        """Probe this suspect peer from now on (logged by the liveness thread).
+        Runs in: the cycle path's thread."""
         with self._lock:
             self._guards[id(guard)] = guard
-        log.warning("%s: connector %s: peer did not answer (%s); skipping it until it "
-                    "answers a probe", guard.port_servant.full_name, guard.cid, guard.reason)
         self._wake.set()
 
     def check_soon(self) -> None:
@@ -175,6 +178,7 @@ class Liveness:
     # -- the thread -------------------------------------------------------------------------
     def _run(self) -> None:
         next_check = time.monotonic() + self.check_interval
+        last_check = 0.0
         while not self._stop.is_set():
             with self._lock:
                 busy = bool(self._guards)
@@ -187,8 +191,10 @@ class Liveness:
             try:
                 self._probe_suspects()
                 now = time.monotonic()
-                if self._check_soon or now >= next_check:
+                soon = self._check_soon and now - last_check >= MIN_CHECK_SPACING
+                if soon or now >= next_check:
                     self._check_soon = False
+                    last_check = now
                     next_check = now + self.check_interval
                     self._check_profiles()
             except Exception:     # never let the thread die
@@ -201,6 +207,10 @@ class Liveness:
             if g.closed:
                 self._forget(g)
                 continue
+            if not g.announced:
+                g.announced = True
+                log.warning("%s: connector %s: peer did not answer (%s); skipping it until "
+                            "it answers a probe", g.port_servant.full_name, g.cid, g.reason)
             silent = time.monotonic() - g.since
             alive = g.probe() if silent <= self.suspect_timeout else None
             if alive:
@@ -225,8 +235,10 @@ class Liveness:
     def _check_profiles(self) -> None:
         with self._lock:
             suspect = {(id(g.port_servant), g.cid) for g in self._guards.values()}
+        seen = set()
         for ps in self.rt.all_port_servants():
             for cid, cp, age in ps.stored_connectors():
+                seen.add((id(ps), cid))
                 if age < self.check_interval or (id(ps), cid) in suspect:
                     continue            # a connect in progress; or the guard's business
                 verdict = self._check_one(ps, cid, cp)
@@ -239,6 +251,8 @@ class Liveness:
                 if n >= 2 or verdict.startswith("!"):
                     self._misses.pop(key, None)
                     self.drop(ps, cid, verdict.lstrip("!"))
+        for key in set(self._misses) - seen:
+            del self._misses[key]
 
     def _check_one(self, ps: Any, cid: str, cp: Any) -> str | None:
         """None when every remote port of the connector knows it, else a reason (``!`` first:

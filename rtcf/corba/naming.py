@@ -41,6 +41,7 @@ __all__ = ["format_name", "format_names", "parse_path", "path_to_str", "NamingCl
 log = logging.getLogger("rtcf.corba.naming")
 
 DEFAULT_FORMAT = "%h.host_cxt/%n.rtc"
+CALL_TIMEOUT_MS = 3000       # naming calls: a naming service answers in well under this
 NameSeg = tuple[str, str]
 PathLike = Union[str, Sequence[NameSeg]]
 
@@ -114,13 +115,19 @@ class NamingClient:
     """A CosNaming client. ``corbaloc`` is a corbaloc URL, an IOR or ``host[:port]``.
     Paths are ``"a.kind/b.kind"`` strings or [(id, kind), ...] lists."""
 
-    def __init__(self, orb: Any, corbaloc: str = "127.0.0.1:2809"):
+    def __init__(self, orb: Any, corbaloc: str = "127.0.0.1:2809",
+                 timeout_ms: int = CALL_TIMEOUT_MS):
         self.orb = orb
         self.url = _corbaloc(corbaloc)
         obj = orb.string_to_object(self.url)
         self.root = obj._narrow(CosNaming.NamingContext)
         if self.root is None:
             raise ConnectionError(f"{self.url} is not a CosNaming naming context")
+        try:   # a naming service that hangs (or is being stopped) must not hold us 10 s
+            import omniORB
+            omniORB.setClientCallTimeout(self.root, timeout_ms)
+        except Exception:
+            pass
 
     @staticmethod
     def _name(path: PathLike) -> list:
@@ -181,16 +188,25 @@ class NamingClient:
 
 def object_alive(obj: Any, timeout_ms: int = 1000) -> bool:
     """True unless ``obj`` is certainly gone (its process refuses connections or no longer
-    has it). A hung object counts as alive. Runs in: any thread; waits at most timeout_ms."""
+    has it). A hung object counts as alive. Runs in: any thread; waits at most about
+    timeout_ms (plus a connect timeout).
+
+    It calls LightweightRTObject.get_owned_contexts on a reference of its own: omniORB's
+    ``_non_existent`` ignores per-reference and per-thread timeouts (it waited the ORB's
+    10 s on a stopped process here), a real operation does not. An object that is not an
+    RTC answers BAD_OPERATION, which proves it alive just as well."""
     if obj is None:
         return False
+    from .idl import stub_module
+    RTC = stub_module("RTC")
     try:
         import omniORB
-        omniORB.setClientCallTimeout(obj, timeout_ms)
-    except Exception:
-        pass
-    try:
-        return not obj._non_existent()
+        orb = init_orb({})
+        ref = orb.string_to_object(orb.object_to_string(obj))
+        omniORB.setClientCallTimeout(ref, timeout_ms)
+        ref._obj.invoke("get_owned_contexts", RTC.LightweightRTObject._d_get_owned_contexts,
+                        ())
+        return True
     except (CORBA.TRANSIENT, CORBA.OBJECT_NOT_EXIST, CORBA.COMM_FAILURE):
         return False
     except CORBA.Exception:
