@@ -50,6 +50,7 @@ class Manager:
         self._types: dict[str, type[Component]] = {}
         self._counters: dict[str, int] = {}
         self._stop = threading.Event()
+        self._stop_flag = False      # set by signal handlers (no lock)
         self._shut = False
         self.corba: Any = None
         want_corba = corba if corba is not None else rtcconf.get_bool(
@@ -356,8 +357,14 @@ class Manager:
                 lines.append(f"{comp.instance_name}: {summary()}")
         return "\n".join(lines)
 
-    def request_stop(self, *_: Any) -> None:
-        self._stop.set()
+    def request_stop(self, *signal_args: Any) -> None:
+        """Ask run() to return. As a signal handler (called with signum, frame) it only sets
+        a flag that run() polls every 0.1 s: Event.set takes a lock, and a second signal
+        arriving while the handler held it deadlocked the process (seen with SIGTERMs in
+        quick succession)."""
+        self._stop_flag = True
+        if not signal_args:
+            self._stop.set()
 
     def run(self, duration: float | None = None, status_interval: float = 1.0,
             stream: Any = None, alive: Any = None) -> None:
@@ -369,7 +376,7 @@ class Manager:
         end = time.monotonic() + duration if duration is not None else None
         tty = stream.isatty()
         last = 0.0
-        while not self._stop.is_set():
+        while not (self._stop_flag or self._stop.is_set()):
             now = time.monotonic()
             if end is not None and now >= end:
                 break
