@@ -39,6 +39,8 @@ JSON command per stdin line, one JSON reply line each:
   {"cmd": "clear"}     -> forget received samples, raw payloads and errors
   {"cmd": "profiles"}  -> {"ok": true, "out": [cp...], "in": [cp...]}, cp = {"name",
                           "connector_id", "ports": [IOR...], "properties": {k: str}}
+  {"cmd": "forget"}    -> both ports drop every connection without telling anyone (a peer
+                          that lost its state, e.g. restarted in place)
   {"cmd": "quit"}      -> {"ok": true}, then the process exits
 """
 
@@ -450,6 +452,15 @@ def handle(peer, msg):
         return {"ok": True,
                 "out": [profile_json(peer, cp) for cp in peer.out.get_connector_profiles()],
                 "in": [profile_json(peer, cp) for cp in peer.inp.get_connector_profiles()]}
+    if cmd == "forget":     # drop every connection of both ports, telling nobody
+        for port in (peer.out, peer.inp):
+            with port.lock:
+                ids = list(port.profiles)
+                port.profiles.clear()
+            for cid in ids:
+                port._unsubscribe(cid)
+                port._unpublish(cid)
+        return {"ok": True}
     if cmd == "quit":
         return {"ok": True}
     return {"ok": False, "error": f"unknown command {cmd!r}"}

@@ -443,3 +443,18 @@ def test_killed_writer_connector_leaves_our_inport_profile(system, it, tmp_path,
         assert it.component_state(system.ref(INST)) == "ACTIVE"
     finally:
         doomed.close()
+
+
+def test_connection_the_peer_forgot_leaves_our_profile(peer, ports, it, system):
+    """The peer drops its half without notify_disconnect (lost state): our port finds out on
+    its periodic check (the peer's get_connector_profile no longer knows the id) and drops
+    its half too: no connection that only one side believes in."""
+    c1 = ports.connect(ports.peer_out, [ports.peer_out, ports.gain_in])
+    c2 = ports.connect(ports.gain_out, [ports.gain_out, ports.peer_in])
+    push_and_check(peer, it, SAMPLES[:1])
+    peer.cmd("forget")
+    it.wait_until(lambda: not it.connector_profiles(ports.gain_in)
+                  and not it.connector_profiles(ports.gain_out), 6.0,
+                  what="our ports to drop the connections the peer forgot")
+    assert c1 != c2
+    assert it.component_state(system.ref(INST)) == "ACTIVE"
