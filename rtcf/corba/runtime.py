@@ -6,7 +6,9 @@
 registers every component and EC here. Components are bound under ``naming.formats``
 (between hold_bindings() and release_bindings() a system being built binds nothing), kept
 bound by a re-registration loop (naming.update.*), and at exit only the names this process
-bound and still holds are unbound.
+bound and still holds are unbound. Its liveness thread (liveness.py) removes connections
+whose peers died or stay silent (rtcf.connector.check_interval, rtcf.connector.
+suspect_timeout); ``connection_note()`` summarises them for the status line.
 """
 
 from __future__ import annotations
