@@ -156,6 +156,9 @@ class Launcher:
         deadline = time.monotonic() + timeout
         pending = {d.name: d for d in self.composition.components}
         while pending:
+            if getattr(self.manager, "_stop_flag", False):
+                raise CompositionError(f"{self.composition.source_file}: stopped while "
+                                       "waiting for the other processes")
             for name, proc in self.children.items():
                 if proc.poll() is not None:
                     raise CompositionError(f"{self.composition.source_file}: process "
