@@ -120,7 +120,7 @@ def test_sigstop_reader_costs_one_timeout_and_both_ends_agree(launch, it, probe,
           f"({sub}, reader stopped {stop_for} s)")
     assert gap < 2 * TIMEOUT, f"the writer's EC stalled {gap:.2f} s"
     assert stalled < 2 * TIMEOUT, f"the writer's EC stalled {stalled:.2f} s in total"
-    assert len([t for t in comp.times if t >= t0]) > 100 * stop_for   # it ran on (200 Hz)
+    assert len([t for t in comp.times if t >= t0]) > 40 * stop_for    # it ran on (200 Hz)
 
     if outcome == "resumed":
         assert "not answering" in note_while_stopped, note_while_stopped
