@@ -240,40 +240,64 @@ class Reregistrar:
         return self
 
     def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.refresh()
+        """Rounds on absolute deadlines; while a naming service is failing, every
+        interval / 5 (a restarted one is seen soon, at the cost of one connect attempt)."""
+        next_t = time.monotonic() + self.interval
+        while not self._stop.wait(max(0.0, next_t - time.monotonic())):
+            if self.refresh():
+                next_t = max(next_t + self.interval, time.monotonic() + 0.05)
+            else:
+                next_t = time.monotonic() + self.interval / 5
 
-    def refresh(self) -> None:
-        """One round (see the class doc)."""
+    def refresh(self) -> bool:
+        """One round (see the class doc); False when some binding could not be checked. A
+        call that fails on a connection the restarted naming service no longer has
+        (COMM_FAILURE / TRANSIENT) is tried once more at once."""
+        ok = True
         for client in self.clients:
             for path, obj in list(self.bindings.items()):
                 key = (client.url, path_to_str(path))
-                try:
+                for attempt in (1, 2):
                     try:
-                        held = client.resolve(path)
-                    except LookupError:
-                        held = None
-                    if held is not None:
-                        if held._is_equivalent(obj):
-                            self._failing.discard(client.url)
-                            continue
-                        if object_alive(held):
-                            if key not in self._yielded:
-                                self._yielded.add(key)
-                                log.warning("naming update: %s in %s is held by a live "
-                                            "object of another process; leaving it",
-                                            key[1], client.url)
-                            continue
-                    client.bind(path, obj)
-                    self.rebound += 1
-                    self._yielded.discard(key)
-                    self._failing.discard(client.url)
-                    log.info("naming update: bound %s again in %s", key[1], client.url)
-                except (CORBA.Exception, ValueError) as exc:
-                    if client.url not in self._failing:
-                        self._failing.add(client.url)
-                        log.warning("naming update of %s in %s failed (retrying every "
-                                    "%g s): %s", key[1], client.url, self.interval, exc)
+                        self._refresh_one(client, path, obj, key)
+                        break
+                    except (CORBA.COMM_FAILURE, CORBA.TRANSIENT) as exc:
+                        if attempt == 2:
+                            ok = False
+                            self._failed(client, key, exc)
+                    except (CORBA.Exception, ValueError) as exc:
+                        ok = False
+                        self._failed(client, key, exc)
+                        break
+        return ok
+
+    def _refresh_one(self, client: NamingClient, path: str, obj: Any,
+                     key: tuple[str, str]) -> None:
+        try:
+            held = client.resolve(path)
+        except LookupError:
+            held = None
+        if held is not None:
+            if held._is_equivalent(obj):
+                self._failing.discard(client.url)
+                return
+            if object_alive(held):
+                if key not in self._yielded:
+                    self._yielded.add(key)
+                    log.warning("naming update: %s in %s is held by a live object of "
+                                "another process; leaving it", key[1], client.url)
+                return
+        client.bind(path, obj)
+        self.rebound += 1
+        self._yielded.discard(key)
+        self._failing.discard(client.url)
+        log.info("naming update: bound %s again in %s", key[1], client.url)
+
+    def _failed(self, client: NamingClient, key: tuple[str, str], exc: Exception) -> None:
+        if client.url not in self._failing:
+            self._failing.add(client.url)
+            log.warning("naming update of %s in %s failed (retrying every %g s): %s",
+                        key[1], client.url, self.interval, exc)
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
