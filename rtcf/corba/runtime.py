@@ -64,6 +64,8 @@ class CorbaRuntime:
         self._bound: dict[tuple[str, str], Any] = {}       # (naming url, path) -> our ref
         self._displaced: dict[tuple[str, str], Any] = {}   # ... -> the live ref it replaced
         self._naming_done = False
+        self._own_naming: set[str] = set()                 # urls of omniNames we started
+        self._reaper: Any = None                           # reaper.py (see _reap)
         self._lock = threading.RLock()
         self.liveness: Liveness | None = Liveness(
             self,
@@ -95,7 +97,10 @@ class CorbaRuntime:
                          handle.log_dir, " ".join(handle.restart_command()))
                 self.naming_handles.append(handle)
             try:
-                self.naming.append(NamingClient(self.orb, f"{handle.host}:{port_n}"))
+                client = NamingClient(self.orb, f"{handle.host}:{port_n}")
+                self.naming.append(client)
+                if handle.started:
+                    self._own_naming.add(client.url)
             except Exception as e:
                 log.warning("naming service %s unusable: %s", item, e)
         if self._update_enabled() and self.naming:
@@ -224,6 +229,55 @@ class CorbaRuntime:
             self._displaced[(client.url, path)] = held
         client.bind(path, ref)
         self._bound[(client.url, path)] = ref
+        if client.url not in self._own_naming:
+            before = self._displaced.get((client.url, path))
+            self._reap({"bind": [client.url, path, self.orb.object_to_string(ref),
+                                 self.orb.object_to_string(before) if before else ""]})
+
+    def _stop_reaper(self) -> None:
+        """We unbound in order: the reaper ends without touching anything."""
+        with self._lock:
+            reaper, self._reaper = self._reaper, None
+        if not reaper:
+            return
+        try:
+            reaper.stdin.write('{"quit": true}\n')
+            reaper.stdin.close()
+        except (OSError, ValueError):
+            pass
+        try:
+            reaper.wait(3.0)
+        except Exception:
+            reaper.kill()
+
+    def _reap(self, msg: dict) -> None:
+        """Tell reaper.py (started on first use, in its own session) what we bound in a
+        naming service we did not start: if this process dies without unbinding (kill -9),
+        the reaper does it. Runs in: any thread."""
+        import json
+        import subprocess
+        import sys
+        from pathlib import Path
+        with self._lock:
+            if self._reaper is None:
+                if "bind" not in msg:
+                    return
+                try:
+                    self._reaper = subprocess.Popen(
+                        [sys.executable, str(Path(__file__).with_name("reaper.py"))],
+                        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL, start_new_session=True, text=True)
+                except OSError as e:
+                    log.warning("cannot start the naming reaper: %s", e)
+                    self._reaper = False
+                    return
+            if not self._reaper:
+                return
+            try:
+                self._reaper.stdin.write(json.dumps(msg) + "\n")
+                self._reaper.stdin.flush()
+            except (OSError, ValueError):
+                pass
 
     def _unbind_paths(self, paths: list) -> None:
         """Unbind only what this process bound and still holds; give a displaced live
@@ -237,6 +291,7 @@ class CorbaRuntime:
                 before = self._displaced.pop(key, None)
                 if ours is None:
                     continue
+                self._reap({"unbind": [client.url, path]})
                 try:
                     try:
                         held = client.resolve(path)
@@ -373,6 +428,7 @@ class CorbaRuntime:
             self._rereg.stop()
         for name in list(self.bindings):
             self._unbind_paths(self.bindings.pop(name, []))
+        self._stop_reaper()
         shutdown_orb(wait=False)
         for handle in self.naming_handles:
             handle.stop()

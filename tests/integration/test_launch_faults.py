@@ -386,3 +386,38 @@ def test_naming_service_started_on_the_loopback_address_asked_for(tmp_path, star
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(10)
     assert not glob.glob(f"/tmp/rtcf-omninames-{port}-*")
+
+
+def test_kill_9_of_a_single_process_manager_unbinds_its_names(tmp_path, naming, started):
+    """No child to clean up after it: the manager's reaper (its own session, fed through a
+    pipe that kill -9 closes) unbinds the names it left in the shared naming service."""
+    tag = f"{time.monotonic_ns() % 10**6}"
+    gen, rec = f"sgen{tag}", f"srec{tag}"
+    proc = started.start(tmp_path, LIVE.format(gen=gen, rec=rec), f"localhost:{naming.port}")
+    client = _Client(f"127.0.0.1:{naming.port}")
+    deadline = time.monotonic() + 20
+    while not (_resolves_safe(client, gen) and _resolves_safe(client, rec)):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.log_path.read_text()
+        time.sleep(0.1)
+    reapers = {pid for pid, cmd in _processes_with("reaper.py").items()
+               if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]
+               == str(proc.pid)}
+    assert len(reapers) == 1, reapers
+    started.pids.update(reapers)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(5)
+    t0 = time.monotonic()
+    while _names_left(client, gen, rec) or any(_not_zombie(p) for p in reapers):
+        assert time.monotonic() - t0 < 6, (_names_left(client, gen, rec), reapers)
+        time.sleep(0.1)
+
+
+def _names_left(client, *instances: str) -> list[str]:
+    left = []
+    for inst in instances:
+        try:
+            client.resolve(f"{HOST}.host_cxt/{inst}.rtc")
+            left.append(inst)
+        except LookupError:
+            pass
+    return left
