@@ -214,8 +214,17 @@ class Manager:
             for comp in reversed(created):
                 comp.finalize()
             raise
+        try:
+            self._wire_and_start(composition, ecs, pairs, start)
+        except BaseException:
+            if self.corba is not None:
+                self.corba.discard_held_bindings()
+            raise
         if self.corba is not None:
-            self.corba.release_bindings()
+            self.corba.release_bindings()    # the names appear once the system is up
+
+    def _wire_and_start(self, composition: Composition, ecs: dict[str, ExecutionContext],
+                        pairs: list[tuple], start: bool) -> None:
         for ec_decl in composition.execution_contexts:
             ec = ecs[ec_decl.name]
             for member in ec_decl.members:
