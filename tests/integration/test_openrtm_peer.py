@@ -438,8 +438,10 @@ def test_killed_writer_connector_leaves_our_inport_profile(system, it, tmp_path,
         time.sleep(0.3)
         os.killpg(doomed.proc.pid, signal.SIGKILL)
         doomed.proc.wait(5.0)
+        t0 = time.monotonic()
         it.wait_until(lambda: not it.connector_profiles(gain_in), 5.0,
                       what="the dead writer's connector to leave gain.in's profile")
+        print(f"{flow}: the dead writer's connector left after {time.monotonic() - t0:.2f} s")
         assert it.component_state(system.ref(INST)) == "ACTIVE"
     finally:
         doomed.close()
