@@ -356,9 +356,15 @@ def test_offered_restart_command_works_while_the_data_file_exists(tmp_path):
             assert time.monotonic() < deadline
             time.sleep(0.05)
         assert client.resolve("kept.host_cxt/x.rtc") is not None   # its data came back
+        restart.terminate()
+        restart.wait(5)
+        # and rtcf itself restarts it from the same folder (no -start with a data file)
+        ns = nm.ensure_naming_service(port=port, log_dir=data, timeout=15)
+        assert ns.started
+        assert client.resolve("kept.host_cxt/x.rtc") is not None
     finally:
         ns.stop()
-        if restart is not None:
+        if restart is not None and restart.poll() is None:
             restart.kill()
             restart.wait(5)
 
