@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import replace
 from typing import Any
@@ -27,7 +28,72 @@ from .errors import CompositionError
 from .log import get_logger
 
 MAIN = "main"
+PARENT_ENV = "RTCF_PARENT_PID"     # set for a child manager: the launcher's pid
 log = get_logger("launcher")
+
+
+def _parent_pid() -> int | None:
+    raw = os.environ.get(PARENT_ENV, "")
+    return int(raw) if raw.isdigit() else None
+
+
+def follow_parent(manager: Any) -> None:
+    """In a child manager: stop in order (SIGTERM -> request_stop) when the launcher dies by
+    any means, kill -9 included (Linux prctl PR_SET_PDEATHSIG; parent_alive() is the
+    portable backup the run loop polls)."""
+    parent = _parent_pid()
+    if parent is None:
+        return
+    from .corba.nsguard import set_parent_death_signal
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, manager.request_stop)
+        signal.signal(signal.SIGINT, manager.request_stop)
+    set_parent_death_signal(signal.SIGTERM)
+    if os.getppid() != parent:         # it died before the line above
+        manager.request_stop()
+
+
+def parent_alive() -> bool:
+    """False once the launcher that started this child manager has gone."""
+    parent = _parent_pid()
+    return parent is None or os.getppid() == parent
+
+
+def sweep_orphaned_names(manager: Any, composition: Composition, process: str) -> None:
+    """In a child manager whose launcher died: unbind the names of the components of the
+    other processes whose objects are gone (the launcher cannot unbind its own any more).
+    A name held by a live object is left alone. Runs in: the main thread, at shutdown."""
+    if parent_alive() or manager.corba is None:
+        return
+    from .corba.naming import object_alive
+    rt = manager.corba
+    for decl in composition.components:
+        if (decl.process or MAIN) == process:
+            continue
+        try:
+            paths = rt.names_of(_profile_of(manager, decl))
+        except Exception:
+            continue
+        for client in rt.naming:
+            for path in paths:
+                try:
+                    obj = client.resolve(path)
+                except Exception:
+                    continue
+                if not object_alive(obj):
+                    try:
+                        client.unbind(path)
+                        log.info("unbound %s of the ended launcher", path)
+                    except Exception:
+                        pass
+
+
+def _profile_of(manager: Any, decl: Any) -> Any:
+    """What names_of needs about a component that lives in another process."""
+    cls = manager.resolve(decl.type, decl.module)
+    return type("Decl", (), {"instance_name": decl.name, "type_name": cls.type_name,
+                             "vendor": cls.vendor, "version": cls.version,
+                             "category": cls.category})
 
 
 def process_of(composition: Composition, instance: str) -> str:
@@ -81,7 +147,8 @@ class Launcher:
                 continue
             cmd = [sys.executable, "-m", "rtcf.manager", *self.child_args,
                    "--process", name, "--quiet"]
-            self.children[name] = subprocess.Popen(cmd, start_new_session=True)
+            env = dict(os.environ, **{PARENT_ENV: str(os.getpid())})
+            self.children[name] = subprocess.Popen(cmd, start_new_session=True, env=env)
             log.info("started process %s (pid %d)", name, self.children[name].pid)
 
     def wait_ready(self, timeout: float = 30.0) -> None:
@@ -89,6 +156,9 @@ class Launcher:
         deadline = time.monotonic() + timeout
         pending = {d.name: d for d in self.composition.components}
         while pending:
+            if getattr(self.manager, "_stop_flag", False):
+                raise CompositionError(f"{self.composition.source_file}: stopped while "
+                                       "waiting for the other processes")
             for name, proc in self.children.items():
                 if proc.poll() is not None:
                     raise CompositionError(f"{self.composition.source_file}: process "
@@ -111,11 +181,8 @@ class Launcher:
         local = self.manager.components.get(instance)
         if local is not None:
             return rt.component_ref(local)
-        decl = self.composition.component(instance)
-        cls = self.manager.resolve(decl.type, decl.module)
-        fake = type("Decl", (), {"instance_name": instance, "type_name": cls.type_name,
-                                 "vendor": cls.vendor, "version": cls.version,
-                                 "category": cls.category})
+        fake = _profile_of(self.manager, self.composition.component(instance))
+        rt.ensure_naming()
         for client in rt.naming:
             for path in rt.names_of(fake):
                 try:

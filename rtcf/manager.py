@@ -68,6 +68,7 @@ class Manager:
         self._types: dict[str, type[Component]] = {}
         self._counters: dict[str, int] = {}
         self._stop = threading.Event()
+        self._stop_flag = False      # set by signal handlers (no lock)
         self._shut = False
         self.corba: Any = None
         want_corba = corba if corba is not None else rtcconf.get_bool(
@@ -273,15 +274,30 @@ class Manager:
         """Create, wire, start and activate a whole composition (see module doc)."""
         self.check(composition)
         created: list[Component] = []
+        if self.corba is not None:
+            self.corba.hold_bindings()       # names are bound once every check passed
         try:
             for decl in composition.components:
                 created.append(self._create_from(decl, composition))
             pairs = self._check_connections(composition)
             ecs = self._make_ecs(composition)
         except BaseException:
+            if self.corba is not None:
+                self.corba.discard_held_bindings()
             for comp in reversed(created):
                 comp.finalize()
             raise
+        try:
+            self._wire_and_start(composition, ecs, pairs, start)
+        except BaseException:
+            if self.corba is not None:
+                self.corba.discard_held_bindings()
+            raise
+        if self.corba is not None:
+            self.corba.release_bindings()    # the names appear once the system is up
+
+    def _wire_and_start(self, composition: Composition, ecs: dict[str, ExecutionContext],
+                        pairs: list[tuple], start: bool) -> None:
         for ec_decl in composition.execution_contexts:
             ec = ecs[ec_decl.name]
             for member in ec_decl.members:
@@ -428,6 +444,9 @@ class Manager:
             rate = f"{iv['cycles'] / dt:.0f}/{ec.rate:g} Hz" if dt > 0 else f"-/{ec.rate:g} Hz"
             parts.append(f"[{ec.name} {rate} late max {iv['late_max'] * 1e3:.2f} ms overruns "
                          f"+{iv['overruns']} ({ec.overruns} total)] {states}")
+        note = self.corba.connection_note() if self.corba is not None else ""
+        if note:
+            parts.append(f"| {note}")
         return " ".join(parts) or "no execution contexts"
 
     def final_report(self) -> str:
@@ -447,8 +466,14 @@ class Manager:
                 lines.append(f"{comp.instance_name}: {summary()}")
         return "\n".join(lines)
 
-    def request_stop(self, *_: Any) -> None:
-        self._stop.set()
+    def request_stop(self, *signal_args: Any) -> None:
+        """Ask run() to return. As a signal handler (called with signum, frame) it only sets
+        a flag that run() polls every 0.1 s: Event.set takes a lock, and a second signal
+        arriving while the handler held it deadlocked the process (seen with SIGTERMs in
+        quick succession)."""
+        self._stop_flag = True
+        if not signal_args:
+            self._stop.set()
 
     def run(self, duration: float | None = None, status_interval: float = 1.0,
             stream: Any = None, alive: Any = None) -> None:
@@ -460,7 +485,7 @@ class Manager:
         end = time.monotonic() + duration if duration is not None else None
         tty = stream.isatty()
         last = 0.0
-        while not self._stop.is_set():
+        while not (self._stop_flag or self._stop.is_set()):
             now = time.monotonic()
             if end is not None and now >= end:
                 break
@@ -567,6 +592,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from . import launcher
     launch = None
+    if threading.current_thread() is threading.main_thread():
+        # a stop asked for while the system is being built ends it in order (names unbound)
+        signal.signal(signal.SIGINT, mgr.request_stop)
+        signal.signal(signal.SIGTERM, mgr.request_stop)
+    if args.process:
+        launcher.follow_parent(mgr)          # end with the launcher, however it ends
     try:
         if args.process and args.process not in launcher.processes(composition):
             raise CompositionError(f"--process: no process {args.process!r} in "
@@ -581,7 +612,7 @@ def main(argv: list[str] | None = None) -> int:
         mgr.realtime = realtime.before_start(conf, mgr.log)
         if mgr.corba_enabled:
             from .corba.runtime import CorbaRuntime
-            mgr.corba = CorbaRuntime(mgr)
+            mgr.corba = CorbaRuntime(mgr, connect_naming=False)
         if multi:
             mgr.build(launcher.split(composition, args.process or launcher.MAIN))
             if not args.process:
@@ -601,11 +632,14 @@ def main(argv: list[str] | None = None) -> int:
                  len(mgr.components))
     try:
         mgr.run(args.duration, 0 if args.quiet else 1.0,
-                alive=launch.alive if launch is not None else None)
+                alive=launch.alive if launch is not None else
+                launcher.parent_alive if args.process else None)
     finally:
         if launch is not None:
             launch.stop()
         report = mgr.final_report()
+        if args.process:
+            launcher.sweep_orphaned_names(mgr, composition, args.process)
         mgr.shutdown()
         print(report, file=sys.stderr)
     return 0

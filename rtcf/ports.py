@@ -54,6 +54,10 @@ class PortEvent(enum.Enum):
     ON_BUFFER_EMPTY = "on_buffer_empty"  # InPort.read found nothing new
     ON_CONNECT = "on_connect"
     ON_DISCONNECT = "on_disconnect"
+    # the connection was removed because its remote peer died or stopped answering; the
+    # listener's sample argument is the reason (a str). ON_DISCONNECT fires just before.
+    # Notified in the CORBA runtime's liveness thread (rtcf/corba/liveness.py).
+    ON_CONNECTION_LOST = "on_connection_lost"
 
 
 SUBSCRIPTIONS = ("flush", "new", "periodic")

@@ -228,9 +228,13 @@ _DEFAULTS: dict[str, str] = {
     "corba.master_manager": "localhost:2810",
     "naming.enable": "YES",
     "naming.formats": "%h.host_cxt/%n.rtc",
-    "naming.update.enable": "NO",
+    "naming.update.enable": "YES",
     "naming.update.interval": "10.0",
     "exec_cxt.periodic.type": "PeriodicExecutionContext",
+    # rtcf keys: how often connections to remote peers are checked [s], and how long a
+    # peer that stopped answering keeps its connection before it is removed on both ends
+    "rtcf.connector.check_interval": "1",
+    "rtcf.connector.suspect_timeout": "5",
     "exec_cxt.periodic.rate": "1000",
     "exec_cxt.sync_transition": "YES",
     "exec_cxt.transition_timeout": "0.5",

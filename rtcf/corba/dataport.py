@@ -7,8 +7,10 @@ subscribes by resolving it and creating a publisher whose deliver function marsh
 sample (bare CDR, codec cached per connector) and calls ``put``. When the peer InPortCdr
 servant lives in this process the sample is handed over directly (no CDR).
 pull: the roles flip (``outport_ior``; InPort.read() calls ``get``).
-A peer that stops answering is detected on delivery: its connector is removed in the
-background and the writer keeps running.
+A peer that fails or stops answering (push: on put; pull: on get) makes the connector
+suspect: it is skipped until the liveness thread (liveness.py) sees the peer answer again,
+or removed on both ends when the peer is dead or stays silent; a pull from an OpenRTM
+OutPortCdr whose buffer is empty (get raises BAD_PARAM) is no data this cycle.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..ports import (Connector, ConnectorProps, InPort, OutPort, Port, PortStatu
 from ..errors import ConfigError
 from .cdr import codec_for
 from .idl import stub_module
+from .liveness import DEAD as _DEAD, PeerGuard
 from .nv import from_nvlist, nv_find, nv_set, to_nvlist
 from .portbase import PortServiceBase
 
@@ -40,9 +43,7 @@ _OK = OpenRTM.PORT_OK
 P = "dataport."
 IOR_IN, REF_IN = P + "corba_cdr.inport_ior", P + "corba_cdr.inport_ref"
 IOR_OUT, REF_OUT = P + "corba_cdr.outport_ior", P + "corba_cdr.outport_ref"
-_DEAD = (CORBA.OBJECT_NOT_EXIST, CORBA.COMM_FAILURE, CORBA.TRANSIENT, CORBA.TIMEOUT)
-CALL_TIMEOUT_MS = 1000   # per-connector call timeout: a hung peer never blocks an EC long
-DEAD_AFTER = 3           # consecutive transport failures before a connector is dropped
+CALL_TIMEOUT_MS = 1000   # per-connector call timeout: a hung peer costs an EC this, once
 log = get_logger("corba.dataport")
 
 
@@ -127,6 +128,7 @@ class DataPortServant(PortServiceBase):
         super().__init__(runtime, port.full_name)
         self.port = port
         self.servants: dict[str, Any] = {}      # connector id -> InPortCdr/OutPortCdr servant
+        self.guards: dict[str, PeerGuard] = {}  # connector id -> remote peer's suspect state
 
     def properties(self) -> dict[str, str]:
         outp = isinstance(self.port, OutPort)
@@ -145,8 +147,9 @@ class DataPortServant(PortServiceBase):
                                to_nvlist(self.properties()))
 
     def _before_connect(self, cp: Any) -> None:
-        if isinstance(self.port, OutPort) and nv_find(cp.properties,
-                                                      P + "serializer.cdr.endian") is None:
+        # OpenRTM's OutPortBase::connect and InPortBase::connect both add the default
+        # (n-ando/OpenRTM-aist src/lib/rtm/InPortBase.cpp, InPortBase::connect)
+        if nv_find(cp.properties, P + "serializer.cdr.endian") is None:
             nv_set(cp.properties, P + "serializer.cdr.endian", "little,big")
 
     def _negotiate(self, cp: Any) -> tuple[Any, Any]:
@@ -229,88 +232,104 @@ class DataPortServant(PortServiceBase):
             else:
                 peer = self._resolve(cp, IOR_IN, REF_IN, OpenRTM.InPortCdr)
                 c.publisher = Publisher(port.data_type, props,
-                                        self._pusher(peer, cid, little), name=name)
+                                        self._pusher(peer, cp, little), name=name)
             return c
         c = Connector(cid, name, props, None, port)
         if props.dataflow_type == "pull":
             c.buffer = RingBuffer(port.data_type, props)
             peer = self._resolve(cp, IOR_OUT, REF_OUT, OpenRTM.OutPortCdr)
-            c.puller = self._puller(peer, c.buffer, cid, little, props)
+            c.puller = self._puller(peer, c.buffer, cp, little)
         else:
             c.buffer = buffer
         return c
 
-    def _pusher(self, peer: Any, cid: str, little: bool) -> Any:
-        local = self.rt.local_servant(peer)
-        if isinstance(local, InPortCdrServant):
-            return local.deliver              # same process: straight into its buffer
+    def _guard(self, peer: Any, cp: Any) -> PeerGuard:
+        """A per-connector call timeout and suspect state for a remote peer."""
         try:
             import omniORB
             omniORB.setClientCallTimeout(peer, CALL_TIMEOUT_MS)
         except Exception:
             pass
+        cid = cp.connector_id
+        others = [p for p in cp.ports if p is not None and not p._is_equivalent(self.ref)]
+        guard = PeerGuard(self, cid, others[0] if others else None)
+        self.guards[cid] = guard
+        return guard
+
+    def _pusher(self, peer: Any, cp: Any, little: bool) -> Any:
+        local = self.rt.local_servant(peer)
+        if isinstance(local, InPortCdrServant):
+            return local.deliver              # same process: straight into its buffer
+        guard = self._guard(peer, cp)
+        cid = cp.connector_id
         encode = codec_for(self.port.data_type, little).encode
-        failures = [0]
         bad = Throttled(log, 5.0)
         ok = OpenRTM.PORT_OK
+        error = PortStatus.PORT_ERROR
 
         invoke = peer._obj.invoke            # the generated put() minus one Python frame
         desc = OpenRTM.InPortCdr._d_put
 
         def deliver(sample: Any) -> PortStatus:
+            if guard.suspect:                 # a hung or dead peer costs one flag test
+                guard.skipped += 1
+                return error
             try:
                 st = invoke("put", desc, (encode(sample),))
             except _DEAD as e:
-                failures[0] += 1
-                if failures[0] == DEAD_AFTER or isinstance(e, CORBA.OBJECT_NOT_EXIST):
-                    self._drop_dead(cid, e)
-                return PortStatus.PORT_ERROR
+                guard.mark(e)                 # the liveness thread probes, then resumes/drops
+                return error
             except (CORBA.Exception, ValueError) as e:   # never into the writer's hook
                 bad.warning("%s: sending on connector %s failed: %r", self.port.full_name,
                             cid, e)
-                return PortStatus.PORT_ERROR
-            failures[0] = 0
+                return error
             return PortStatus.PORT_OK if st is ok else _PS[st._v]
         # it catches everything itself: flush writes may call it directly
         deliver.fast_ok = True  # type: ignore[attr-defined]
         return deliver
 
-    def _puller(self, peer: Any, buffer: RingBuffer, cid: str, little: bool,
-                props: ConnectorProps) -> Any:
+    def _puller(self, peer: Any, buffer: RingBuffer, cp: Any, little: bool) -> Any:
+        guard = self._guard(peer, cp)
+        cid = cp.connector_id
         decode = codec_for(self.port.data_type, little).decode
         scratch = self.port.data_type()
-        failures = [0]
+        bad = Throttled(log, 30.0)
 
         def pull() -> None:
+            """Runs in: the reader's EC thread (InPort.read). Never raises."""
+            if guard.suspect:
+                guard.skipped += 1
+                return
             try:
                 st, data = peer.get()
             except _DEAD as e:
-                failures[0] += 1
-                if failures[0] == DEAD_AFTER:
-                    self._drop_dead(cid, e)
+                guard.mark(e)
                 return
-            failures[0] = 0
+            except Exception as e:
+                # OpenRTM's OutPortCdr.get raises BAD_PARAM when its buffer is empty: no
+                # data this cycle, as for any other refusal of the peer
+                if not isinstance(e, CORBA.BAD_PARAM):
+                    bad.warning("%s: pulling on connector %s failed: %r",
+                                self.port.full_name, cid, e)
+                return
             if st == OpenRTM.PORT_OK:
                 try:
                     decode(data, scratch)
-                except ValueError:
+                except (ValueError, TypeError) as e:
+                    bad.warning("%s: pulled a malformed %s payload on connector %s: %s",
+                                self.port.full_name, self.port.data_type.__name__, cid, e)
                     return
                 buffer.put(scratch)
         return pull
 
-    def _drop_dead(self, cid: str, err: Exception) -> None:
-        log.warning("%s: peer of connector %s is gone (%s); removing the connection",
-                    self.port.full_name, cid, type(err).__name__)
-        threading.Thread(target=self.notify_disconnect_local, args=(cid,), daemon=True,
-                         name="rtcf-drop-connector").start()
-
     def notify_disconnect_local(self, cid: str) -> None:
         """Forget a connection without telling the (dead) peer."""
-        with self.lock:
-            self.profiles.pop(cid, None)
-        self._release(cid)
+        self.forget_connector(cid)
 
     def _release(self, cid: str) -> None:
+        guard = self.guards.pop(cid, None)
+        if guard is not None:
+            guard.closed = True
         c = detach(self.port, cid)
         if c is not None:
             c.close()

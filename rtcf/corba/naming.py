@@ -3,10 +3,12 @@
 * ``format_name("%h.host_cxt/%n.rtc", instance="seq0")`` -> ``[("myhost", "host_cxt"),
   ("seq0", "rtc")]`` (OpenRTM ``naming.formats``).
 * ``ensure_naming_service()`` uses the naming service answering at host:port, or, on a
-  loopback host only, starts omniNames bound to 127.0.0.1 in its own process group.
+  loopback host only, starts omniNames on that loopback address (under nsguard.py, so it
+  ends with the process that started it, kill -9 included).
 * ``NamingClient`` binds (rebinding, creating intermediate contexts), resolves, lists.
-* ``Reregistrar`` re-binds every interval (``naming.update.enable``), so bindings survive a
-  restarted naming service.
+* ``Reregistrar`` re-binds every interval (``naming.update.enable``, on by default as in
+  OpenRTM-aist), so bindings survive a restarted naming service; it does not take a name
+  over from a live object of another process.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -32,11 +35,13 @@ from rtcf.corba.orb import init_orb
 
 __all__ = ["format_name", "format_names", "parse_path", "path_to_str", "NamingClient",
            "Reregistrar", "ensure_naming_service", "NamingServiceHandle", "free_port",
-           "naming_service_alive", "DEFAULT_FORMAT"]
+           "naming_service_alive", "DEFAULT_FORMAT", "omninames_command", "has_data_file",
+           "object_alive"]
 
 log = logging.getLogger("rtcf.corba.naming")
 
 DEFAULT_FORMAT = "%h.host_cxt/%n.rtc"
+CALL_TIMEOUT_MS = 3000       # naming calls: a naming service answers in well under this
 NameSeg = tuple[str, str]
 PathLike = Union[str, Sequence[NameSeg]]
 
@@ -110,13 +115,19 @@ class NamingClient:
     """A CosNaming client. ``corbaloc`` is a corbaloc URL, an IOR or ``host[:port]``.
     Paths are ``"a.kind/b.kind"`` strings or [(id, kind), ...] lists."""
 
-    def __init__(self, orb: Any, corbaloc: str = "127.0.0.1:2809"):
+    def __init__(self, orb: Any, corbaloc: str = "127.0.0.1:2809",
+                 timeout_ms: int = CALL_TIMEOUT_MS):
         self.orb = orb
         self.url = _corbaloc(corbaloc)
         obj = orb.string_to_object(self.url)
         self.root = obj._narrow(CosNaming.NamingContext)
         if self.root is None:
             raise ConnectionError(f"{self.url} is not a CosNaming naming context")
+        try:   # a naming service that hangs (or is being stopped) must not hold us 10 s
+            import omniORB
+            omniORB.setClientCallTimeout(self.root, timeout_ms)
+        except Exception:
+            pass
 
     @staticmethod
     def _name(path: PathLike) -> list:
@@ -175,17 +186,51 @@ class NamingClient:
                  b.binding_type == CosNaming.ncontext) for b in items]
 
 
+def object_alive(obj: Any, timeout_ms: int = 1000) -> bool:
+    """True unless ``obj`` is certainly gone (its process refuses connections or no longer
+    has it). A hung object counts as alive. Runs in: any thread; waits at most about
+    timeout_ms (plus a connect timeout).
+
+    It calls LightweightRTObject.get_owned_contexts on a reference of its own: omniORB's
+    ``_non_existent`` ignores per-reference and per-thread timeouts (it waited the ORB's
+    10 s on a stopped process here), a real operation does not. An object that is not an
+    RTC answers BAD_OPERATION, which proves it alive just as well."""
+    if obj is None:
+        return False
+    from .idl import stub_module
+    RTC = stub_module("RTC")
+    try:
+        import omniORB
+        orb = init_orb({})
+        ref = orb.string_to_object(orb.object_to_string(obj))
+        omniORB.setClientCallTimeout(ref, timeout_ms)
+        ref._obj.invoke("get_owned_contexts", RTC.LightweightRTObject._d_get_owned_contexts,
+                        ())
+        return True
+    except (CORBA.TRANSIENT, CORBA.OBJECT_NOT_EXIST, CORBA.COMM_FAILURE):
+        return False
+    except CORBA.Exception:
+        return True
+
+
 class Reregistrar:
     """Re-binds ``bindings`` (path -> object) every ``interval`` seconds in a daemon thread
-    until stop(). Errors (naming service down) are logged and retried next round.
+    until stop(), in each naming client, where the name is missing (a restarted naming
+    service) or held by a dead object. A name that a live object of another process holds
+    is left to it, with one warning. Errors (naming service down) are logged once per
+    outage and retried next round.
 
     Runs in: its own thread."""
 
-    def __init__(self, client: NamingClient, bindings: dict[str, Any] | Iterable[tuple],
-                 interval: float = 10.0):
-        self.client = client
+    def __init__(self, client: NamingClient | list[NamingClient],
+                 bindings: dict[str, Any] | Iterable[tuple], interval: float = 10.0):
+        self.clients = list(client) if isinstance(client, (list, tuple)) else [client]
+        self.client = self.clients[0]
         self.bindings = dict(bindings)
         self.interval = interval
+        self.rebound = 0                      # bindings restored (for tests and reports)
+        self._yielded: set[tuple[str, str]] = set()
+        self._failing: set[str] = set()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rtcf-naming-update",
                                         daemon=True)
@@ -195,12 +240,64 @@ class Reregistrar:
         return self
 
     def _run(self) -> None:
-        while not self._stop.wait(self.interval):
+        """Rounds on absolute deadlines; while a naming service is failing, every
+        interval / 5 (a restarted one is seen soon, at the cost of one connect attempt)."""
+        next_t = time.monotonic() + self.interval
+        while not self._stop.wait(max(0.0, next_t - time.monotonic())):
+            if self.refresh():
+                next_t = max(next_t + self.interval, time.monotonic() + 0.05)
+            else:
+                next_t = time.monotonic() + self.interval / 5
+
+    def refresh(self) -> bool:
+        """One round (see the class doc); False when some binding could not be checked. A
+        call that fails on a connection the restarted naming service no longer has
+        (COMM_FAILURE / TRANSIENT) is tried once more at once."""
+        ok = True
+        for client in self.clients:
             for path, obj in list(self.bindings.items()):
-                try:
-                    self.client.bind(path, obj)
-                except (CORBA.Exception, ValueError) as exc:
-                    log.warning("naming update of %s failed: %s", path_to_str(path), exc)
+                key = (client.url, path_to_str(path))
+                for attempt in (1, 2):
+                    try:
+                        self._refresh_one(client, path, obj, key)
+                        break
+                    except (CORBA.COMM_FAILURE, CORBA.TRANSIENT) as exc:
+                        if attempt == 2:
+                            ok = False
+                            self._failed(client, key, exc)
+                    except (CORBA.Exception, ValueError) as exc:
+                        ok = False
+                        self._failed(client, key, exc)
+                        break
+        return ok
+
+    def _refresh_one(self, client: NamingClient, path: str, obj: Any,
+                     key: tuple[str, str]) -> None:
+        try:
+            held = client.resolve(path)
+        except LookupError:
+            held = None
+        if held is not None:
+            if held._is_equivalent(obj):
+                self._failing.discard(client.url)
+                return
+            if object_alive(held):
+                if key not in self._yielded:
+                    self._yielded.add(key)
+                    log.warning("naming update: %s in %s is held by a live object of "
+                                "another process; leaving it", key[1], client.url)
+                return
+        client.bind(path, obj)
+        self.rebound += 1
+        self._yielded.discard(key)
+        self._failing.discard(client.url)
+        log.info("naming update: bound %s again in %s", key[1], client.url)
+
+    def _failed(self, client: NamingClient, key: tuple[str, str], exc: Exception) -> None:
+        if client.url not in self._failing:
+            self._failing.add(client.url)
+            log.warning("naming update of %s in %s failed (retrying every %g s): %s",
+                        key[1], client.url, self.interval, exc)
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
@@ -267,6 +364,13 @@ class NamingServiceHandle:
     def corbaloc(self) -> str:
         return f"corbaloc::{self.host}:{self.port}/NameService"
 
+    def restart_command(self) -> list[str]:
+        """The command that restarts this omniNames from its data file, by hand, after it
+        stopped (the folder must still exist: a private one goes at stop())."""
+        if self.log_dir is None:
+            raise ValueError(f"{self!r}: not started by rtcf, no data folder known")
+        return omninames_command(self.host, self.port, self.log_dir)
+
     def stop(self, timeout: float = 5.0) -> None:
         proc, self.proc = self.proc, None
         if proc is None:
@@ -294,12 +398,41 @@ class NamingServiceHandle:
         return f"NamingServiceHandle({self.host}:{self.port}, started={self.started})"
 
 
+def _bind_host(host: str) -> str:
+    """The loopback address to serve on: the one asked for (127.0.0.2 stays 127.0.0.2),
+    127.0.0.1 for localhost or an empty host."""
+    return host if host.startswith("127.") else "127.0.0.1"
+
+
+def has_data_file(log_dir: str | os.PathLike) -> bool:
+    """True when omniNames has written its data file (omninames-<host>.dat) in log_dir."""
+    return bool(glob.glob(str(Path(log_dir) / "omninames-*.dat")))
+
+
+def omninames_command(host: str, port: int, log_dir: str | os.PathLike) -> list[str]:
+    """The omniNames command line serving host:port with its data in log_dir. ``-start``
+    only when there is no data file yet: omniNames refuses it once one exists, and restarts
+    from the file (with every binding it held) without it."""
+    cmd = _omninames_command()
+    if not has_data_file(log_dir):
+        cmd += ["-start", str(port)]
+    return cmd + ["-logdir", str(log_dir), "-ORBendPoint", f"giop:tcp:{host}:{port}"]
+
+
 def ensure_naming_service(host: str = "127.0.0.1", port: int = 2809, start: bool = True,
                           log_dir: str | os.PathLike | None = None,
                           timeout: float = 10.0) -> NamingServiceHandle:
-    """Use the naming service at host:port, or start omniNames there (loopback only)."""
-    if naming_service_alive(host, port):
+    """Use the naming service at host:port, or start omniNames there (loopback only: on the
+    loopback address asked for, e.g. 127.0.0.2). A ``log_dir`` holding a data file restarts
+    omniNames from it; without log_dir a private folder is used and removed at stop().
+
+    omniNames runs under nsguard.py, so it ends (and the private folder goes) when this
+    process dies by any means, kill -9 included."""
+    if not _is_loopback(host) and naming_service_alive(host, port):
         return NamingServiceHandle(host, port)
+    bind = _bind_host(host) if _is_loopback(host) else host
+    if _is_loopback(host) and naming_service_alive(bind, port):
+        return NamingServiceHandle(bind, port)
     if not start:
         raise ConnectionError(f"no naming service answers at {host}:{port}")
     if not _is_loopback(host):
@@ -308,22 +441,23 @@ def ensure_naming_service(host: str = "127.0.0.1", port: int = 2809, start: bool
     own = log_dir is None
     logdir = Path(tempfile.mkdtemp(prefix=f"rtcf-omninames-{port}-")) if own else Path(log_dir)
     logdir.mkdir(parents=True, exist_ok=True)
-    for stale in glob.glob(str(logdir / "omninames-*")):  # -start refuses an existing log
-        os.remove(stale)
-    cmd = _omninames_command() + ["-start", str(port), "-logdir", str(logdir),
-                                  "-ORBendPoint", f"giop:tcp:127.0.0.1:{port}"]
-    with open(logdir / "omniNames.out", "ab") as out:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-    handle = NamingServiceHandle("127.0.0.1", port, proc, logdir, own)
+    guard = [sys.executable, str(Path(__file__).with_name("nsguard.py")),
+             "--parent", str(os.getpid()), "--logdir", str(logdir),
+             *(["--remove"] if own else []), "--"]
+    cmd = omninames_command(bind, port, logdir)
+    proc = subprocess.Popen(guard + cmd, stdin=subprocess.DEVNULL, start_new_session=True)
+    handle = NamingServiceHandle(bind, port, proc, logdir, own)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            text = (logdir / "omniNames.out").read_text(errors="replace")[-2000:]
+            try:
+                text = (logdir / "omniNames.out").read_text(errors="replace")[-2000:]
+            except OSError:
+                text = ""
             handle.stop()
             raise RuntimeError(f"omniNames exited with {proc.returncode}: {text}")
-        if naming_service_alive("127.0.0.1", port):
+        if naming_service_alive(bind, port):
             return handle
         time.sleep(0.05)
     handle.stop()
-    raise TimeoutError(f"omniNames did not answer on 127.0.0.1:{port} within {timeout} s")
+    raise TimeoutError(f"omniNames did not answer on {bind}:{port} within {timeout} s")

@@ -9,6 +9,7 @@ A subclass implements ``_negotiate(cp)`` (publish, ask the next port, subscribe;
 from __future__ import annotations
 
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from omniORB import CORBA
@@ -20,6 +21,7 @@ from .idl import stub_module
 if TYPE_CHECKING:
     from .runtime import CorbaRuntime
 
+DISCONNECT_TIMEOUT_MS = 2000
 RTC = stub_module("RTC")
 RTC__POA = stub_module("RTC__POA")
 log = get_logger("corba.port")
@@ -31,7 +33,10 @@ class PortServiceBase(RTC__POA.PortService):
         self.full_name = full_name
         self.ref: Any = None
         self.profiles: dict[str, Any] = {}      # connector id -> RTC.ConnectorProfile
+        self.stored_at: dict[str, float] = {}   # connector id -> time.monotonic() stored
         self.lock = threading.RLock()
+        self._probe_refs: dict[str, Any] = {}   # IOR -> reference with a short timeout
+        self._quick_refs: dict[str, Any] = {}   # IOR -> reference for notify_disconnect
 
     # -- to implement ----------------------------------------------------------------------
     def profile(self) -> Any:
@@ -48,11 +53,49 @@ class PortServiceBase(RTC__POA.PortService):
 
     # -- profiles --------------------------------------------------------------------------
     def get_port_profile(self) -> Any:
+        self._check_soon()
         return self.profile()
 
     def get_connector_profiles(self) -> list:
+        self._check_soon()
         with self.lock:
             return list(self.profiles.values())
+
+    def _check_soon(self) -> None:
+        """A tool reads our connectors: have the liveness thread check their peers now
+        (OpenRTM drops dead connectors when the profile is read); never blocks."""
+        watchdog = getattr(self.rt, "liveness", None)
+        if watchdog is not None and self.profiles:
+            watchdog.check_soon()
+
+    # -- liveness (rtcf/corba/liveness.py) ---------------------------------------------------
+    def stored_connectors(self) -> list[tuple[str, Any, float]]:
+        """(id, profile, age [s]) of every stored connection. Runs in: the liveness thread."""
+        now = time.monotonic()
+        with self.lock:
+            return [(cid, cp, now - self.stored_at.get(cid, now))
+                    for cid, cp in self.profiles.items()]
+
+    def probe_ref(self, port: Any) -> Any:
+        """``port`` as a reference whose calls time out quickly (cached per IOR)."""
+        from .liveness import PROBE_TIMEOUT_MS, with_timeout
+        ior = self.rt.orb.object_to_string(port)
+        ref = self._probe_refs.get(ior)
+        if ref is None:
+            if len(self._probe_refs) > 256:
+                self._probe_refs.clear()
+            ref = self._probe_refs[ior] = with_timeout(self.rt.orb, port, PROBE_TIMEOUT_MS)
+        return ref
+
+    def forget_connector(self, cid: str) -> Any:
+        """Remove our side of a connection without calling anyone; the profile, or None
+        when it was not (or no longer) stored."""
+        with self.lock:
+            cp = self.profiles.pop(cid, None)
+            self.stored_at.pop(cid, None)
+        if cp is not None:
+            self._release(cid)
+        return cp
 
     def get_connector_profile(self, cid: str) -> Any:
         with self.lock:
@@ -70,9 +113,27 @@ class PortServiceBase(RTC__POA.PortService):
         return -1
 
     def _call(self, port: Any, op: str, arg: Any) -> Any:
-        """Call a PortService operation, directly when the port lives in this process."""
+        """Call a PortService operation, directly when the port lives in this process.
+        notify_disconnect to a remote port waits at most DISCONNECT_TIMEOUT_MS: a hung peer
+        must not hold up a disconnect or a shutdown for the ORB's 10 s (the peer's own
+        liveness check removes its half once it runs again)."""
         local = self.rt.local_servant(port)
-        return getattr(local if local is not None else port, op)(arg)
+        if local is not None:
+            return getattr(local, op)(arg)
+        if op == "notify_disconnect":
+            port = self._quick_ref(port)
+        return getattr(port, op)(arg)
+
+    def _quick_ref(self, port: Any) -> Any:
+        from .liveness import with_timeout
+        ior = self.rt.orb.object_to_string(port)
+        ref = self._quick_refs.get(ior)
+        if ref is None:
+            if len(self._quick_refs) > 256:
+                self._quick_refs.clear()
+            ref = self._quick_refs[ior] = with_timeout(self.rt.orb, port,
+                                                       DISCONNECT_TIMEOUT_MS)
+        return ref
 
     # -- connect ---------------------------------------------------------------------------
     def connect(self, cp: Any) -> tuple[Any, Any]:
@@ -113,6 +174,7 @@ class PortServiceBase(RTC__POA.PortService):
     def _store(self, cp: Any) -> None:
         with self.lock:
             self.profiles[cp.connector_id] = cp
+            self.stored_at[cp.connector_id] = time.monotonic()
 
     # -- disconnect ------------------------------------------------------------------------
     def disconnect(self, cid: str) -> Any:
@@ -128,6 +190,7 @@ class PortServiceBase(RTC__POA.PortService):
     def notify_disconnect(self, cid: str) -> Any:
         with self.lock:
             cp = self.profiles.pop(cid, None)
+            self.stored_at.pop(cid, None)
         if cp is None:
             return RTC.BAD_PARAMETER
         idx = self._index(cp)

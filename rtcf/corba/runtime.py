@@ -1,9 +1,14 @@
 """The CORBA side of a manager: ORB, naming, servants for components, ports and ECs.
 
 ``CorbaRuntime(manager)`` initialises the ORB from rtc.conf, finds the naming services of
-``corba.nameservers`` (starting omniNames on loopback when the default one does not answer),
-and from then on the manager registers every component and EC here. Components are bound
-under ``naming.formats`` and unbound on exit.
+``corba.nameservers`` (starting omniNames on that loopback address when none answers; with
+``connect_naming=False`` only when the first name is bound), and from then on the manager
+registers every component and EC here. Components are bound under ``naming.formats``
+(between hold_bindings() and release_bindings() a system being built binds nothing), kept
+bound by a re-registration loop (naming.update.*), and at exit only the names this process
+bound and still holds are unbound. Its liveness thread (liveness.py) removes connections
+whose peers died or stay silent (rtcf.connector.check_interval, rtcf.connector.
+suspect_timeout); ``connection_note()`` summarises them for the status line.
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from ..ports import InPort, OutPort
 from .dataport import DataPortServant
 from .ecservice import ECServant
 from .idl import ensure_stubs, stub_module
-from .naming import NamingClient, Reregistrar, ensure_naming_service, format_names
+from .liveness import DEFAULT_CHECK_INTERVAL, DEFAULT_SUSPECT_TIMEOUT, Liveness
+from .naming import (NamingClient, Reregistrar, ensure_naming_service, format_names,
+                     object_alive)
 from .nv import to_nvlist
 from .orb import init_orb, root_poa, shutdown_orb
 from .rtobject import RTObjectServant
@@ -38,7 +45,8 @@ def _is_loopback_name(host: str) -> bool:
 
 
 class CorbaRuntime:
-    def __init__(self, manager: "Manager | None" = None, conf: dict[str, str] | None = None):
+    def __init__(self, manager: "Manager | None" = None, conf: dict[str, str] | None = None,
+                 connect_naming: bool = True):
         ensure_stubs()
         self.manager = manager
         self.conf = dict(conf if conf is not None else
@@ -52,12 +60,28 @@ class CorbaRuntime:
         self.naming_handles: list[Any] = []
         self.bindings: dict[str, list] = {}                # instance -> naming paths
         self._rereg: Reregistrar | None = None
+        self._held: list | None = None                     # (comp, ref) not bound yet
+        self._bound: dict[tuple[str, str], Any] = {}       # (naming url, path) -> our ref
+        self._displaced: dict[tuple[str, str], Any] = {}   # ... -> the live ref it replaced
+        self._naming_done = False
+        self._own_naming: set[str] = set()                 # urls of omniNames we started
+        self._reaper: Any = None                           # reaper.py (see _reap)
         self._lock = threading.RLock()
-        if rtcconf.get_bool(self.conf, "naming.enable", True):
-            self._connect_naming()
+        self.liveness: Liveness | None = Liveness(
+            self,
+            rtcconf.get_float(self.conf, "rtcf.connector.check_interval",
+                              DEFAULT_CHECK_INTERVAL, gt=0),
+            rtcconf.get_float(self.conf, "rtcf.connector.suspect_timeout",
+                              DEFAULT_SUSPECT_TIMEOUT, gt=0))
+        if connect_naming:
+            self.ensure_naming()
 
     # -- naming --------------------------------------------------------------------------
-    def _connect_naming(self) -> None:
+    def ensure_naming(self) -> None:
+        """Find (or start) the naming services of corba.nameservers, once."""
+        if self._naming_done or not rtcconf.get_bool(self.conf, "naming.enable", True):
+            return
+        self._naming_done = True
         for item in rtcconf.get_list(self.conf, "corba.nameservers"):
             host, _, port = item.partition(":")
             port_n = int(port or 2809)
@@ -68,17 +92,41 @@ class CorbaRuntime:
                 log.warning("naming service %s unavailable: %s", item, e)
                 continue
             if handle.started:
-                log.info("started omniNames on %s:%d (log in %s)", handle.host, port_n,
-                         handle.log_dir)
+                log.info("started omniNames on %s:%d (data in %s; it stops with this "
+                         "process; to restart it by hand meanwhile: %s)", handle.host, port_n,
+                         handle.log_dir, " ".join(handle.restart_command()))
                 self.naming_handles.append(handle)
             try:
-                self.naming.append(NamingClient(self.orb, f"{handle.host}:{port_n}"))
+                client = NamingClient(self.orb, f"{handle.host}:{port_n}")
+                self.naming.append(client)
+                if handle.started:
+                    self._own_naming.add(client.url)
             except Exception as e:
                 log.warning("naming service %s unusable: %s", item, e)
-        if rtcconf.get_bool(self.conf, "naming.update.enable", False) and self.naming:
+        if self._update_enabled() and self.naming:
             interval = rtcconf.get_float(self.conf, "naming.update.interval", 10.0, gt=0)
-            self._rereg = Reregistrar(self.naming[0], {}, interval)
+            self._rereg = Reregistrar(self.naming, {}, interval)
             self._rereg.start()
+
+    def _update_enabled(self) -> bool:
+        """naming.update.enable (YES by default, as OpenRTM-aist: re-register every
+        naming.update.interval = 10 s)."""
+        return rtcconf.get_bool(self.conf, "naming.update.enable", True)
+
+    def hold_bindings(self) -> None:
+        """Register components from now on without binding their names (a system being
+        built: nothing binds before every check passed)."""
+        self._held = []
+
+    def release_bindings(self) -> None:
+        """Bind the names held since hold_bindings()."""
+        held, self._held = self._held, None
+        for comp, ref in held or []:
+            if self.rtobjects.get(comp.instance_name) is not None:
+                self._bind(comp, ref)
+
+    def discard_held_bindings(self) -> None:
+        self._held = None
 
     def names_of(self, comp: Component) -> list[str]:
         fmt = self.conf.get("naming.formats", "%h.host_cxt/%n.rtc")
@@ -136,30 +184,130 @@ class CorbaRuntime:
         return servant.ref
 
     def _bind(self, comp: Component, ref: Any) -> None:
+        if self._held is not None:
+            self._held.append((comp, ref))
+            return
+        self.ensure_naming()
         paths = self.names_of(comp)
         self.bindings[comp.instance_name] = paths
         for client in self.naming:
             for path in paths:
                 try:
-                    client.bind(path, ref)
+                    self._bind_one(client, path, ref, comp)
                 except Exception as e:
                     log.warning("binding %s in %s failed: %s", path, client.url, e)
         if self._rereg is not None:
             for path in paths:
                 self._rereg.bindings[path] = ref
 
+    def _bind_one(self, client: NamingClient, path: str, ref: Any, comp: Component) -> None:
+        """Bind path to ref; warn, naming both, when a live object of another process held
+        it (its ref is kept and restored when we unbind, if it still lives then)."""
+        try:
+            held = client.resolve(path)
+        except (LookupError, ValueError):
+            held = None
+        except Exception:
+            held = None
+        if held is not None and not held._is_equivalent(ref) and object_alive(held):
+            other = "an object"
+            try:
+                from .idl import stub_module as _sm
+                prof = held._narrow(_sm("RTC").RTObject).get_component_profile()
+                other = f"component {prof.instance_name} (type {prof.type_name})"
+            except Exception:
+                pass
+            log.warning("%s: the name %s in %s was held by %s of another live process; "
+                        "it now names %s (type %s) of this process (pid %d); the other one "
+                        "gets it back when this process ends", comp.instance_name, path,
+                        client.url, other, comp.instance_name, comp.type_name, os.getpid())
+            self._displaced[(client.url, path)] = held
+        client.bind(path, ref)
+        self._bound[(client.url, path)] = ref
+        if client.url not in self._own_naming:
+            before = self._displaced.get((client.url, path))
+            self._reap({"bind": [client.url, path, self.orb.object_to_string(ref),
+                                 self.orb.object_to_string(before) if before else ""]})
+
+    def _stop_reaper(self) -> None:
+        """We unbound in order: the reaper ends without touching anything."""
+        with self._lock:
+            reaper, self._reaper = self._reaper, None
+        if not reaper:
+            return
+        try:
+            reaper.stdin.write('{"quit": true}\n')
+            reaper.stdin.close()
+        except (OSError, ValueError):
+            pass
+        try:
+            reaper.wait(3.0)
+        except Exception:
+            reaper.kill()
+
+    def _reap(self, msg: dict) -> None:
+        """Tell reaper.py (started on first use, in its own session) what we bound in a
+        naming service we did not start: if this process dies without unbinding (kill -9),
+        the reaper does it. Runs in: any thread."""
+        import json
+        import subprocess
+        import sys
+        from pathlib import Path
+        with self._lock:
+            if self._reaper is None:
+                if "bind" not in msg:
+                    return
+                try:
+                    self._reaper = subprocess.Popen(
+                        [sys.executable, str(Path(__file__).with_name("reaper.py"))],
+                        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL, start_new_session=True, text=True)
+                except OSError as e:
+                    log.warning("cannot start the naming reaper: %s", e)
+                    self._reaper = False
+                    return
+            if not self._reaper:
+                return
+            try:
+                self._reaper.stdin.write(json.dumps(msg) + "\n")
+                self._reaper.stdin.flush()
+            except (OSError, ValueError):
+                pass
+
+    def _unbind_paths(self, paths: list) -> None:
+        """Unbind only what this process bound and still holds; give a displaced live
+        holder its name back."""
+        for path in paths:
+            if self._rereg is not None:
+                self._rereg.bindings.pop(path, None)
+            for client in self.naming:
+                key = (client.url, path)
+                ours = self._bound.pop(key, None)
+                before = self._displaced.pop(key, None)
+                if ours is None:
+                    continue
+                self._reap({"unbind": [client.url, path]})
+                try:
+                    try:
+                        held = client.resolve(path)
+                    except LookupError:
+                        continue
+                    if not held._is_equivalent(ours):
+                        continue                 # someone else holds it now: theirs
+                    if before is not None and object_alive(before):
+                        client.bind(path, before)
+                    else:
+                        client.unbind(path)
+                except Exception:
+                    pass
+
     def unregister_component(self, comp: Component) -> None:
         with self._lock:
             servant = self.rtobjects.pop(comp.instance_name, None)
             ports = self.ports.pop(id(comp), [])
-        for path in self.bindings.pop(comp.instance_name, []):
-            if self._rereg is not None:
-                self._rereg.bindings.pop(path, None)
-            for client in self.naming:
-                try:
-                    client.unbind(path)
-                except Exception:
-                    pass
+        if self._held:
+            self._held = [(c, r) for c, r in self._held if c is not comp]
+        self._unbind_paths(self.bindings.pop(comp.instance_name, []))
         for ps in ports:
             try:
                 ps.close()
@@ -190,6 +338,24 @@ class CorbaRuntime:
 
     def port_servants(self, comp: Component) -> list:
         return list(self.ports.get(id(comp), []))
+
+    def all_port_servants(self) -> list:
+        with self._lock:
+            return [ps for servants in self.ports.values() for ps in servants]
+
+    def connection_note(self) -> str:
+        """For the status line: lost and suspect connections ("" when there are none)."""
+        lv = self.liveness
+        if lv is None:
+            return ""
+        parts = []
+        suspects = lv.suspects()
+        if suspects:
+            parts.append(f"{len(suspects)} connection(s) not answering: " +
+                         ", ".join(sorted({g.port_servant.full_name for g in suspects})))
+        if lv.events:
+            parts.append(f"{lv.lost} connection(s) lost, last: {lv.events[-1]}")
+        return "; ".join(parts)
 
     def port_servant(self, port: Any) -> Any:
         for ps in self.ports.get(id(port.owner), []):  # data and service ports
@@ -250,15 +416,14 @@ class CorbaRuntime:
                          daemon=True).start()
 
     def shutdown(self) -> None:
+        if self.liveness is not None:
+            self.liveness.stop()
+            self.liveness = None
         if self._rereg is not None:
             self._rereg.stop()
         for name in list(self.bindings):
-            for path in self.bindings.pop(name, []):
-                for client in self.naming:
-                    try:
-                        client.unbind(path)
-                    except Exception:
-                        pass
+            self._unbind_paths(self.bindings.pop(name, []))
+        self._stop_reaper()
         shutdown_orb(wait=False)
         for handle in self.naming_handles:
             handle.stop()

@@ -216,3 +216,19 @@ def test_main_refuses_an_empty_composition(tmp_path, monkeypatch, capsys):
     assert main(["e.yaml", "--no-corba", "--duration", "0"]) == 2
     assert "e.yaml: components: no components declared: nothing to run" in \
         capsys.readouterr().err
+
+
+def test_status_line_shows_lost_and_suspect_connections():
+    """The CORBA runtime's connection note (issue 11, defect 11) ends the status line."""
+    from types import SimpleNamespace
+    m = manager()
+    m.build(compose(BASE))
+    assert "|" not in m.status_line()
+    m.corba = SimpleNamespace(connection_note=lambda: "1 connection(s) lost, last: a.out: "
+                              "connection x lost (peer did not answer for 5 s)")
+    try:
+        assert m.status_line().endswith("| 1 connection(s) lost, last: a.out: connection x "
+                                        "lost (peer did not answer for 5 s)")
+    finally:
+        m.corba = None
+        m.shutdown()

@@ -358,7 +358,8 @@ class Launcher:
         self.procs: list[ManagerProcess] = []
 
     def __call__(self, composition: str | os.PathLike, name: str | Iterable[str],
-                 *overrides: str, duration: float | None = None) -> ManagerProcess:
+                 *overrides: str, duration: float | None = None,
+                 quiet: bool = True) -> ManagerProcess:
         names = [name] if isinstance(name, str) else list(name)
         if isinstance(composition, str) and "\n" in composition:
             yaml_path = self.dir / f"{names[0]}_{len(self.procs)}.yaml"
@@ -367,7 +368,8 @@ class Launcher:
             yaml_path = Path(composition).resolve()
         log_path = self.dir / f"{yaml_path.stem}_{len(self.procs)}.log"
         load_path = f"{ROOT / 'components'},{TESTCOMPS}"
-        cmd = [sys.executable, "-m", "rtcf.manager", str(yaml_path), "--quiet",
+        cmd = [sys.executable, "-m", "rtcf.manager", str(yaml_path),
+               *(["--quiet"] if quiet else []),
                "-o", f"corba.nameservers:localhost:{self.ns.port}",
                "-o", "logger.log_level:INFO",
                "-o", f"manager.modules.load_path:{load_path}"]
@@ -488,4 +490,5 @@ def it() -> Any:
         orb=orb, stubs=stubs, naming_client=naming_client, resolve_rtc=resolve_rtc,
         component_ec=component_ec, component_state=component_state, wait_state=wait_state,
         port_ref=port_ref, connector_profiles=connector_profiles, props_of=props_of,
-        make_profile=make_profile, connect_ports=connect_ports)
+        make_profile=make_profile, connect_ports=connect_ports,
+        probe_runtime=lambda: _probe_registry().rt)

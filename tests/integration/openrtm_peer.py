@@ -7,7 +7,8 @@ ids must not be loaded in one process.
 Two RTC::PortService servants (``peer.out`` and ``peer.in``, both TimedDoubleSeq, push,
 corba_cdr) follow OpenRTM's connection algorithm:
 
-* connect(): an OutPort adds ``dataport.serializer.cdr.endian=little,big`` when absent; a
+* connect(): an OutPort or InPort adds ``dataport.serializer.cdr.endian=little,big`` when
+  absent (OpenRTM's OutPortBase::connect and InPortBase::connect); a
   UUID is assigned when connector_id is empty; then ``ports[0].notify_connect(profile)``.
 * notify_connect(): (i) publish (the InPort adds ``dataport.corba_cdr.inport_ior`` as a
   string and ``dataport.corba_cdr.inport_ref`` as an object Any, plus its own
@@ -16,6 +17,11 @@ corba_cdr) follow OpenRTM's connection algorithm:
   inport_ior, else inport_ref, narrowed to OpenRTM::InPortCdr), store the profile.
 * disconnect(id): ``ports[0].notify_disconnect(id)``; notify_disconnect releases this side
   and calls notify_disconnect on the next port.
+
+Pull (``dataport.dataflow_type=pull``): the OutPort publishes ``dataport.corba_cdr.
+outport_ior``/``outport_ref`` (an OpenRTM::OutPortCdr per connector); writes queue there and
+get() hands out the oldest, or raises CORBA.BAD_PARAM when nothing is queued, as an
+OpenRTM-aist-Python OutPort does when its buffer is empty.
 
 Payloads: the OutPort marshals with ``omniORB.cdrMarshal(tc, value, little)`` where tc is
 ``omniORB.any.to_any(value).typecode()``; the InPortCdr servant (one per connector) unmarshals
@@ -28,10 +34,13 @@ Protocol: at startup one JSON line on stdout
 JSON command per stdin line, one JSON reply line each:
   {"cmd": "write", "values": [...], "sec": s, "nsec": n} -> {"ok": true, "status": [names]}
   {"cmd": "received"}  -> {"ok": true, "samples": [[sec, nsec, [values]], ...]}
-  {"cmd": "raw"}       -> {"ok": true, "raw": [[cid, little, hex], ...], "errors": [...]}
+  {"cmd": "raw"}       -> {"ok": true, "raw": [[cid, little, hex], ...], "errors": [...],
+                          "empty_gets": n (pull get() calls refused: buffer empty)}
   {"cmd": "clear"}     -> forget received samples, raw payloads and errors
   {"cmd": "profiles"}  -> {"ok": true, "out": [cp...], "in": [cp...]}, cp = {"name",
                           "connector_id", "ports": [IOR...], "properties": {k: str}}
+  {"cmd": "forget"}    -> both ports drop every connection without telling anyone (a peer
+                          that lost its state, e.g. restarted in place)
   {"cmd": "quit"}      -> {"ok": true}, then the process exits
 """
 
@@ -54,6 +63,7 @@ DATA_TYPE = "IDL:RTC/TimedDoubleSeq:1.0"
 P = "dataport."
 ENDIAN = P + "serializer.cdr.endian"
 IOR_IN, REF_IN = P + "corba_cdr.inport_ior", P + "corba_cdr.inport_ref"
+IOR_OUT, REF_OUT = P + "corba_cdr.outport_ior", P + "corba_cdr.outport_ref"
 
 
 def nv(name, value):
@@ -102,6 +112,7 @@ class Peer:
         self.received = []   # [sec, nsec, [values]]
         self.raw = []        # [cid, little, hex]
         self.errors = []     # strings
+        self.empty_gets = 0  # pull: get() calls refused with BAD_PARAM (empty buffer)
         self.out = OutPortService(self, "peer.out")
         self.inp = InPortService(self, "peer.in")
 
@@ -132,7 +143,8 @@ class PortServiceBase(RTC__POA.PortService):
         return [nv("port.port_type", self.port_type),
                 nv(P + "data_type", DATA_TYPE),
                 nv(P + "subscription_type", self.subscription_types),
-                nv(P + "dataflow_type", "push"),
+                nv(P + "dataflow_type", "push,pull" if self.port_type == "DataOutPort"
+                   else "push"),
                 nv(P + "interface_type", "corba_cdr")]
 
     def get_port_profile(self):
@@ -252,6 +264,25 @@ class PortServiceBase(RTC__POA.PortService):
         pass
 
 
+class OutPortCdrServant(OpenRTM__POA.OutPortCdr):
+    """Pull: get() hands out the oldest buffered payload; an empty buffer raises
+    CORBA.BAD_PARAM, which is what a reader of an OpenRTM-aist-Python OutPort sees."""
+
+    def __init__(self, peer, little):
+        self.peer = peer
+        self.little = little
+        self.queue = []      # [value]
+
+    def get(self):
+        with self.peer.lock:
+            if not self.queue:
+                self.peer.empty_gets += 1
+                raise CORBA.BAD_PARAM(0, CORBA.COMPLETED_NO)
+            value = self.queue.pop(0)
+        tc = oany.to_any(value).typecode()
+        return OpenRTM.PORT_OK, omniORB.cdrMarshal(tc, value, self.little)
+
+
 class OutPortService(PortServiceBase):
     port_type = "DataOutPort"
     subscription_types = "flush,new,periodic"
@@ -259,14 +290,34 @@ class OutPortService(PortServiceBase):
     def __init__(self, peer, name):
         super().__init__(peer, name)
         self.consumers = {}   # cid -> (InPortCdr ref, little)
+        self.providers = {}   # cid -> OutPortCdrServant (pull)
 
     def _before_connect(self, cp):
         nv_add_if_absent(cp.properties, ENDIAN, "little,big")
 
     def _publish(self, cp):
         nv_replace(cp.properties, P + "outport.data_type", DATA_TYPE)
+        if nv_find(cp.properties, P + "dataflow_type") == "pull":
+            servant = OutPortCdrServant(self.peer, little_of(cp.properties))
+            ref = self.peer.activate(servant)
+            with self.lock:
+                self.providers[cp.connector_id] = servant
+            nv_replace(cp.properties, IOR_OUT, self.peer.orb.object_to_string(ref))
+            nv_replace(cp.properties, REF_OUT, ref)
+
+    def _unpublish(self, cid):
+        with self.lock:
+            servant = self.providers.pop(cid, None)
+        if servant is not None:
+            self.peer.deactivate(servant)
 
     def _subscribe(self, cp):
+        if nv_find(cp.properties, P + "dataflow_type") == "pull":
+            with self.lock:
+                servant = self.providers.get(cp.connector_id)
+            if servant is not None:
+                servant.little = little_of(cp.properties)
+            return
         obj = None
         ior = nv_find(cp.properties, IOR_IN)
         if isinstance(ior, str) and ior:
@@ -290,6 +341,10 @@ class OutPortService(PortServiceBase):
         tc = oany.to_any(value).typecode()          # recomputed per write, as OpenRTM does
         with self.lock:
             consumers = list(self.consumers.values())
+            providers = list(self.providers.values())
+        with self.peer.lock:
+            for servant in providers:
+                servant.queue.append(value)
         status = []
         for ref, little in consumers:
             data = omniORB.cdrMarshal(tc, value, little)
@@ -331,6 +386,9 @@ class InPortService(PortServiceBase):
     def __init__(self, peer, name):
         super().__init__(peer, name)
         self.servants = {}   # cid -> InPortCdrServant
+
+    def _before_connect(self, cp):
+        nv_add_if_absent(cp.properties, ENDIAN, "little,big")
 
     def _publish(self, cp):
         cid = cp.connector_id
@@ -381,17 +439,28 @@ def handle(peer, msg):
             return {"ok": True, "samples": list(peer.received)}
     if cmd == "raw":
         with peer.lock:
-            return {"ok": True, "raw": list(peer.raw), "errors": list(peer.errors)}
+            return {"ok": True, "raw": list(peer.raw), "errors": list(peer.errors),
+                    "empty_gets": peer.empty_gets}
     if cmd == "clear":
         with peer.lock:
             peer.received.clear()
             peer.raw.clear()
             peer.errors.clear()
+            peer.empty_gets = 0
         return {"ok": True}
     if cmd == "profiles":
         return {"ok": True,
                 "out": [profile_json(peer, cp) for cp in peer.out.get_connector_profiles()],
                 "in": [profile_json(peer, cp) for cp in peer.inp.get_connector_profiles()]}
+    if cmd == "forget":     # drop every connection of both ports, telling nobody
+        for port in (peer.out, peer.inp):
+            with port.lock:
+                ids = list(port.profiles)
+                port.profiles.clear()
+            for cid in ids:
+                port._unsubscribe(cid)
+                port._unpublish(cid)
+        return {"ok": True}
     if cmd == "quit":
         return {"ok": True}
     return {"ok": False, "error": f"unknown command {cmd!r}"}

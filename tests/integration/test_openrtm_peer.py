@@ -260,8 +260,8 @@ def test_connect_from_the_other_side_new(peer, ports, it, order):
         rp = rtcf_props(it, rtcf_profile(it, rport, cid))
         pp = peer_profile(peer, side, cid)["properties"]
         assert rp["dataport.subscription_type"] == pp["dataport.subscription_type"] == "new"
-        # endian: only an OutPort's connect() adds the default; both ends agree either way
-        assert rp.get(ENDIAN) == pp.get(ENDIAN)
+        # endian: connect() on an InPort adds the default too (OpenRTM's InPortBase::connect)
+        assert rp.get(ENDIAN) == pp.get(ENDIAN) == "little,big", (rp, pp)
 
 
 # -- 3. the stored profiles --------------------------------------------------------------------
@@ -396,3 +396,67 @@ def test_connector_id_chosen_by_the_tool_is_kept(peer, ports, it):
     assert [cp["connector_id"] for cp in profiles["out"]] == ["tool-id-1"]
     assert [cp["connector_id"] for cp in profiles["in"]] == ["tool-id-2"]
     push_and_check(peer, it, SAMPLES[:1])
+
+
+# -- 7. pull from the peer, and a peer that dies (issue 11, defects 2 and 3) --------------------
+
+def test_pull_from_an_empty_peer_outport_is_no_data_not_an_error(peer, ports, it, system):
+    """The peer's get() raises CORBA.BAD_PARAM while its buffer is empty (as OpenRTM-aist's
+    does): the Gain, pulling every cycle, stays Active and gets each sample once written."""
+    RTC = it.stubs("RTC")
+    c1 = ports.connect(ports.peer_out, [ports.peer_out, ports.gain_in], dataflow_type="pull")
+    ports.connect(ports.gain_out, [ports.gain_out, ports.peer_in], subscription_type="flush")
+    it.wait_until(lambda: peer.cmd("raw")["empty_gets"] >= 20, 5.0,
+                  what="the Gain to pull from the empty peer buffer")
+    assert it.component_state(system.ref(INST)) == "ACTIVE"
+    for values, sec, nsec in SAMPLES:
+        assert peer.write(values, sec, nsec) == []          # queued for pull, no push
+        want = [sec, nsec, [v * GAIN for v in values]]
+        it.wait_until(lambda: want in peer.received(), 5.0, what=f"{values} pulled back")
+    raw = peer.cmd("raw")
+    assert not raw["errors"], raw["errors"]
+    assert peer.received() == [[s, n, [v * GAIN for v in vals]] for vals, s, n in SAMPLES]
+    assert it.component_state(system.ref(INST)) == "ACTIVE"
+    assert [cp.connector_id for cp in it.connector_profiles(ports.gain_in)] == [c1]
+    assert ports.gain_in.disconnect(c1) == RTC.RTC_OK
+
+
+@pytest.mark.parametrize("flow", ["push", "pull"])
+def test_killed_writer_connector_leaves_our_inport_profile(system, it, tmp_path, flow):
+    """kill -9 of the writer's process: the connector disappears from our InPort's profile
+    within a few seconds (OpenRTM drops dead connectors likewise) and the Gain runs on."""
+    import time
+    doomed = PeerProcess(tmp_path)
+    try:
+        RTC = it.stubs("RTC")
+        pout = it.orb().string_to_object(doomed.out_ior)._narrow(RTC.PortService)
+        gain_in = system.port(INST, "in")
+        code, cp = pout.connect(it.make_profile([pout, gain_in],
+                                                {"dataport.dataflow_type": flow}))
+        assert code == RTC.RTC_OK
+        assert cp.connector_id in [c.connector_id for c in it.connector_profiles(gain_in)]
+        time.sleep(0.3)
+        os.killpg(doomed.proc.pid, signal.SIGKILL)
+        doomed.proc.wait(5.0)
+        t0 = time.monotonic()
+        it.wait_until(lambda: not it.connector_profiles(gain_in), 5.0,
+                      what="the dead writer's connector to leave gain.in's profile")
+        print(f"{flow}: the dead writer's connector left after {time.monotonic() - t0:.2f} s")
+        assert it.component_state(system.ref(INST)) == "ACTIVE"
+    finally:
+        doomed.close()
+
+
+def test_connection_the_peer_forgot_leaves_our_profile(peer, ports, it, system):
+    """The peer drops its half without notify_disconnect (lost state): our port finds out on
+    its periodic check (the peer's get_connector_profile no longer knows the id) and drops
+    its half too: no connection that only one side believes in."""
+    c1 = ports.connect(ports.peer_out, [ports.peer_out, ports.gain_in])
+    c2 = ports.connect(ports.gain_out, [ports.gain_out, ports.peer_in])
+    push_and_check(peer, it, SAMPLES[:1])
+    peer.cmd("forget")
+    it.wait_until(lambda: not it.connector_profiles(ports.gain_in)
+                  and not it.connector_profiles(ports.gain_out), 6.0,
+                  what="our ports to drop the connections the peer forgot")
+    assert c1 != c2
+    assert it.component_state(system.ref(INST)) == "ACTIVE"

@@ -22,3 +22,12 @@ class Faulty(Component):
         self.executions += 1
         if self.fail:
             raise RuntimeError("Faulty: fail is YES")
+
+
+class InitFails(Component):
+    """Raises in on_initialize (a launch that fails after other components were created)."""
+
+    category = "test"
+
+    def on_initialize(self) -> None:
+        raise RuntimeError("InitFails: on_initialize raises on purpose")

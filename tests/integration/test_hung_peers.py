@@ -1,0 +1,235 @@
+"""A reader process stopped with SIGSTOP, then continued (issue 11, defect 11).
+
+The writer is a real PeriodicEC at 200 Hz in the test process (registered with the probes'
+CorbaRuntime), flush-connected to a Gain in another process, whose output comes back to a
+probe. While the reader is stopped, the writer may lose one connector call timeout (1 s)
+once, never several in a row; afterwards both ends agree: either the connection resumed
+(short stop) or it is gone on both ends and reported (a stop longer than
+rtcf.connector.suspect_timeout).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+from rtcf import Component, TimedDoubleSeq
+from rtcf.corba.dataport import CALL_TIMEOUT_MS
+from rtcf.execution import PeriodicEC
+from rtcf.ports import PortEvent
+
+TIMEOUT = CALL_TIMEOUT_MS / 1000.0
+
+
+class Writer(Component):
+    """Writes a counter every cycle and records when each cycle ran (test process)."""
+
+    category = "test"
+
+    def on_initialize(self) -> None:
+        self.out = self.add_out_port("out", TimedDoubleSeq)
+        self.out.value.data = np.zeros(1)
+        self.times: list[float] = []
+
+    def on_execute(self, ec) -> None:
+        """Runs in: EC thread."""
+        self.times.append(time.monotonic())
+        self.out.value.data[0] += 1.0
+        self.out.write()
+
+
+def _reader(tag: str) -> str:
+    return f"""
+name: hung_{tag}
+components:
+  - {{type: Gain, module: examples, name: hung_{tag}}}
+execution_contexts:
+  - {{name: main, kind: periodic, rate: 200, members: [hung_{tag}]}}
+activate: [hung_{tag}]
+"""
+
+
+@pytest.fixture
+def writer(it):
+    rt = it.probe_runtime()
+    comp = Writer(f"hwriter{os.getpid()}_{time.monotonic_ns() % 10**6}")
+    comp.initialize()
+    rt.register_component(comp)
+    ec = PeriodicEC(200.0, name="hung_writer", spin=0.0)
+    ec.add_component(comp)
+    ec.start()
+    ec.activate_component(comp)
+    lv = getattr(rt, "liveness", None)
+    saved = lv.suspect_timeout if lv is not None else None
+    yield comp, rt
+    if lv is not None:
+        lv.suspect_timeout = saved
+    ec.stop()
+    rt.unregister_component(comp)
+
+
+def _gaps_after(times: list[float], t0: float) -> tuple[float, float]:
+    """(largest cycle gap, total of the gaps longer than 0.1 s) since t0 [s]."""
+    ts = np.array([t for t in times if t >= t0 - 0.1])
+    if len(ts) < 2:
+        return 0.0, 0.0
+    d = np.diff(ts)
+    return float(np.max(d)), float(np.sum(d[d > 0.1]))
+
+
+def _ids(it, port) -> list[str]:
+    return [cp.connector_id for cp in it.connector_profiles(port)]
+
+
+@pytest.mark.parametrize("stop_for, outcome, sub", [(2.5, "resumed", "flush"),
+                                                    (4.0, "removed", "flush"),
+                                                    (4.0, "removed", "new")])
+def test_sigstop_reader_costs_one_timeout_and_both_ends_agree(launch, it, probe, writer,
+                                                               stop_for, outcome, sub):
+    comp, rt = writer
+    tag = f"{outcome[:3]}{time.monotonic_ns() % 10**6}"
+    r = launch(_reader(tag), f"hung_{tag}")
+    rin, rout = r.port(f"hung_{tag}", "in"), r.port(f"hung_{tag}", "out")
+    back = probe()
+    it.connect_ports(rout, back.ref, subscription_type="flush")
+    wout = rt.port_servant(comp.out).ref
+    cid = it.connect_ports(wout, rin, subscription_type=sub)
+    back.wait_count(20, 5.0)
+    lost: list = []
+    event = getattr(PortEvent, "ON_CONNECTION_LOST", None)   # (absent before issue 11)
+    if event is not None:
+        comp.out.add_listener(event, lambda port, c, reason: lost.append((c, reason)))
+    if outcome == "removed" and hasattr(rt, "liveness"):
+        rt.liveness.suspect_timeout = 1.5     # silent longer than this: removed
+
+    t0 = time.monotonic()
+    os.killpg(r.pid, signal.SIGSTOP)
+    try:
+        time.sleep(stop_for)
+        note_while_stopped = rt.connection_note() if hasattr(rt, "liveness") else ""
+    finally:
+        os.killpg(r.pid, signal.SIGCONT)
+    time.sleep(0.5)
+    # the writer's EC: at most one call timeout lost, never several in a row
+    gap, stalled = _gaps_after(comp.times, t0)
+    print(f"writer's largest cycle gap {gap:.3f} s, stalls in total {stalled:.3f} s "
+          f"({sub}, reader stopped {stop_for} s)")
+    assert gap < 2 * TIMEOUT, f"the writer's EC stalled {gap:.2f} s"
+    assert stalled < 2 * TIMEOUT, f"the writer's EC stalled {stalled:.2f} s in total"
+    assert len([t for t in comp.times if t >= t0]) > 40 * stop_for    # it ran on (200 Hz)
+
+    if outcome == "resumed":
+        assert "not answering" in note_while_stopped, note_while_stopped
+        # both ends keep the connection and data flows through the reader again
+        it.wait_until(lambda: not rt.liveness.suspects(), 3.0, what="the writer to resume")
+        n0 = back.count
+        back.wait_count(n0 + 50, 5.0)
+        assert _ids(it, wout) == [cid] and _ids(it, rin) == [cid]
+        assert not lost
+    else:
+        # removed on both ends, reported to the listener and the status line
+        it.wait_until(lambda: not _ids(it, rin), 5.0,
+                      what="the reader to drop its half of the removed connection")
+        assert _ids(it, wout) == []
+        assert [c for c, _ in lost] == [cid], lost
+        assert "did not answer" in lost[0][1]
+        assert "lost" in rt.connection_note()
+        time.sleep(0.5)                        # and stays consistent
+        assert _ids(it, wout) == [] and _ids(it, rin) == []
+    assert it.component_state(r.ref(f"hung_{tag}")) == "ACTIVE"
+
+
+def test_writer_with_a_stopped_reader_shuts_down_promptly(launch, it):
+    """SIGTERM to a writer whose reader is stopped: the writer's shutdown tells the reader
+    with a short timeout (not the ORB's 10 s) and exits; the reader, continued, drops its
+    half."""
+    tag = f"s{time.monotonic_ns() % 10**6}"
+    w = launch(f"""
+name: w_{tag}
+components:
+  - {{type: SineGenerator, module: examples, name: wg_{tag}}}
+execution_contexts:
+  - {{name: main, kind: periodic, rate: 100, members: [wg_{tag}]}}
+activate: [wg_{tag}]
+""", f"wg_{tag}")
+    r = launch(_reader(tag), f"hung_{tag}")
+    rin = r.port(f"hung_{tag}", "in")
+    it.connect_ports(w.port(f"wg_{tag}", "out"), rin, subscription_type="new")
+    os.killpg(r.pid, signal.SIGSTOP)
+    try:
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        os.killpg(w.pid, signal.SIGTERM)
+        assert w.proc.wait(8) == 0, w.log()
+        took = time.monotonic() - t0
+    finally:
+        os.killpg(r.pid, signal.SIGCONT)
+    assert took < 6.0, f"shutdown took {took:.1f} s"
+    it.wait_until(lambda: not _ids(it, rin), 5.0, what="the reader to drop its half")
+
+
+class Puller(Component):
+    """Reads its input (a pull connection) every cycle; records cycle times and samples."""
+
+    category = "test"
+
+    def on_initialize(self) -> None:
+        from rtcf import ReadStatus
+        self.inp = self.add_in_port("in", TimedDoubleSeq)
+        self.new = ReadStatus.NEW
+        self.times: list[float] = []
+        self.received = 0
+
+    def on_execute(self, ec) -> None:
+        """Runs in: EC thread."""
+        self.times.append(time.monotonic())
+        if self.inp.read() is self.new:
+            self.received += 1
+
+
+def test_pull_from_a_stopped_writer_costs_the_reader_one_timeout(launch, it):
+    """The reader's EC pulls (get) from a writer that is stopped: one call timeout at most,
+    then the connector is skipped until the writer answers; it resumes after SIGCONT."""
+    rt = it.probe_runtime()
+    comp = Puller(f"hpull{os.getpid()}_{time.monotonic_ns() % 10**6}")
+    comp.initialize()
+    rt.register_component(comp)
+    ec = PeriodicEC(200.0, name="hung_reader", spin=0.0)
+    ec.add_component(comp)
+    ec.start()
+    ec.activate_component(comp)
+    tag = f"p{time.monotonic_ns() % 10**6}"
+    w = launch(f"""
+name: pw_{tag}
+components:
+  - {{type: SineGenerator, module: examples, name: pw_{tag}}}
+execution_contexts:
+  - {{name: main, kind: periodic, rate: 200, members: [pw_{tag}]}}
+activate: [pw_{tag}]
+""", f"pw_{tag}")
+    try:
+        wout = w.port(f"pw_{tag}", "out")
+        rin = rt.port_servant(comp.inp).ref
+        cid = it.connect_ports(wout, rin, dataflow_type="pull", **{"buffer.length": "4"})
+        it.wait_until(lambda: comp.received > 50, 5.0, what="pulled samples")
+        t0 = time.monotonic()
+        os.killpg(w.pid, signal.SIGSTOP)
+        try:
+            time.sleep(2.5)
+        finally:
+            os.killpg(w.pid, signal.SIGCONT)
+        time.sleep(0.3)
+        gap, stalled = _gaps_after(comp.times, t0)
+        print(f"reader's largest cycle gap {gap:.3f} s, stalls in total {stalled:.3f} s")
+        assert stalled < 2 * TIMEOUT, f"the reader's EC stalled {stalled:.2f} s in total"
+        it.wait_until(lambda: not rt.liveness.suspects(), 3.0, what="the reader to resume")
+        n0 = comp.received
+        it.wait_until(lambda: comp.received > n0 + 50, 5.0, what="pulling again")
+        assert _ids(it, rin) == [cid] and _ids(it, wout) == [cid]
+    finally:
+        ec.stop()
+        rt.unregister_component(comp)
