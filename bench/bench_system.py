@@ -104,10 +104,10 @@ def run_rtcf(name: str, seconds: float, tmp: Path, overrides: list[str],
              warmup: float) -> dict:
     comp, rate = composition(name, tmp)
     tdir = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=tmp))
-    cmd = [str(ROOT / "scripts" / "run"), str(comp), "--duration", str(seconds + warmup),
+    cmd = [str(ROOT / "scripts" / "run"), str(comp), "--duration", str(seconds + warmup + 1),
            "-o", f"corba.nameservers:localhost:{free_port()}",
            "-o", "exec_cxt.periodic.trace:YES",
-           "-o", f"exec_cxt.periodic.trace_cycles:{int((seconds + warmup) * rate) + 1000}",
+           "-o", f"exec_cxt.periodic.trace_cycles:{int((seconds + warmup + 1) * rate) + 1000}",
            "-o", f"exec_cxt.periodic.trace_file:{tdir}/trace-%n-%p.npz"]
     for o in overrides:
         cmd += ["-o", o]
@@ -135,8 +135,10 @@ def run_rtcf(name: str, seconds: float, tmp: Path, overrides: list[str],
         with np.load(f) as d:
             ec = str(d["name"])
             start, dl, end, period = d["start"], d["deadline"], d["end"], float(d["period"])
-        # the measured window: the last `seconds` of the run (start-up excluded)
-        keep = start >= start[-1] - seconds
+        # the measured window: `seconds` ending 1 s before the EC stopped (start-up and the
+        # shutdown cycles excluded)
+        stop = start[-1] - 1.0
+        keep = (start >= stop - seconds) & (start < stop)
         e = res["ecs"].setdefault(ec, {})
         e["late"] = (start[keep] - dl[keep]) * 1e6
         e["cycles"] = int(keep.sum())
