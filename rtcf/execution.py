@@ -581,7 +581,7 @@ class PeriodicEC(ExecutionContext):
 
     def __init__(self, rate: float = 1000.0, name: str = "", clock: Clock | None = None,
                  spin: float = 200e-6, sched_fifo: bool = False, priority: int = 50,
-                 spin_yield: bool = True, **kw: Any):
+                 spin_yield: bool = False, **kw: Any):
         super().__init__(rate, name, clock or MonotonicClock(), **kw)
         if spin < 0:
             raise ConfigError(f"execution context {name}: spin: expected >= 0 s, got {spin}")

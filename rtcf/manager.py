@@ -392,7 +392,7 @@ class Manager:
     def _make_ecs(self, composition: Composition) -> dict[str, ExecutionContext]:
         spin = rtcconf.get_float(self.conf, "exec_cxt.periodic.spin_us", 200.0, ge=0) * 1e-6
         fifo = rtcconf.get_bool(self.conf, "exec_cxt.periodic.sched_fifo", False)
-        spin_yield = rtcconf.get_bool(self.conf, "exec_cxt.periodic.spin_yield", True)
+        spin_yield = rtcconf.get_bool(self.conf, "exec_cxt.periodic.spin_yield", False)
         trace = rtcconf.get_bool(self.conf, "exec_cxt.periodic.trace", False)
         trace_cycles = int(rtcconf.get_float(self.conf, "exec_cxt.periodic.trace_cycles",
                                              65536, ge=16))

@@ -13,13 +13,17 @@ records, for every cycle, into arrays allocated once:
   is the operating system's);
 * ``oncpu``: the CPU time the thread used during that sleep window [s] (spurious wake-ups,
   GIL polling);
+* ``slices``: how many times the thread was scheduled in during that window. A wake-up by
+  its timer is one; waiting for the GIL after it adds at least one more (CPython waits on a
+  condition variable that the holder signals, or that times out every switch interval);
 * ``work``: every member's execution time in the cycle [s].
 
 A late cycle then splits into: the previous cycle still running (``end`` of the previous
 cycle after this deadline), the wake-up delay of the OS (``runq``), and the rest of
-``woke - expected``, which is time the thread could have run but was blocked, in practice
-waiting for the GIL; garbage-collector pauses (recorded from ``gc.callbacks``) that overlap
-that wait say who held it. ``python -m rtcf.trace FILE.npz`` prints that table.
+``woke - expected``, time the thread was not even runnable: with more than one slice, it
+was waiting for the GIL (garbage-collector pauses recorded from ``gc.callbacks`` that
+overlap that wait say who held it); with a single slice, its timer fired late (the host
+did not run the virtual CPU, or a timer interrupt was held off: what cyclictest measures). ``python -m rtcf.trace FILE.npz`` prints that table.
 
 Runs in: the EC thread (``record``), any thread (``save``). Costs about 5 us per cycle when
 on (two pread calls of the schedstat file), nothing when off.
@@ -39,7 +43,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-_FIELDS = ("deadline", "expected", "woke", "start", "end", "runq", "oncpu")
+_FIELDS = ("deadline", "expected", "woke", "start", "end", "runq", "oncpu", "slices")
 
 
 class _GcLog:
@@ -87,9 +91,10 @@ class CycleTrace:
         self.work = array("d", [0.0]) * (self.capacity * max(1, len(self.members)))
         self.n = 0
         self._fd: int | None = None
-        self._before = (0, 0)
+        self._before = (0, 0, 0)
         self._slept = False
         self._cpu = self._rq = 0.0
+        self._slices = 0
         with _gc_lock:
             if _gc_log.users == 0:
                 gc.callbacks.append(_gc_log)
@@ -112,20 +117,20 @@ class CycleTrace:
         except OSError:
             self._fd = None
 
-    def _sched(self) -> tuple[int, int]:
+    def _sched(self) -> tuple[int, int, int]:
         if self._fd is None:
-            return (0, 0)
+            return (0, 0, 0)
         f = os.pread(self._fd, 96, 0).split()
-        return (int(f[0]), int(f[1]))          # on-CPU ns, run-queue wait ns
+        return (int(f[0]), int(f[1]), int(f[2]))   # on-CPU ns, run-queue ns, slices
 
     def before_sleep(self) -> None:
         self._before = self._sched()
 
     def after_sleep(self, slept: bool) -> None:
-        cpu0, rq0 = self._before
-        cpu1, rq1 = self._sched()
+        cpu0, rq0, n0 = self._before
+        cpu1, rq1, n1 = self._sched()
         self._slept = slept
-        self._cpu, self._rq = (cpu1 - cpu0) * 1e-9, (rq1 - rq0) * 1e-9
+        self._cpu, self._rq, self._slices = (cpu1 - cpu0) * 1e-9, (rq1 - rq0) * 1e-9, n1 - n0
 
     def record(self, deadline: float, expected: float, woke: float, start: float,
                end: float, work: Sequence[float]) -> None:
@@ -138,6 +143,7 @@ class CycleTrace:
         c["end"][i] = end
         c["runq"][i] = self._rq if self._slept else 0.0
         c["oncpu"][i] = self._cpu if self._slept else 0.0
+        c["slices"][i] = self._slices if self._slept else 0
         k = len(self.members)
         for j in range(min(k, len(work))):
             self.work[i * k + j] = work[j]
@@ -173,13 +179,15 @@ def analyse(data: Mapping_like, late_threshold: float | None = None) -> dict[str
     dl, ex, wk, st, en = (np.asarray(data[f]) for f in ("deadline", "expected", "woke",
                                                           "start", "end"))
     rq = np.asarray(data["runq"])
+    # traces written before the slice count existed: every blocked wait counts as the GIL
+    sl = np.asarray(data["slices"]) if "slices" in data else np.full(len(dl), 2.0)
     late = st - dl
     prev_end = np.concatenate(([-np.inf], en[:-1]))
     idx = np.nonzero(late > thr)[0]
     gct = np.asarray(data["gc"]).reshape(-1, 2) if len(data["gc"]) else np.zeros((0, 2))
     rows = []
-    totals = dict(previous_cycle=0.0, os_wakeup=0.0, gil_or_blocked=0.0, gc_overlap=0.0,
-                  spin_shortfall=0.0)
+    totals = dict(previous_cycle=0.0, os_wakeup=0.0, timer_late=0.0, gil_or_blocked=0.0,
+                  gc_overlap=0.0, spin_shortfall=0.0)
     for i in idx:
         lat = late[i]
         by_prev = max(0.0, min(lat, prev_end[i] - dl[i]))
@@ -208,13 +216,17 @@ def analyse(data: Mapping_like, late_threshold: float | None = None) -> dict[str
                     take = min(slack, gcw); gcw -= take
                 slack -= take
             gil = blocked + gcw
-        shortfall = max(0.0, rest - os_w - gil)
+        timer = 0.0
+        if gil > 0 and not np.isnan(ex[i]) and sl[i] <= 1 and gcw == 0:
+            timer, gil = gil, 0.0          # one slice: woken late, never blocked on the GIL
+        shortfall = max(0.0, rest - os_w - gil - timer)
         totals["previous_cycle"] += by_prev
         totals["os_wakeup"] += os_w
+        totals["timer_late"] += timer
         totals["gil_or_blocked"] += gil - gcw
         totals["gc_overlap"] += gcw
         totals["spin_shortfall"] += shortfall
-        rows.append((int(i), lat, by_prev, os_w, gil - gcw, gcw, shortfall,
+        rows.append((int(i), lat, by_prev, os_w, timer, gil - gcw, gcw, shortfall,
                      float(en[i] - st[i])))
     overruns = int(np.sum(en[:-1] > dl[1:])) if len(en) > 1 else 0
     return {"period": period, "cycles": len(dl), "late": len(idx), "threshold": thr,
@@ -242,6 +254,7 @@ def report(path: str | os.PathLike, late_threshold: float | None = None, top: in
     lines.append("where the late time went (sum over late cycles):")
     for k, label in (("previous_cycle", "previous cycle still running"),
                      ("os_wakeup", "OS wake-up delay (run queue)"),
+                     ("timer_late", "woken late (timer/host stall, 1 slice)"),
                      ("gil_or_blocked", "blocked after the wake-up (GIL)"),
                      ("gc_overlap", "garbage collection holding the GIL"),
                      ("spin_shortfall", "other (spin, clock)")):
@@ -253,7 +266,7 @@ def report(path: str | os.PathLike, late_threshold: float | None = None, top: in
             for j, n in enumerate(a["members"])))
     if a["rows"]:
         lines.append(f"latest late cycles (of {len(a['rows'])}) [us]: cycle, late, previous, "
-                     f"os, gil, gc, other, work")
+                     f"os, timer, gil, gc, other, work")
         for r in sorted(a["rows"], key=lambda r: -r[1])[:top]:
             lines.append("  " + "  ".join([f"{r[0]:7d}"] + [f"{v * 1e6:8.0f}" for v in r[1:]]))
     return "\n".join(lines)

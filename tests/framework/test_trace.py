@@ -150,3 +150,17 @@ def test_ring_keeps_the_newest_cycles_and_gc_log_detaches():
     assert not any(cb.__class__.__name__ == "_GcLog" for cb in gc.callbacks)
     with pytest.raises(ValueError):
         CycleTrace(4)
+
+
+def test_a_single_slice_wake_up_is_a_late_timer_not_the_gil():
+    """The blocked part of a wait with one scheduling slice (the timer's wake-up only) is
+    the timer firing late (a host stall, as cyclictest sees it), not a GIL wait."""
+    d = _synthetic()
+    d["gc"] = np.zeros((0, 2))
+    d["slices"] = np.array([1, 0, 1, 1])
+    t = analyse(d, late_threshold=0.0005)["totals"]
+    assert t["gil_or_blocked"] == 0.0 and t["gc_overlap"] == 0.0
+    assert t["timer_late"] == pytest.approx(0.0028)     # 3 ms blocked less 0.2 ms of slack
+    d["slices"] = np.array([1, 0, 3, 1])
+    t = analyse(d, late_threshold=0.0005)["totals"]
+    assert t["timer_late"] == 0.0 and t["gil_or_blocked"] == pytest.approx(0.0028)
