@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
-from common import CpuMeter, machine_line, run_cyclictest, table  # noqa: E402
+from common import machine_line, run_cyclictest, table  # noqa: E402
 
 PS = (50, 99, 99.9)
 LATE_US = 500.0

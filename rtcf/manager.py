@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import os
 import importlib
 import inspect
 import os

@@ -25,6 +25,7 @@ import ctypes
 import ctypes.util
 import gc
 import logging
+import os
 import resource
 import sys
 from typing import Mapping
@@ -37,7 +38,6 @@ MCL_CURRENT, MCL_FUTURE = 1, 2
 def lock_memory(log: logging.Logger) -> bool:
     """mlockall where the limit permits it; True when memory is locked."""
     soft, _ = resource.getrlimit(resource.RLIMIT_MEMLOCK)
-    import os
     if soft != resource.RLIM_INFINITY and os.geteuid() != 0:
         log.info("memory not locked: RLIMIT_MEMLOCK is %d bytes (set it unlimited, or "
                  "manager.realtime.mlockall: NO to silence this)", soft)

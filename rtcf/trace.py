@@ -39,7 +39,7 @@ import threading
 import time
 from array import array
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -172,7 +172,7 @@ class CycleTrace:
 
 # -- the reader ----------------------------------------------------------------------------
 
-def analyse(data: Mapping_like, late_threshold: float | None = None) -> dict[str, Any]:
+def analyse(data: Mapping[str, Any], late_threshold: float | None = None) -> dict[str, Any]:
     """Split the lateness of every late cycle into its causes (seconds, summed)."""
     period = float(data["period"])
     thr = period * 0.05 if late_threshold is None else late_threshold
@@ -232,9 +232,6 @@ def analyse(data: Mapping_like, late_threshold: float | None = None) -> dict[str
     return {"period": period, "cycles": len(dl), "late": len(idx), "threshold": thr,
             "overruns": overruns, "lateness": late, "totals": totals, "rows": rows,
             "work": np.asarray(data["work"]), "members": list(np.asarray(data["members"]))}
-
-
-Mapping_like = Any
 
 
 def report(path: str | os.PathLike, late_threshold: float | None = None, top: int = 15) -> str:

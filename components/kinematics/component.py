@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+import operator
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -16,6 +17,14 @@ from .algorithms import (FRAME_ROBOT, FRAME_TORSO, FRAME_WORLD, IKResult, chain_
                          chain_pose6d, invert, position6d, robot_frame, solve_ik,
                          space_transform, transform, transform_from_6d, warm_up)
 from .model import Model, ModelError, load_model
+
+
+def _getter(index: np.ndarray) -> Callable[[list], tuple]:
+    """A chain's joint angles out of the body's list of angles, as a tuple."""
+    if len(index) == 1:
+        i = int(index[0])
+        return lambda angles: (angles[i],)
+    return operator.itemgetter(*(int(i) for i in index))
 
 
 def pose_port_name(chain: str) -> str:
@@ -64,8 +73,10 @@ class Kinematics(Component):
         self.n_joints = n
         self.q_in = self.add_in_port("q", TimedDoubleSeq)
         self.cmd_in = self.add_in_port("qCommand", TimedDoubleSeq)
-        self.pose_ports = [(c, self.add_out_port(pose_port_name(c.name), TimedPose3D))
-                           for c in self.robot.chains.values()]
+        # per chain: its out port and a getter of its joint angles from the body's list
+        self.pose_ports = [(c, self.add_out_port(pose_port_name(c.name), TimedPose3D),
+                            _getter(c.index)) for c in self.robot.chains.values()]
+        self._clipped = np.zeros(n)                   # commanded angles within the limits
         warm_up(self.robot)                           # compile the formulas now
         # two buffers per source: the EC thread fills one and publishes it by swapping a
         # reference; ORB threads copy the published one (no lock shared with the EC)
@@ -83,19 +94,21 @@ class Kinematics(Component):
         for port, source in ((self.q_in, "sensors"), (self.cmd_in, "commands")):
             if port.read_newest() is ReadStatus.NEW:
                 self._publish(source, port.value.data)
-        source = self.pose_source
-        q = self._latest[source] if self._latest[source] is not None else self._latest["sensors"]
+        q = self._latest[self.pose_source]
+        if q is None:
+            q = self._latest["sensors"]
+        elif self.pose_source == "commands":
+            q = np.clip(q, self.robot.lower, self.robot.upper, out=self._clipped)
         if q is None:
             return                                    # no angles yet: nothing to report
-        if source == "commands":
-            q = np.clip(q, self.robot.lower, self.robot.upper)
         space = self.pose_space
         S = space_transform(self.robot, q, space, self.odometry) if space != FRAME_TORSO else None
-        for chain, port in self.pose_ports:
+        ql = q.tolist()                               # floats: what the formulas run fastest on
+        for chain, port, angles in self.pose_ports:
             if S is None:
-                x, y, z, r, p, w = chain_pose6d(self.robot, chain, q[chain.index])
+                x, y, z, r, p, w = chain_pose6d(self.robot, chain, angles(ql))
             else:
-                x, y, z, r, p, w = position6d(S @ chain_fk(self.robot, chain, q[chain.index]))
+                x, y, z, r, p, w = position6d(S @ chain_fk(self.robot, chain, angles(ql)))
             v = port.value
             v.data.position.x, v.data.position.y, v.data.position.z = x, y, z
             v.data.orientation.r, v.data.orientation.p, v.data.orientation.y = r, p, w

@@ -18,6 +18,7 @@ a joint name), so a joint frame of ours and of the NAO URDF can be compared dire
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from os import PathLike
@@ -278,7 +279,7 @@ def model_from_data(data: Mapping[str, Any], src: str = "model") -> Model:
         where = f"{src}: chains.{cname}"
         chain = _chain(cname, c, where, num, names, lower, upper)
         members = tuple(member_of.get(cname, chain.joints))
-        chains[cname] = Chain(**{**chain.__dict__, "members": members})
+        chains[cname] = dataclasses.replace(chain, members=members, cache={})
 
     frames: dict[str, Frame] = {}
     for fname, f in (data.get("frames") or {}).items():

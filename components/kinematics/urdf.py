@@ -15,7 +15,7 @@ from typing import Mapping
 
 import numpy as np
 
-from .model import Chain, Frame, ModelError, make_model, rpy, trans
+from .model import Chain, Frame, Model, ModelError, make_model, rpy, trans
 
 _MOVING = ("revolute", "continuous")
 

@@ -19,7 +19,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 PR_SET_PDEATHSIG = 1
 

@@ -380,7 +380,6 @@ def test_offered_restart_command_works_while_the_data_file_exists(tmp_path):
 # -- defect 14 ----------------------------------------------------------------------------------
 
 def test_naming_service_started_on_the_loopback_address_asked_for(tmp_path, started):
-    from rtcf.corba.orb import init_orb
     port = nm.free_port("127.0.0.2")
     tag = f"{time.monotonic_ns() % 10**6}"
     proc = started.start(tmp_path, LIVE.format(gen=f"agen{tag}", rec=f"arec{tag}"),
