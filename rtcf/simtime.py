@@ -82,14 +82,12 @@ def check_factor(factor: object) -> str | None:
 
 
 def _seconds(seconds: object, what: str) -> float:
-    try:
-        value = float(seconds)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        value = math.nan
-    if isinstance(seconds, bool) or not 0.0 <= value < INF:
+    ok = isinstance(seconds, (int, float, np.integer, np.floating)) \
+        and not isinstance(seconds, bool) and 0.0 <= float(seconds) < INF  # NaN: False
+    if not ok:
         raise ValueError(f"{what}: expected a finite number of seconds >= 0, "
                          f"got {show_value(seconds)}")
-    return value
+    return float(seconds)  # type: ignore[arg-type]
 
 
 class SimClock:
