@@ -158,6 +158,10 @@ def test_clock_and_time_base_of_components(rigs):
     lone = Tick("lone", [])
     lone.initialize()
     assert lone.time_base is None
+    lone.time_base = r.tb                   # assignable (a test's stand-in)
+    assert lone.time_base is r.tb
+    lone.time_base = None
+    assert lone.time_base is None
 
 
 # -- pause, resume, advance ------------------------------------------------------------------------
