@@ -436,7 +436,7 @@ class SimTimeBase:
                 continue
             target = self._target
             stop = self._stop_at
-            if stop is not None and self.now >= stop - EPS:
+            if stop is not None and self.stop_reached.is_set():
                 if target is not None:      # an advance cannot pass the stop time
                     with self._cond:
                         self._target = None
@@ -452,28 +452,30 @@ class SimTimeBase:
             if stop is not None and stop < limit:
                 limit = stop
             t = self._next_due
-            if t >= limit - EPS:
-                self._reach(limit, t)
-                continue
+            reach = t >= limit - EPS          # no cycle before the limit: time reaches it
             lateness = 0.0
             factor = self._factor
-            if factor > 0.0 and target is None:
+            if factor > 0.0 and target is None:   # paced (an advance runs unpaced)
+                at = limit if reach else t
                 w = wall.now()
                 if not self._anchored:
-                    self._anchor_wall, self._anchor_sim = w, t
+                    self._anchor_wall, self._anchor_sim = w, at
                     self._anchored = True
-                left = self._anchor_wall + (t - self._anchor_sim) / factor - w
+                left = self._anchor_wall + (at - self._anchor_sim) / factor - w
                 if left > 0.0:
                     self._idle(left)
                     continue
                 lateness = -left
                 if lateness > RESYNC_LAG:
                     self.resyncs += 1
-                    self._anchor_wall, self._anchor_sim = w, t
+                    self._anchor_wall, self._anchor_sim = w, at
                     lateness = 0.0
                 elif lateness > self.lateness_max:
                     self.lateness_max = lateness
-            self._instant(t, limit, lateness)
+            if reach:
+                self._reach(limit, t)
+            else:
+                self._instant(t, limit, lateness)
 
     def _reach(self, limit: float, due: float) -> None:
         """Time reaches ``limit`` (an advance target or the stop time) with no cycle left

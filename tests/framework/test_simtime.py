@@ -318,6 +318,20 @@ def test_pacing_far_behind_resyncs_instead_of_bursting(rigs):
     assert len(r.execs("t1000")) == n + 11
 
 
+def test_paced_stop_time_is_reached_on_the_wall_clock(rigs):
+    wall = ManualClock(0.0)
+    r = rigs(1.0, wall=wall, paused=False, stop_at=0.0105)
+    assert r.tb.wait_idle()
+    wall.set(0.0102)
+    assert r.tb.wait_idle()
+    assert len(r.execs("t1000")) == 11 and not r.tb.stop_reached.is_set()
+    assert r.tb.now == 0.0105               # reached in simulated time, not yet on the wall
+    wall.set(0.0106)
+    assert r.tb.wait_idle() and r.tb.stop_reached.is_set()
+    assert r.tb.now == 0.0105 and len(r.execs("t1000")) == 11
+    assert r.tb.stats()["wall_elapsed"] == pytest.approx(0.0106)
+
+
 def test_factor_zero_runs_ahead_of_a_frozen_wall_clock(rigs):
     wall = ManualClock(7.0)                      # never moves
     r = rigs(0.0, wall=wall, paused=False, stop_at=3.0)
