@@ -46,12 +46,14 @@ import contextlib
 import math
 import threading
 from collections import deque
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from .clock import Clock, MonotonicClock
-from .component import Component
+from .component import Component, _run_command
 from .errors import ConfigError, show_value
 from .execution import HISTORY, ExecutionContext
 from .lifecycle import LifeCycleState, ReturnCode
@@ -135,7 +137,7 @@ class SimTimeBase:
         self._cond = threading.Condition(threading.Lock())
         self._run_lock = threading.RLock()       # held while an instant / pending work runs
         self._advance_lock = threading.Lock()    # one advance() at a time
-        self._calls: deque[tuple[Callable[[], Any], threading.Event, list]] = deque()
+        self._calls: deque[tuple[Callable[[], Any], Future]] = deque()
         self._thread: threading.Thread | None = None
         self._ident: int | None = None
         self._wakes = 0
@@ -285,18 +287,16 @@ class SimTimeBase:
         (re-raises its exception); at once when called from that thread."""
         if self.in_thread():
             return fn()
-        done = threading.Event()
-        box: list = []
+        fut: Future = Future()
         with self._cond:
-            self._calls.append((fn, done, box))
+            self._calls.append((fn, fut))
             self._ensure_thread()
             self._wake_locked()
-        if not done.wait(CALL_TIMEOUT):
+        try:
+            return fut.result(CALL_TIMEOUT)
+        except FutureTimeout:
             raise TimeoutError(f"simulation time base {self.name!r} did not run the call "
-                               f"within {CALL_TIMEOUT:g} s (a hook blocks?)")
-        if box and isinstance(box[0], BaseException):
-            raise box[0]
-        return box[0] if box else None
+                               f"within {CALL_TIMEOUT:g} s (a hook blocks?)") from None
 
     def stats(self) -> dict[str, Any]:
         """Simulated time, factor, state and counters. Runs in: any thread."""
@@ -389,19 +389,14 @@ class SimTimeBase:
                 if self._ident == ident:
                     self._ident = None
                 self._cond.notify_all()
-            for _, done, box in calls:
-                box.append(RuntimeError("the simulation time base thread stopped"))
-                done.set()
+            for _, fut in calls:
+                if fut.set_running_or_notify_cancel():
+                    fut.set_exception(RuntimeError("the simulation time base thread stopped"))
 
     def _run_calls(self) -> None:
         with self._run_lock:
             while self._calls:
-                fn, done, box = self._calls.popleft()
-                try:
-                    box.append(fn())
-                except BaseException as e:
-                    box.append(e)
-                done.set()
+                _run_command(*self._calls.popleft())
 
     def _apply_pending(self) -> None:
         """Requests, commands and staged parameters of every EC, at the current time."""
