@@ -91,3 +91,15 @@ def test_sequence_player_plays_in_simulated_time(system):
     assert float(sp.core.q_ref[0]) == pytest.approx(0.4, abs=1e-9)
     assert waiter_done.wait(10)
     waiter.join(5)
+
+
+def test_status_line_and_report_show_simulated_time(system):
+    tb = system.time_base
+    tb.advance(1.25)
+    line = system.status_line()
+    assert line.startswith("[sim t=1.250 s ") and "(as fast as possible) paused]" in line
+    assert "[control 1000 Hz 1250 cycles] ControllerManager0:ACT" in line
+    assert "[dcm 100 Hz 125 cycles] DCM0:ACT" in line
+    report = system.final_report()
+    assert report.startswith("simulation: 1.250 s of simulated time in ")
+    assert "control: 1250 cycles at 1000 Hz of simulated time" in report
