@@ -131,7 +131,7 @@ class SimTimeBase:
         self._target: float | None = None   # advance(): stop here, stay paused
         self._stop_at: float | None = None  # never pass this time (--duration)
         self.stop_reached = threading.Event()
-        self._created: list[SimulationEC] = []   # every EC of this base, creation order
+        self._created = 0                        # ECs created on this base (their order)
         self._ecs: list[SimulationEC] = []       # the running ones, creation order
         self._next_due = INF
         self._cond = threading.Condition(threading.Lock())
@@ -315,16 +315,17 @@ class SimTimeBase:
                 f"{state}>")
 
     # -- internals: registration -------------------------------------------------------------
-    def _register(self, ec: "SimulationEC") -> None:
+    def _register(self, ec: "SimulationEC") -> int:
+        """The creation rank of a new EC (the order of ECs at a shared instant)."""
         with self._cond:
-            self._created.append(ec)
+            self._created += 1
+            return self._created
 
     def _attach(self, ec: "SimulationEC") -> None:
         """Runs in: the time base thread. Schedule ``ec`` from the current time and run
         on_startup of its members."""
         ec._schedule_from(self.now)
-        order = {id(e): i for i, e in enumerate(self._created)}
-        self._ecs = sorted([*self._ecs, ec], key=lambda e: order.get(id(e), len(order)))
+        self._ecs = sorted([*self._ecs, ec], key=lambda e: e._rank)
         self._refresh_due()
         ec._startup_all()
 
@@ -526,8 +527,7 @@ class SimulationEC(ExecutionContext):
         self.time_base = time_base
         self._k = 0            # index of the next cycle on this EC's grid
         self._next = INF       # its instant [s]
-        self._lateness_now = 0.0
-        time_base._register(self)
+        self._rank = time_base._register(self)
 
     # -- control --------------------------------------------------------------------------
     def start(self) -> ReturnCode:
