@@ -181,5 +181,11 @@ def test_corba_ec_service_on_a_simulation_ec(launch, it):
     assert it.component_ec(idle).get_rate() == 50.0
     it.rtsh("rtdeact", mp.path("simidle"))
     it.wait_state(idle, "INACTIVE")
+    # stop and start the EC itself (it leaves and rejoins the time base)
+    idle_ec = it.component_ec(idle)
+    assert idle_ec.stop() == RTC.RTC_OK and not idle_ec.is_running()
+    assert idle_ec.start() == RTC.RTC_OK and idle_ec.is_running()
+    assert idle_ec.activate_component(idle) == RTC.RTC_OK
+    assert it.component_state(idle) == "ACTIVE"
     assert mp.alive()
     assert "simulation time: every execution context runs on one time base" in mp.log()
