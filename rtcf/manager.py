@@ -16,6 +16,7 @@ import argparse
 import difflib
 import importlib
 import inspect
+import math
 import os
 import signal
 import sys
@@ -41,6 +42,7 @@ COMPOSITION_KEY = "rtcf.composition"   # rtcf's own rtc.conf key: the default co
 # scripts/run changes into the repository; it passes the directory the user ran it in here,
 # so that the paths the user typed (composition, -f, -o path keys) mean what they meant.
 CALLER_CWD_ENV = "RTCF_CWD"
+OVERRUN_LOG_INTERVAL = 5.0   # [s] at most one overrun warning per EC in that time
 
 
 def user_path(path: str | os.PathLike) -> Path:
@@ -60,6 +62,7 @@ class Manager:
         self.realtime: dict[str, object] = {}
         self._status_marks: dict[str, tuple[int, int]] = {}
         self._status_times: dict[str, float] = {}
+        self._overruns_logged: dict[str, tuple[int, float]] = {}
         self.ecs: dict[str, ExecutionContext] = {}
         self.connectors: list[Any] = []
         self.log = rlog.get_logger("manager")
@@ -392,6 +395,7 @@ class Manager:
         spin = rtcconf.get_float(self.conf, "exec_cxt.periodic.spin_us", 200.0, ge=0) * 1e-6
         fifo = rtcconf.get_bool(self.conf, "exec_cxt.periodic.sched_fifo", False)
         spin_yield = rtcconf.get_bool(self.conf, "exec_cxt.periodic.spin_yield", False)
+        policy = (self.conf.get("exec_cxt.periodic.overrun_policy") or "skip").strip()
         trace = rtcconf.get_bool(self.conf, "exec_cxt.periodic.trace", False)
         trace_cycles = int(rtcconf.get_float(self.conf, "exec_cxt.periodic.trace_cycles",
                                              65536, ge=16))
@@ -409,6 +413,7 @@ class Manager:
             else:
                 out[d.name] = PeriodicEC(d.rate, name=d.name, spin=spin, sched_fifo=fifo,
                                          spin_yield=spin_yield, sync_transition=sync,
+                                         overrun_policy=policy,
                                          transition_timeout=timeout)
             if trace:
                 path = trace_file.replace("%n", d.name).replace("%p", str(os.getpid()))
@@ -447,6 +452,20 @@ class Manager:
         if note:
             parts.append(f"| {note}")
         return " ".join(parts) or "no execution contexts"
+
+    def log_overruns(self, now: float, interval: float = OVERRUN_LOG_INTERVAL) -> None:
+        """Warn about new EC overruns, at most once per ``interval`` [s] per EC. Runs in:
+        the thread of run() (never an EC thread: the EC only counts)."""
+        for ec in self.ecs.values():
+            count = ec.overruns
+            logged, when = self._overruns_logged.get(ec.name, (0, -math.inf))
+            if count > logged and now - when >= interval:
+                what = ("missed deadlines skipped" if getattr(ec, "overrun_policy", "")
+                        == "skip" else "missed cycles caught up")
+                since = "since start" if when == -math.inf else f"in the last {now - when:.0f} s"
+                self.log.warning("execution context %r: %d overrun(s) %s (%d total; %s)",
+                                 ec.name, count - logged, since, count, what)
+                self._overruns_logged[ec.name] = (count, now)
 
     def final_report(self) -> str:
         """A few lines for the end of a run: per EC cycles, rate, overruns, lateness."""
@@ -493,6 +512,7 @@ class Manager:
                 line = self.status_line()
                 stream.write(("\r\033[K" + line) if tty else line + "\n")
                 stream.flush()
+            self.log_overruns(now)
             if alive is not None and not alive():
                 self.log.error("a process of the system exited: stopping")
                 break
