@@ -448,6 +448,13 @@ class Manager:
             rate = f"{iv['cycles'] / dt:.0f}/{ec.rate:g} Hz" if dt > 0 else f"-/{ec.rate:g} Hz"
             parts.append(f"[{ec.name} {rate} late max {iv['late_max'] * 1e3:.2f} ms overruns "
                          f"+{iv['overruns']} ({ec.overruns} total)] {states}")
+        for comp in self.components.values():      # a component's own few words
+            status = getattr(comp, "status", None)
+            if callable(status):
+                try:
+                    parts.append(f"| {comp.instance_name}: {status()}")
+                except Exception as e:              # never lose the line for it
+                    parts.append(f"| {comp.instance_name}: status failed ({e})")
         note = self.corba.connection_note() if self.corba is not None else ""
         if note:
             parts.append(f"| {note}")
@@ -466,6 +473,13 @@ class Manager:
                 self.log.warning("execution context %r: %d overrun(s) %s (%d total; %s)",
                                  ec.name, count - logged, since, count, what)
                 self._overruns_logged[ec.name] = (count, now)
+        for comp in self.components.values():      # e.g. controllers that overran
+            report = getattr(comp, "report_overruns", None)
+            if callable(report):
+                try:
+                    report(now)
+                except Exception:
+                    self.log.exception("%s: report_overruns failed", comp.instance_name)
 
     def final_report(self) -> str:
         """A few lines for the end of a run: per EC cycles, rate, overruns, lateness."""
