@@ -13,6 +13,7 @@ edited code; controllers still loaded keep the class they were made from), and
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import inspect
 import os
 import sys
@@ -85,15 +86,30 @@ def _reimport(module: ModuleType) -> ModuleType:
     return fresh
 
 
+def _moved(module: ModuleType) -> bool:
+    """True when importing a top-level module's name now would find another file."""
+    if "." in module.__name__ or not getattr(module, "__file__", None):
+        return False
+    importlib.invalidate_caches()
+    spec = importlib.machinery.PathFinder.find_spec(module.__name__, sys.path)
+    origin = getattr(spec, "origin", None)
+    return origin is not None and os.path.realpath(origin) != \
+        os.path.realpath(module.__file__)
+
+
 def _import(module_name: str, load_path: Iterable[str | Path]) -> ModuleType:
     for p in reversed([str(Path(x).resolve()) for x in load_path]):
         if p not in sys.path:
             sys.path.insert(0, p)
     module = sys.modules.get(module_name)
     if module is not None and module_name in _STAMPS:
-        if _stamp(module) != _STAMPS[module_name]:
+        if _moved(module):                       # another folder now provides that name
+            del sys.modules[module_name]
+            del _STAMPS[module_name]
+        elif _stamp(module) != _STAMPS[module_name]:
             return _reimport(module)             # edited since: the new code
-        return module
+        else:
+            return module
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:
