@@ -42,6 +42,7 @@ COMPOSITION_KEY = "rtcf.composition"   # rtcf's own rtc.conf key: the default co
 # scripts/run changes into the repository; it passes the directory the user ran it in here,
 # so that the paths the user typed (composition, -f, -o path keys) mean what they meant.
 CALLER_CWD_ENV = "RTCF_CWD"
+BUNDLED_COMPONENTS = Path(__file__).resolve().parents[1] / "components"
 OVERRUN_LOG_INTERVAL = 5.0   # [s] at most one overrun warning per EC in that time
 
 
@@ -81,15 +82,21 @@ class Manager:
 
     # -- modules and types -------------------------------------------------------------------
     def load_path(self) -> list[Path]:
+        """manager.modules.load_path: entries given with -o are read against the directory
+        the command was typed in, those of an rtc.conf against that file's folder; the
+        project's bundled components folder is always searched after them, so an entry
+        adds a folder and never hides the bundled components."""
         origin = self.conf.origin.get("manager.modules.load_path", ("", None))[0] \
             if isinstance(self.conf, rtcconf.Conf) else ""
         base = user_path(".") if origin == "-o" else Path(origin).parent
         out = []
         for item in rtcconf.get_list(self.conf, "manager.modules.load_path"):
-            p = Path(item)
+            p = Path(item).expanduser()
             if not p.is_absolute() and (base / p).is_dir():
                 p = base / p
             out.append(p.resolve())
+        if BUNDLED_COMPONENTS.is_dir() and BUNDLED_COMPONENTS not in out:
+            out.append(BUNDLED_COMPONENTS)
         return out
 
     def load_module(self, name: str) -> ModuleType:
