@@ -172,7 +172,8 @@ class SwitchRequest:
 
     @property
     def ok(self) -> bool:
-        """Done, not aborted, and nothing failed; under STRICT nothing refused either."""
+        """Done, not aborted, no starting or stopping failed (either strictness; BEST_EFFORT
+        only tolerates unknown names and refused starts); under STRICT nothing refused."""
         return (self.done and not self.aborted and not self.failed
                 and (self.strictness is not Strictness.STRICT or not self.refused))
 
