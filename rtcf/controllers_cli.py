@@ -76,9 +76,8 @@ def connect(path: str, nameserver: str | None, timeout: float = 0.0) -> Any:
 
 def parse_params(items: Sequence[str]) -> list:
     """-p key=value (value in YAML: 0.5, [a, b], true) as an RTController::ParamSeq."""
-    from omniORB import any as oany
-
     from .corba.idl import stub_module
+    from .corba.nv import to_any
     RTController = stub_module("RTController")
     out = []
     for item in items:
@@ -89,7 +88,7 @@ def parse_params(items: Sequence[str]) -> list:
             value = yaml.safe_load(text)
         except yaml.YAMLError as e:
             raise ValueError(f"-p {key}: not a YAML value: {text!r} ({e})") from None
-        out.append(RTController.Param(key.strip(), oany.to_any(value)))
+        out.append(RTController.Param(key.strip(), to_any(value)))
     return out
 
 
