@@ -573,35 +573,40 @@ class SteppedEC(ExecutionContext):
 OVERRUN_POLICIES = ("skip", "catch_up")
 """What a periodic EC does after a cycle that ended past one or more deadlines:
 
-* ``skip`` (the default): the next cycle runs at the first deadline still in the future;
-  every deadline that passed without its cycle counts as one overrun (and in ``skipped``).
-  No cycle ever starts early, so a stall of k periods is followed by one cycle at the next
-  grid point, never by a burst (ros2_control's sleeping loop and PR2's loop do the same).
+* ``skip`` (the default): the next cycle runs at the first deadline still in the future and
+  at least half a period after this cycle's start; every deadline that passed without its
+  cycle counts as one overrun (and in ``skipped``). No cycle ever starts early, so a stall
+  of k periods is followed by one cycle at the next grid point, never by a burst
+  (ros2_control's sleeping loop and PR2's loop do the same).
 * ``catch_up``: the missed cycles run back to back at once, until the schedule is caught
   up (the behaviour before the policy existed); a cycle that ends after the next deadline
   counts one overrun; more than 1 s behind, the schedule restarts from now.
 """
 
 
-def next_deadline(deadline: float, end: float, period: float, policy: str = "skip"
-                  ) -> tuple[float, int, int]:
-    """The deadline of the next cycle after one that was due at ``deadline`` and ended at
-    ``end`` [s]: (next deadline, overruns to count, deadlines skipped). Pure; the policy
-    is one of OVERRUN_POLICIES (see there)."""
+def next_deadline(deadline: float, end: float, period: float, policy: str = "skip",
+                  start: float | None = None) -> tuple[float, int, int]:
+    """The deadline of the next cycle after one that was due at ``deadline``, started at
+    ``start`` and ended at ``end`` [s]: (next deadline, overruns to count, deadlines
+    skipped). Pure; the policy is one of OVERRUN_POLICIES (see there). Under ``skip`` the
+    next cycle also starts at least half a period after this one's start: a cycle that
+    started late (a late wake-up) is not followed by one a few microseconds later (a
+    controller would see a tiny period); the deadline given up counts as skipped."""
     nxt = deadline + period
-    if end <= nxt:
-        return nxt, 0, 0
     if policy == "catch_up":
+        if end <= nxt:
+            return nxt, 0, 0
         if end - nxt > 1.0:        # hopelessly behind (e.g. suspended): resync
             missed = int((end - nxt) // period)
             return end, 1 + missed, missed + 1
         return nxt, 1, 0
-    missed = int((end - nxt) // period) + 1          # grid points in (deadline, end]
-    nxt += missed * period
-    if nxt <= end:                                   # float rounding at a grid point
-        nxt += period
-        missed += 1
-    return nxt, missed, missed
+    earliest = start + 0.5 * period if start is not None else end
+    if nxt > end and nxt >= earliest:
+        return nxt, 0, 0
+    m = max(1, int((max(end, earliest) - deadline) // period))
+    while deadline + m * period <= end or deadline + m * period < earliest:
+        m += 1                                       # float rounding at a grid point
+    return deadline + m * period, m - 1, m - 1
 
 
 class PeriodicEC(ExecutionContext):
@@ -728,6 +733,7 @@ class PeriodicEC(ExecutionContext):
                     deadline = clock.now()
                     self._resync = False
                 period = self.period
+                half = 0.5 * period if policy == "skip" else 0.0
                 spin = self.spin
                 # sleep, then spin to the deadline
                 if trace is not None:
@@ -768,9 +774,9 @@ class PeriodicEC(ExecutionContext):
                 if trace is not None:
                     trace.record(start_deadline, start_deadline - spin, woke, now, end,
                                  [m.exec_time for m in self._members])
-                if end > deadline:
+                if end > deadline or deadline - now < half:
                     deadline, missed, skipped = next_deadline(start_deadline, end, period,
-                                                              policy)
+                                                              policy, now)
                     self.overruns += missed
                     self.skipped += skipped
         except BaseException:

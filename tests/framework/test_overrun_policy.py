@@ -150,3 +150,50 @@ def test_overruns_are_logged_rate_limited_outside_the_ec(caplog):
                     "deadlines skipped)",
                     "execution context 'ctl': 7 overrun(s) in the last 6 s (10 total; "
                     "missed deadlines skipped)"]
+
+
+def test_a_late_start_is_not_followed_by_a_cycle_within_half_a_period():
+    # due at 0, woke 0.9 late, ended at 0.95: the deadline at 1.0 is only 0.1 after the
+    # start, so it is given up (counted) and the next cycle runs at 2.0
+    assert next_deadline(0.0, 0.95, 1.0, "skip", start=0.9) == (2.0, 1, 1)
+    assert next_deadline(0.0, 0.95, 1.0, "skip", start=0.4) == (1.0, 0, 0)
+    assert next_deadline(0.0, 0.95, 1.0, "catch_up", start=0.9) == (1.0, 0, 0)
+
+
+class LateWakeClock(ManualClock):
+    """Virtual time in which every third wake-up of the EC (its set() to a deadline) comes
+    0.8 period late, as an overloaded OS wakes a thread late."""
+
+    def __init__(self, period):
+        super().__init__(0.0)
+        self.period, self.wakes = period, 0
+
+    def set(self, t):
+        self.wakes += 1
+        super().set(t + (0.8 * self.period if self.wakes % 3 == 0 else 0.0))
+
+
+@pytest.mark.parametrize("policy", ["skip", "catch_up"])
+def test_late_wakeups_are_not_followed_by_a_tiny_period(make_spy, periodic_ec, wait_for,
+                                                        policy):
+    clock = LateWakeClock(PERIOD)
+    ec = periodic_ec(1.0 / PERIOD, name=f"late-wake-{policy}", clock=clock,
+                     overrun_policy=policy)
+    spy = make_spy("late")
+    spy.starts = []
+
+    def execute(c, info):
+        if len(c.starts) < 30:
+            c.starts.append(info.now)
+    spy.actions["on_execute"] = execute
+    ec.add_component(spy)
+    ec.start()
+    ec.activate_component(spy)
+    assert wait_for(lambda: len(spy.starts) >= 30, timeout=10.0)
+    ec.stop()
+    gaps = [b - a for a, b in zip(spy.starts, spy.starts[1:])]
+    if policy == "skip":
+        assert min(gaps) >= PERIOD / 2
+        assert ec.skipped >= 5
+    else:                                    # the old behaviour: 0.2-period gaps
+        assert min(gaps) == pytest.approx(0.2 * PERIOD)
