@@ -24,6 +24,7 @@ RTController__POA = stub_module("RTController__POA")
 CALL_TIMEOUT = 2.0         # [s] a schedule change is taken at the next tick (1 ms)
 DEFAULT_SWITCH_TIMEOUT = 1.0
 GRACE = 0.5                # [s] a switch taken by the loop completes one tick later
+STATS_MAX_AGE = 0.05       # [s] getStatistics answers a snapshot at most this old
 
 
 def params_from_idl(params: Any) -> dict[str, Any]:
@@ -45,6 +46,7 @@ class ControllerManagerServiceImpl(RTController__POA.ControllerManagerService):
     def __init__(self, comp: Any):
         self.comp = comp
         self.core = comp.core
+        self._stats: tuple[float, Any] | None = None
 
     def _run_rt(self, fn: Any) -> Any:
         return self.comp.run_rt(fn, CALL_TIMEOUT)
@@ -144,7 +146,15 @@ class ControllerManagerServiceImpl(RTController__POA.ControllerManagerService):
         return registered_types()
 
     def getStatistics(self) -> Any:
-        return statistics(self.comp)
+        """A snapshot at most STATS_MAX_AGE old: a client polling in a loop costs the
+        process (and the GIL the EC thread needs) one computation per STATS_MAX_AGE."""
+        now = time.monotonic()
+        cached = self._stats
+        if cached is not None and now - cached[0] < STATS_MAX_AGE:
+            return cached[1]
+        st = statistics(self.comp)
+        self._stats = (now, st)
+        return st
 
     def describeControllers(self) -> list:
         return [RTController.ControllerDetail(
