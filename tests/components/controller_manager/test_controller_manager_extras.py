@@ -185,3 +185,14 @@ def test_reload_modules_refused_while_loaded_then_restored(rig):
     assert cm.core.slot("wave").controller.version == 3
     assert [s for (_, _, s, _) in cm.core.list_controllers()] == ["running", "initialized"]
     assert np.isfinite(cm.core.slot("hold").stats.period_last)
+
+
+def test_statistics_polled_fast_get_one_snapshot(rig, monkeypatch):
+    import controller_manager.service as service
+    ec, cm, user = rig
+    first = cm.service.getStatistics()
+    assert cm.service.getStatistics() is first             # within STATS_MAX_AGE
+    ec.step(10)
+    monkeypatch.setattr(service, "STATS_MAX_AGE", 0.0)
+    fresh = cm.service.getStatistics()
+    assert fresh is not first and fresh.ticks == first.ticks + 10
