@@ -43,7 +43,8 @@ SwitchController.srv; an independent design here):
   ``refused`` names it and why). A claim of a type the hardware does not take
   (``Hardware.command_interfaces``) is treated the same way.
 * **update_rate** (load param, Hz, at most the manager's rate): the controller updates at
-  the first tick not earlier than half a manager period before its next due time; due times
+  the first tick not earlier than half a manager period before its next due time (the tick
+  nearest to it, as ros2_control picks the cycle of smallest period error); due times
   advance by 1/update_rate (no divisor needed: 300 Hz in a 1 kHz loop updates after 3, 4, 3
   ms...), and after a stall the next due time is one controller period ahead (no burst).
 * **fallback_controllers** (load param, names): when a controller fails (its update raises,
@@ -742,6 +743,7 @@ class ControllerManagerCore:
         return ""
 
     def _release(self, slot: Slot) -> None:
+        """Give up the interfaces ``slot`` owns. Runs in: EC thread."""
         owners = self._owners
         for i in slot.claims:
             if owners.get(i) == slot.name:
