@@ -196,3 +196,21 @@ def test_statistics_polled_fast_get_one_snapshot(rig, monkeypatch):
     monkeypatch.setattr(service, "STATS_MAX_AGE", 0.0)
     fresh = cm.service.getStatistics()
     assert fresh is not first and fresh.ticks == first.ticks + 10
+
+
+def test_controller_overruns_are_logged_rate_limited(rig, caplog):
+    ec, cm, user = rig
+    switch(ec, cm, start=["hold"])
+    ec.step(3)
+    cm.core.overrun_limit = 1e-12                 # every update now counts as an overrun
+    ec.step(5)
+    with caplog.at_level("WARNING"):
+        cm.report_overruns(100.0)
+        ec.step(5)
+        cm.report_overruns(101.0)                 # within 5 s: nothing
+        cm.report_overruns(106.0)
+    msgs = [r.getMessage() for r in caplog.records if "controller overruns" in r.getMessage()]
+    assert len(msgs) == 2
+    assert msgs[0].startswith("controller overruns (an update longer than 0.000 ms): 5 new; "
+                              "so far hold 5")
+    assert "5 new; so far hold 10" in msgs[1]
