@@ -24,7 +24,7 @@ import math
 from typing import Mapping
 
 from .errors import ConfigError, show_value
-from .execution import RATE_MAX, RATE_MIN
+from .execution import OVERRUN_POLICIES, RATE_MAX, RATE_MIN
 from .rtcconf import Conf, defaults, where
 
 __all__ = ["KNOWN_KEYS", "KNOWN_PREFIXES", "check_conf", "unknown_key_warnings"]
@@ -144,6 +144,10 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
         if value is None or value < 0:
             bad("rtcf.simulation.real_time_factor",
                 "expected a number >= 0 (0 = as fast as possible, 1 = real time)")
+    text = present("exec_cxt.periodic.overrun_policy")
+    if text is not None and text not in OVERRUN_POLICIES:
+        bad("exec_cxt.periodic.overrun_policy",
+            f"expected {' or '.join(OVERRUN_POLICIES)}")
     for key in _BOOL_KEYS:
         text = present(key)
         if text is not None and text.lower() not in _TRUE_FALSE:

@@ -570,21 +570,67 @@ class SteppedEC(ExecutionContext):
             self.tick()
 
 
+OVERRUN_POLICIES = ("skip", "catch_up")
+"""What a periodic EC does after a cycle that ended past one or more deadlines:
+
+* ``skip`` (the default): the next cycle runs at the first deadline still in the future and
+  at least half a period after this cycle's start; every deadline that passed without its
+  cycle counts as one overrun (and in ``skipped``). No cycle ever starts early, so a stall
+  of k periods is followed by one cycle at the next grid point, never by a burst
+  (ros2_control's sleeping loop and PR2's loop do the same).
+* ``catch_up``: the missed cycles run back to back at once, until the schedule is caught
+  up (the behaviour before the policy existed); a cycle that ends after the next deadline
+  counts one overrun; more than 1 s behind, the schedule restarts from now.
+"""
+
+
+def next_deadline(deadline: float, end: float, period: float, policy: str = "skip",
+                  start: float | None = None) -> tuple[float, int, int]:
+    """The deadline of the next cycle after one that was due at ``deadline``, started at
+    ``start`` and ended at ``end`` [s]: (next deadline, overruns to count, deadlines
+    skipped). Pure; the policy is one of OVERRUN_POLICIES (see there). Under ``skip`` the
+    next cycle also starts at least half a period after this one's start: a cycle that
+    started late (a late wake-up) is not followed by one a few microseconds later (a
+    controller would see a tiny period); the deadline given up counts as skipped."""
+    nxt = deadline + period
+    if policy == "catch_up":
+        if end <= nxt:
+            return nxt, 0, 0
+        if end - nxt > 1.0:        # hopelessly behind (e.g. suspended): resync
+            missed = int((end - nxt) // period)
+            return end, 1 + missed, missed + 1
+        return nxt, 1, 0
+    earliest = start + 0.5 * period if start is not None else end
+    if nxt > end and nxt >= earliest:
+        return nxt, 0, 0
+    m = max(1, int((max(end, earliest) - deadline) // period))
+    while deadline + m * period <= end or deadline + m * period < earliest:
+        m += 1                                       # float rounding at a grid point
+    return deadline + m * period, m - 1, m - 1
+
+
 class PeriodicEC(ExecutionContext):
     """A thread that runs a cycle at every absolute deadline t0 + k * period.
 
     It sleeps until ``spin`` seconds before the deadline, then spins, so that the cycle
-    starts within microseconds of it; the schedule never drifts. A late cycle runs at once
-    (catching up); a cycle that ends after the next deadline counts as an overrun. When
-    every member is Inactive and nothing is pending, the thread waits for a request.
+    starts within microseconds of it; the schedule never drifts. After a cycle that ended
+    past the next deadline, ``overrun_policy`` decides (OVERRUN_POLICIES): ``skip`` (default)
+    waits for the first deadline still ahead, counting every missed one as an overrun;
+    ``catch_up`` runs the missed cycles at once. When every member is Inactive and nothing
+    is pending, the thread waits for a request. On a ManualClock the EC runs in virtual
+    time: instead of sleeping it sets the clock to the deadline (deterministic tests).
     """
 
     def __init__(self, rate: float = 1000.0, name: str = "", clock: Clock | None = None,
                  spin: float = 200e-6, sched_fifo: bool = False, priority: int = 50,
-                 spin_yield: bool = False, **kw: Any):
+                 spin_yield: bool = False, overrun_policy: str = "skip", **kw: Any):
         super().__init__(rate, name, clock or MonotonicClock(), **kw)
         if spin < 0:
             raise ConfigError(f"execution context {name}: spin: expected >= 0 s, got {spin}")
+        if overrun_policy not in OVERRUN_POLICIES:
+            raise ConfigError(f"execution context {name}: overrun_policy: expected one of "
+                              f"{', '.join(OVERRUN_POLICIES)}, got {show_value(overrun_policy)}")
+        self.overrun_policy = overrun_policy
         self.spin = spin
         self.spin_yield = spin_yield      # release the GIL while spinning (time.sleep(0))
         self.sched_fifo = sched_fifo
@@ -672,6 +718,8 @@ class PeriodicEC(ExecutionContext):
         if trace is not None:
             trace.open_thread()
         sleep0 = time.sleep
+        policy = self.overrun_policy
+        virtual = isinstance(clock, ManualClock)
         try:
             while not self._stop_requested:
                 self._run_calls()
@@ -685,11 +733,14 @@ class PeriodicEC(ExecutionContext):
                     deadline = clock.now()
                     self._resync = False
                 period = self.period
+                half = 0.5 * period if policy == "skip" else 0.0
                 spin = self.spin
                 # sleep, then spin to the deadline
                 if trace is not None:
                     trace.before_sleep()
                 slept = False
+                if virtual and clock.now() < deadline:
+                    clock.set(deadline)
                 while True:
                     left = deadline - clock.now()
                     if left <= spin or self._stop_requested:
@@ -723,13 +774,11 @@ class PeriodicEC(ExecutionContext):
                 if trace is not None:
                     trace.record(start_deadline, start_deadline - spin, woke, now, end,
                                  [m.exec_time for m in self._members])
-                if end > deadline:
-                    self.overruns += 1
-                    if end - deadline > 1.0:    # hopelessly behind (e.g. suspended): resync
-                        # every deadline that passes without its cycle is an overrun too
-                        self.overruns += int((end - deadline) // period)
-                        self.skipped += int((end - deadline) // period) + 1
-                        deadline = end
+                if end > deadline or deadline - now < half:
+                    deadline, missed, skipped = next_deadline(start_deadline, end, period,
+                                                              policy, now)
+                    self.overruns += missed
+                    self.skipped += skipped
         except BaseException:
             self.log.exception("execution context %r stopped by an internal error", self.name)
         finally:

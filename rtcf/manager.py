@@ -22,6 +22,7 @@ import contextlib
 import difflib
 import importlib
 import inspect
+import math
 import os
 import signal
 import sys
@@ -49,6 +50,8 @@ COMPOSITION_KEY = "rtcf.composition"   # rtcf's own rtc.conf key: the default co
 # scripts/run changes into the repository; it passes the directory the user ran it in here,
 # so that the paths the user typed (composition, -f, -o path keys) mean what they meant.
 CALLER_CWD_ENV = "RTCF_CWD"
+BUNDLED_COMPONENTS = Path(__file__).resolve().parents[1] / "components"
+OVERRUN_LOG_INTERVAL = 5.0   # [s] at most one overrun warning per EC in that time
 
 
 def user_path(path: str | os.PathLike) -> Path:
@@ -68,6 +71,7 @@ class Manager:
         self.realtime: dict[str, object] = {}
         self._status_marks: dict[str, tuple[int, int]] = {}
         self._status_times: dict[str, float] = {}
+        self._overruns_logged: dict[str, tuple[int, float]] = {}
         self.ecs: dict[str, ExecutionContext] = {}
         self.connectors: list[Any] = []
         self.log = rlog.get_logger("manager")
@@ -89,15 +93,21 @@ class Manager:
 
     # -- modules and types -------------------------------------------------------------------
     def load_path(self) -> list[Path]:
+        """manager.modules.load_path: entries given with -o are read against the directory
+        the command was typed in, those of an rtc.conf against that file's folder; the
+        project's bundled components folder is always searched after them, so an entry
+        adds a folder and never hides the bundled components."""
         origin = self.conf.origin.get("manager.modules.load_path", ("", None))[0] \
             if isinstance(self.conf, rtcconf.Conf) else ""
         base = user_path(".") if origin == "-o" else Path(origin).parent
         out = []
         for item in rtcconf.get_list(self.conf, "manager.modules.load_path"):
-            p = Path(item)
+            p = Path(item).expanduser()
             if not p.is_absolute() and (base / p).is_dir():
                 p = base / p
             out.append(p.resolve())
+        if BUNDLED_COMPONENTS.is_dir() and BUNDLED_COMPONENTS not in out:
+            out.append(BUNDLED_COMPONENTS)
         return out
 
     def load_module(self, name: str) -> ModuleType:
@@ -426,6 +436,7 @@ class Manager:
         spin = rtcconf.get_float(self.conf, "exec_cxt.periodic.spin_us", 200.0, ge=0) * 1e-6
         fifo = rtcconf.get_bool(self.conf, "exec_cxt.periodic.sched_fifo", False)
         spin_yield = rtcconf.get_bool(self.conf, "exec_cxt.periodic.spin_yield", False)
+        policy = (self.conf.get("exec_cxt.periodic.overrun_policy") or "skip").strip()
         trace = rtcconf.get_bool(self.conf, "exec_cxt.periodic.trace", False)
         trace_cycles = int(rtcconf.get_float(self.conf, "exec_cxt.periodic.trace_cycles",
                                              65536, ge=16))
@@ -456,6 +467,7 @@ class Manager:
             else:
                 out[d.name] = PeriodicEC(d.rate, name=d.name, spin=spin, sched_fifo=fifo,
                                          spin_yield=spin_yield, sync_transition=sync,
+                                         overrun_policy=policy,
                                          transition_timeout=timeout)
             if trace:
                 path = trace_file.replace("%n", d.name).replace("%p", str(os.getpid()))
@@ -495,6 +507,13 @@ class Manager:
             rate = f"{iv['cycles'] / dt:.0f}/{ec.rate:g} Hz" if dt > 0 else f"-/{ec.rate:g} Hz"
             parts.append(f"[{ec.name} {rate} late max {iv['late_max'] * 1e3:.2f} ms overruns "
                          f"+{iv['overruns']} ({ec.overruns} total)] {states}")
+        for comp in self.components.values():      # a component's own few words
+            status = getattr(comp, "status", None)
+            if callable(status):
+                try:
+                    parts.append(f"| {comp.instance_name}: {status()}")
+                except Exception as e:              # never lose the line for it
+                    parts.append(f"| {comp.instance_name}: status failed ({e})")
         note = self.corba.connection_note() if self.corba is not None else ""
         if note:
             parts.append(f"| {note}")
@@ -512,6 +531,26 @@ class Manager:
         state = (" stopped" if tb.stop_reached.is_set() else " paused" if tb.paused
                  else " held" if tb.holding else "")
         return f"[sim t={t:.3f} s {achieved} ({target}){state}]"
+    def log_overruns(self, now: float, interval: float = OVERRUN_LOG_INTERVAL) -> None:
+        """Warn about new EC overruns, at most once per ``interval`` [s] per EC. Runs in:
+        the thread of run() (never an EC thread: the EC only counts)."""
+        for ec in self.ecs.values():
+            count = ec.overruns
+            logged, when = self._overruns_logged.get(ec.name, (0, -math.inf))
+            if count > logged and now - when >= interval:
+                what = ("missed deadlines skipped" if getattr(ec, "overrun_policy", "")
+                        == "skip" else "missed cycles caught up")
+                since = "since start" if when == -math.inf else f"in the last {now - when:.0f} s"
+                self.log.warning("execution context %r: %d overrun(s) %s (%d total; %s)",
+                                 ec.name, count - logged, since, count, what)
+                self._overruns_logged[ec.name] = (count, now)
+        for comp in self.components.values():      # e.g. controllers that overran
+            report = getattr(comp, "report_overruns", None)
+            if callable(report):
+                try:
+                    report(now)
+                except Exception:
+                    self.log.exception("%s: report_overruns failed", comp.instance_name)
 
     def final_report(self) -> str:
         """A few lines for the end of a run: per EC cycles, rate, overruns, lateness."""
@@ -578,6 +617,7 @@ class Manager:
                 line = self.status_line()
                 stream.write(("\r\033[K" + line) if tty else line + "\n")
                 stream.flush()
+            self.log_overruns(now)
             if alive is not None and not alive():
                 self.log.error("a process of the system exited: stopping")
                 break

@@ -245,6 +245,9 @@ _DEFAULTS: dict[str, str] = {
     # release the GIL while spinning (time.sleep(0)); measured: it delays the EC itself
     # (p50 lateness 0 -> 11 us, p99 2 -> 55 us at 100 Hz), so off by default
     "exec_cxt.periodic.spin_yield": "NO",
+    # after a cycle that ended past deadlines: skip them (run at the next deadline ahead,
+    # each missed one counted as an overrun) or catch_up (run the missed cycles at once)
+    "exec_cxt.periodic.overrun_policy": "skip",
     # per-cycle timing trace (rtcf.trace): off by default; saved at stop to trace_file
     # (%n: EC name, %p: process id); python -m rtcf.trace FILE explains the late cycles
     "exec_cxt.periodic.trace": "NO",

@@ -79,6 +79,7 @@ class JointPositionController(Controller):
         self.kd = _per_joint(params, "kd", n, 0.0, who)
         self.lower = robot.lower[self.idx]
         self.upper = robot.upper[self.idx]
+        self.claim(self.joint_names, "position")
         self.setpoint = np.zeros(n)
         self.setpoint_velocity = np.zeros(n)
         self._initial = None
@@ -227,14 +228,19 @@ class JointTrajectoryController(Controller):
         self.out: JointPositionController | None = None
         self.out_idx = None
         if params.get("output"):
-            self.out = self.get_controller(str(params["output"]), AFTER_ME,
-                                           JointPositionController)
+            out = self.get_controller(str(params["output"]), AFTER_ME,
+                                      JointPositionController)
+            if out is False:
+                raise ControllerError(self.get_controller_error)
+            self.out = out
             missing = [j for j in self.joint_names if j not in self.out.joint_names]
             if missing:
                 raise ControllerError(f"{who}: output {self.out.name!r} does not control "
                                       f"{missing}")
             self.out_idx = np.array([self.out.joint_names.index(j)
                                      for j in self.joint_names], dtype=np.intp)
+        if self.out is None:
+            self.claim(self.joint_names, "position")     # chained: the PD claims them
         self.pos = np.zeros(n)
         self.vel = np.zeros(n)
         self.acc = np.zeros(n)

@@ -78,3 +78,17 @@ class ControllerManagerProxy:
 
     def statistics(self) -> Any:
         return self.service.getStatistics()
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Per controller (update order): name, type, state, position, update_rate,
+        claimed_interfaces, fallback_controllers, chain and its timing figures."""
+        return [{k: (list(v) if isinstance(v, (list, tuple)) else v)
+                 for k, v in vars(d).items() if not k.startswith("_")}
+                for d in self.service.describeControllers()]
+
+    def interfaces(self) -> list[tuple[str, str]]:
+        """(joint/type, owning controller or "") of every command interface."""
+        return [(i.name, i.claimed_by) for i in self.service.listInterfaces()]
+
+    def reload_modules(self, restore: bool = False) -> str:
+        return self._ok(self.service.reloadControllerModules(bool(restore)))

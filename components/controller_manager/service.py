@@ -24,6 +24,7 @@ RTController__POA = stub_module("RTController__POA")
 CALL_TIMEOUT = 2.0         # [s] a schedule change is taken at the next tick (1 ms)
 DEFAULT_SWITCH_TIMEOUT = 1.0
 GRACE = 0.5                # [s] a switch taken by the loop completes one tick later
+STATS_MAX_AGE = 0.05       # [s] getStatistics answers a snapshot at most this old
 
 
 def params_from_idl(params: Any) -> dict[str, Any]:
@@ -45,6 +46,7 @@ class ControllerManagerServiceImpl(RTController__POA.ControllerManagerService):
     def __init__(self, comp: Any):
         self.comp = comp
         self.core = comp.core
+        self._stats: tuple[float, Any] | None = None
 
     def _run_rt(self, fn: Any) -> Any:
         return self.comp.run_rt(fn, CALL_TIMEOUT)
@@ -80,18 +82,25 @@ class ControllerManagerServiceImpl(RTController__POA.ControllerManagerService):
 
     def switchController(self, start: Any, stop: Any, strictness: int,
                          timeout: float) -> tuple[bool, str]:
+        ok, msg, _ = self.switch(list(start), list(stop), strictness, timeout)
+        return ok, msg
+
+    def switch(self, start: list, stop: list, strictness: int, timeout: float
+               ) -> tuple[bool, str, Any]:
+        """Validate, hand to the real-time loop, wait until performed: (ok, message, the
+        SwitchRequest or None). Runs in: an ORB (non-real-time) thread."""
         if not timeout >= 0:
-            return False, f"switchController: timeout: expected >= 0 s, got {timeout}"
+            return False, f"switchController: timeout: expected >= 0 s, got {timeout}", None
         timeout = timeout or DEFAULT_SWITCH_TIMEOUT
         core, comp = self.core, self.comp
         with core.admin:
             try:
-                req = core.prepare_switch(list(start), list(stop), strictness)
+                req = core.prepare_switch(start, stop, strictness)
             except ControllerError as e:
-                return False, str(e)
+                return False, str(e), None
             if not comp.is_active():
                 return False, (f"switchController: {comp.instance_name} is not active: the "
-                               f"real-time loop performs switches")
+                               f"real-time loop performs switches"), None
             done: Future = Future()
             req.on_done = done.set_result
             deadline = time.monotonic() + timeout
@@ -101,23 +110,20 @@ class ControllerManagerServiceImpl(RTController__POA.ControllerManagerService):
             except FutureTimeout:
                 if posted.cancel():
                     return False, (f"switchController: the real-time loop did not take the "
-                                   f"switch within {timeout} s; nothing was changed")
+                                   f"switch within {timeout} s; nothing was changed"), None
             except ControllerError as e:
-                return False, str(e)
+                return False, str(e), None
             try:
                 done.result(max(0.0, deadline - time.monotonic()) + GRACE)
             except FutureTimeout:
                 return False, ("switchController: the real-time loop took the switch but "
-                               "did not finish it (execution context stopped?)")
+                               "did not finish it (execution context stopped?)"), req
         if req.aborted:
-            return False, "switchController: aborted, the manager was deactivated"
-        msg = (f"started {[s.name for s in req.start]}, stopped {[s.name for s in req.stop]}"
-               f" at t={req.start_time}")
-        if req.skipped:
-            msg += f"; skipped unknown {list(req.skipped)}"
-        if req.strictness == 0:
-            msg += "; strictness 0 taken as BEST_EFFORT"
-        return True, msg
+            return False, "switchController: aborted, the manager was deactivated", req
+        msg = req.summary()
+        if not req.ok:
+            msg = f"switchController: not everything went as asked: {msg}"
+        return req.ok, msg, req
 
     def commandController(self, name: str, params: Any) -> tuple[bool, str]:
         def command() -> str:
@@ -140,15 +146,38 @@ class ControllerManagerServiceImpl(RTController__POA.ControllerManagerService):
         return registered_types()
 
     def getStatistics(self) -> Any:
-        return statistics(self.comp)
+        """A snapshot at most STATS_MAX_AGE old: a client polling in a loop costs the
+        process (and the GIL the EC thread needs) one computation per STATS_MAX_AGE."""
+        now = time.monotonic()
+        cached = self._stats
+        if cached is not None and now - cached[0] < STATS_MAX_AGE:
+            return cached[1]
+        st = statistics(self.comp)
+        self._stats = (now, st)
+        return st
+
+    def describeControllers(self) -> list:
+        return [RTController.ControllerDetail(
+            d["name"], d["type"], d["state"], d["position"], d["update_rate"], d["claims"],
+            d["fallbacks"], d["chain"], d["period_last"], d["last"], d["mean"], d["max"],
+            d["updates"], d["overruns"], d["faults"], d["last_error"])
+            for d in self.core.describe()]
+
+    def listInterfaces(self) -> list:
+        return [RTController.InterfaceInfo(n, o) for n, o in self.core.list_interfaces()]
+
+    def reloadControllerModules(self, restore: bool) -> tuple[bool, str]:
+        return self._guard("reloadControllerModules",
+                           lambda: self.comp.reload_modules(bool(restore), self))
 
 
 def statistics(comp: Any) -> Any:
-    """RTController::ManagerStatistics from the core and the EC. Runs in: any thread."""
+    """RTController::ManagerStatistics from the core and the EC. Runs in: any thread; takes
+    no lock the EC thread needs and holds the GIL for tens of microseconds (counters and one
+    partition of a copy of the lateness history; see ControllerManager.loop_figures)."""
     core = comp.core
     st = core.statistics()
-    ec = comp._primary_ec
-    es = ec.stats() if ec is not None else {}
+    es = comp.loop_figures()
     ctrls = [RTController.ControllerStatistics(
         name, c["state"].lower(), c["updates"], c["last"], c["mean"], c["max"],
         c["overruns"], c["last_overrun_time"], c["faults"], c["last_error"])

@@ -10,7 +10,7 @@ rtcf                      PR2                         runs in
 ``starting(time)``        ``starting()``              real-time, just before the first update
 ``update(time, period)``  ``update()``                real-time, every tick while RUNNING
 ``stopping(time)``        ``stopping()``              real-time, just after the last update
-``get_controller(...)``   ``getController(...)``      non-real-time, meant for ``init``
+``get_controller(...)``   ``getController(...)``      non-real-time, meant for ``init``; False on failure
 ========================  ==========================  ====================================
 
 PR2 reads the time from the robot state; here time [s] and the *measured* period [s] since
@@ -47,6 +47,24 @@ class ControllerError(Exception):
     """
 
 
+INTERFACE_TYPES = ("position", "velocity", "effort")
+"""Command interface types, as ros2_control's hardware_interface names them. A controller
+claims ``"<joint>/<type>"`` (e.g. ``"HeadYaw/position"``); one running controller at a time
+owns a claimed interface."""
+
+
+def check_interface(name: object) -> str | None:
+    """None when ``name`` is a well-formed ``joint/type`` string, else what is wrong."""
+    if not isinstance(name, str) or name.count("/") != 1:
+        return "expected 'joint/type'"
+    joint, kind = name.split("/")
+    if not joint:
+        return "expected 'joint/type' with a joint name"
+    if kind not in INTERFACE_TYPES:
+        return f"type: expected one of {', '.join(INTERFACE_TYPES)}"
+    return None
+
+
 class ControllerState(enum.IntEnum):
     """PR2's controller states (controller.h)."""
 
@@ -67,6 +85,14 @@ class Controller:
     ``type_name`` (class attribute, default: the class name) is what loadController's
     ``type`` argument names. ``name`` is the instance name given at load.
     Attributes set by the manager: ``name``, ``state``, ``before_list``, ``after_list``.
+
+    Command interfaces (ros2_control's ``command_interface_configuration``): the joint
+    interfaces this controller writes, ``["HeadYaw/position", ...]``. Fill
+    ``self.command_interfaces`` in ``init`` (or call ``self.claim(joints, "position")``), or
+    override ``command_interface_configuration``. The manager refuses to run two
+    controllers that claim the same interface (switchController strictness decides how);
+    the default claims nothing (a controller that only computes, or writes another
+    controller's setpoint).
     """
 
     type_name: str = ""
@@ -82,6 +108,8 @@ class Controller:
         self.before_list: list[str] = []     # controllers that must update before me
         self.after_list: list[str] = []      # controllers that must update after me
         self._provider: ControllerProvider | None = None
+        self.command_interfaces: list[str] = []
+        self.get_controller_error = ""       # why the last get_controller returned False
 
     # -- the four hooks (override) ---------------------------------------------------------
     def init(self, robot: "RobotState", params: dict[str, Any]) -> bool:
@@ -118,35 +146,50 @@ class Controller:
         """A snapshot of numbers for clients (errors, setpoints). Runs in: any thread."""
         return {}
 
+    def command_interface_configuration(self) -> list[str]:
+        """The command interfaces this controller claims (``joint/type`` strings). Read by
+        the manager once, after ``init``. Runs in: the loading (non-real-time) thread."""
+        return list(self.command_interfaces)
+
     # -- what a controller may call --------------------------------------------------------
+    def claim(self, joints: "list[str] | tuple[str, ...]", kind: str = "position") -> None:
+        """Claim the ``kind`` command interface of each joint (call from ``init``)."""
+        for j in joints:
+            name = f"{j}/{kind}"
+            if name not in self.command_interfaces:
+                self.command_interfaces.append(name)
+
     def get_controller(self, name: str, sched: int, kind: type | None = None
-                       ) -> "Controller":
+                       ) -> "Controller | bool":
         """PR2's ``getController(name, sched, c)``: another loaded controller, for chaining.
 
         sched: BEFORE_ME (it updates before me) or AFTER_ME (after me); the manager orders
         the schedule accordingly (spec 5.3). kind: the required class (PR2's template
         type check); None accepts any Controller.
 
-        PR2 returns false on failure; here a ControllerError names the reason (no provider,
-        no controller of that name loaded earlier, wrong type, bad sched), which makes
-        ``init`` fail with that reason unless caught.
+        As PR2's, it returns False on failure (no provider, no controller of that name
+        loaded earlier, wrong type, bad sched); the reason is in ``get_controller_error``,
+        and the manager adds it to the load failure when ``init`` then returns False.
         Runs in: the non-real-time thread, during ``init``.
         """
+        problem = None
+        other = None
         if self._provider is None:
-            raise ControllerError(f"{self.name or type(self).__name__}: get_controller("
-                                  f"{name!r}): no controller provider (call it from init)")
-        if sched not in (BEFORE_ME, AFTER_ME):
-            raise ControllerError(f"{self.name}: get_controller({name!r}): sched: expected "
-                                  f"BEFORE_ME (0) or AFTER_ME (1), got {sched!r}")
-        other = self._provider.controller_by_name(name)
-        if other is None:
-            raise ControllerError(f"{self.name}: get_controller({name!r}): no controller "
-                                  f"of that name is loaded (only controllers loaded earlier "
-                                  f"are visible)")
-        want = kind if kind is not None else Controller
-        if not isinstance(other, want):
-            raise ControllerError(f"{self.name}: get_controller({name!r}): it is a "
-                                  f"{type(other).__name__}, not a {want.__name__}")
+            problem = "no controller provider (call it from init)"
+        elif sched not in (BEFORE_ME, AFTER_ME):
+            problem = f"sched: expected BEFORE_ME (0) or AFTER_ME (1), got {sched!r}"
+        else:
+            other = self._provider.controller_by_name(name)
+            want = kind if kind is not None else Controller
+            if other is None:
+                problem = ("no controller of that name is loaded (only controllers loaded "
+                           "earlier are visible)")
+            elif not isinstance(other, want):
+                problem = f"it is a {type(other).__name__}, not a {want.__name__}"
+        if problem is not None or other is None:
+            self.get_controller_error = (f"{self.name or type(self).__name__}: "
+                                         f"get_controller({name!r}): {problem}")
+            return False
         target = self.before_list if sched == BEFORE_ME else self.after_list
         if name not in target:
             target.append(name)

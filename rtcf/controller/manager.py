@@ -30,7 +30,32 @@ runs both, starting is in the tick of the first update just before it, stopping 
 the last update just after it, and nothing runs between the two halves (spec 5.2 PD).
 
 The measured period passed to update is the difference between this tick's time and the
-previous one's (the nominal period on the first tick).
+time of that controller's previous update (on its first update: the tick's measured period,
+or its own nominal period when it has an ``update_rate``).
+
+ros2_control's additions (facts from ros2_control's controller_manager documentation and
+SwitchController.srv; an independent design here):
+
+* **command interfaces**: a controller claims ``joint/type`` interfaces
+  (``Controller.command_interface_configuration``); a running controller owns them. A switch
+  that would make two running controllers own one is refused under STRICT; under
+  BEST_EFFORT the conflicting controller is not started (the rest of the switch goes on;
+  ``refused`` names it and why). A claim of a type the hardware does not take
+  (``Hardware.command_interfaces``) is treated the same way.
+* **update_rate** (load param, Hz, at most the manager's rate): the controller updates at
+  the first tick not earlier than half a manager period before its next due time (the tick
+  nearest to it, as ros2_control picks the cycle of smallest period error); due times
+  advance by 1/update_rate (no divisor needed: 300 Hz in a 1 kHz loop updates after 3, 4, 3
+  ms...), and after a stall the next due time is one controller period ahead (no burst).
+* **fallback_controllers** (load param, names): when a controller fails (its update raises,
+  or its starting raises) it is stopped, with every running controller chained to it, and
+  the fallbacks of each of them start in the same tick (starting, then update). A fallback
+  that is not loaded, already running, or whose interfaces are taken is reported, not
+  started.
+* **chains**: controllers linked by get_controller (BEFORE_ME / AFTER_ME, directly or through
+  others) form a chain; when one fails, every running member is stopped with it.
+* **switch results**: a performed switch lists the controllers started, stopped, refused
+  and failed (starting raised, or an interface was taken meanwhile).
 
 Facts (the double-buffered controller list handed to the real-time loop, the order of one
 update, the switch performed by the loop while the caller waits, the load / unload checks)
@@ -46,7 +71,7 @@ import time as _time
 import traceback
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .base import Controller, ControllerError, ControllerState
+from .base import Controller, ControllerError, ControllerState, check_interface
 from .registry import resolve_controller
 from .robot import Hardware, RobotState
 from .scheduler import schedule_controllers
@@ -69,10 +94,11 @@ class ControllerStats:
     """Per-controller timing [s] and events, written only by the EC thread."""
 
     __slots__ = ("updates", "last", "max", "total", "overruns", "last_overrun_time",
-                 "faults", "last_error")
+                 "faults", "last_error", "period_last")
 
     def __init__(self) -> None:
         self.updates = 0
+        self.period_last = 0.0               # the period passed to the last update [s]
         self.last = 0.0
         self.max = 0.0
         self.total = 0.0
@@ -86,23 +112,38 @@ class ControllerStats:
         return self.total / self.updates if self.updates else 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"updates": self.updates, "last": self.last, "max": self.max,
+        return {"updates": self.updates, "period_last": self.period_last,
+                "last": self.last, "max": self.max,
                 "mean": self.mean, "overruns": self.overruns,
                 "last_overrun_time": self.last_overrun_time, "faults": self.faults,
                 "last_error": self.last_error}
 
 
 class Slot:
-    """A loaded controller in the manager: PR2's ControllerSpec."""
+    """A loaded controller in the manager: PR2's ControllerSpec, with ros2_control's
+    claimed interfaces, update rate and fallbacks."""
 
-    __slots__ = ("name", "type_name", "controller", "stats", "loaded")
+    __slots__ = ("name", "type_name", "controller", "stats", "loaded", "params", "claims",
+                 "fallbacks", "chain", "update_rate", "update_period", "next_due",
+                 "last_update", "last_tick")
 
-    def __init__(self, name: str, type_name: str, controller: Controller):
+    def __init__(self, name: str, type_name: str, controller: Controller,
+                 params: Mapping[str, Any] | None = None, claims: Sequence[str] = (),
+                 fallbacks: Sequence[str] = (), update_rate: float = 0.0):
         self.name = name
         self.type_name = type_name
         self.controller = controller
         self.stats = ControllerStats()
         self.loaded = True
+        self.params = dict(params or {})
+        self.claims = tuple(claims)
+        self.fallbacks = tuple(fallbacks)
+        self.chain: tuple[Slot, ...] = ()    # the others linked to it by get_controller
+        self.update_rate = float(update_rate)                  # 0: every tick
+        self.update_period = 1.0 / update_rate if update_rate > 0 else 0.0
+        self.next_due = 0.0
+        self.last_update: float | None = None
+        self.last_tick = -1
 
 
 class SwitchRequest:
@@ -116,6 +157,10 @@ class SwitchRequest:
         self.stop = tuple(stop)
         self.skipped = tuple(skipped)
         self.strictness = strictness
+        self.refused: tuple[tuple[str, str], ...] = ()   # (name, why): BEST_EFFORT drops
+        self.started: list[str] = []                     # filled by the real-time loop
+        self.stopped: list[str] = []
+        self.failed: list[tuple[str, str]] = []          # (name, what went wrong)
         self.phase = self.QUEUED
         self.aborted = False                 # dropped by stop_all (manager deactivated)
         self.stop_time: float | None = None
@@ -126,9 +171,44 @@ class SwitchRequest:
     def done(self) -> bool:
         return self.phase == self.DONE
 
+    @property
+    def ok(self) -> bool:
+        """Done, not aborted, no starting or stopping failed (either strictness; BEST_EFFORT
+        only tolerates unknown names and refused starts); under STRICT nothing refused."""
+        return (self.done and not self.aborted and not self.failed
+                and (self.strictness is not Strictness.STRICT or not self.refused))
+
+    def summary(self) -> str:
+        """One line for the caller: what was started, stopped, skipped, refused, failed."""
+        parts = [f"started {self.started}, stopped {self.stopped}"]
+        if self.start_time is not None:
+            parts[0] += f" at t={self.start_time}"
+        if self.failed:
+            parts.append("failed: " + "; ".join(f"{n!r} {why}" for n, why in self.failed))
+        if self.refused:
+            parts.append("not started: " + "; ".join(f"{n!r} {why}"
+                                                     for n, why in self.refused))
+        if self.skipped:
+            parts.append(f"skipped unknown {list(self.skipped)}")
+        if self.strictness == 0:
+            parts.append("strictness 0 taken as BEST_EFFORT")
+        return "; ".join(parts)
+
 
 def _direct(fn: Callable[[], Any]) -> Any:
     return fn()
+
+
+def _chains(links: Mapping[str, tuple[Iterable[str], Iterable[str]]]) -> dict[str, set[str]]:
+    """name -> the other controllers connected to it through before/after lists."""
+    group: dict[str, set[str]] = {n: {n} for n in links}
+    for n, (before, after) in links.items():
+        for m in list(before) + list(after):
+            if m in group and group[m] is not group[n]:
+                merged = group[n] | group[m]
+                for k in merged:
+                    group[k] = merged
+    return {n: g - {n} for n, g in group.items()}
 
 
 def _check_names(names: Any, what: str) -> list[str]:
@@ -171,6 +251,8 @@ class ControllerManagerCore:
         self._order: list[str] = []               # schedule, as names
         self._schedule: tuple[Slot, ...] = ()     # the real-time view
         self._switch: SwitchRequest | None = None
+        self._owners: dict[str, str] = {}         # interface -> running controller (EC)
+        self._late_start = False                  # a fallback started during the updates
         self._last_time: float | None = None
         self._was_halted = False
         # manager statistics (EC thread)
@@ -232,20 +314,54 @@ class ControllerManagerCore:
                 raise ControllerError(f"loadController({name!r}): init of {tname} failed: "
                                       f"{why}") from e
             if ok is False:                  # None counts as success (a bare return)
+                why = f" ({c.get_controller_error})" if c.get_controller_error else ""
                 raise ControllerError(f"loadController({name!r}): init of {tname} "
-                                      f"returned false")
+                                      f"returned false{why}")
+            claims, fallbacks, rate = self._load_options(name, c, params or {})
             links = {n: (s.controller.before_list, s.controller.after_list)
                      for n, s in self._loaded.items()}
             links[name] = (c.before_list, c.after_list)
             order = schedule_controllers(links)      # ControllerError names the cause
             c.state = _INIT
-            slot = Slot(name, tname, c)
+            slot = Slot(name, tname, c, params, claims, fallbacks, rate)
             loaded = dict(self._loaded)
             loaded[name] = slot
-            run_rt(self._installer(tuple(loaded[n] for n in order)))
+            run_rt(self._installer(tuple(loaded[n] for n in order), loaded))
             self._loaded = loaded
             self._order = order
             return c
+
+    def _load_options(self, name: str, c: Controller, params: Mapping[str, Any]
+                      ) -> tuple[list[str], list[str], float]:
+        """The claimed interfaces, fallbacks and update rate of a controller being loaded;
+        ControllerError naming the bad value. Runs in: the loading thread."""
+        who = f"loadController({name!r})"
+        try:
+            claims = list(c.command_interface_configuration())
+        except Exception as e:
+            raise ControllerError(f"{who}: command_interface_configuration raised "
+                                  f"{type(e).__name__}: {e}") from e
+        for i in claims:
+            problem = check_interface(i)
+            if problem:
+                raise ControllerError(f"{who}: command interface {i!r}: {problem}")
+            self.robot.index(i.split("/")[0])      # ControllerError names the joint
+        claims = list(dict.fromkeys(claims))
+        fallbacks = params.get("fallback_controllers", [])
+        if isinstance(fallbacks, str) or not isinstance(fallbacks, (list, tuple)) or \
+                not all(isinstance(f, str) and f for f in fallbacks):
+            raise ControllerError(f"{who}: fallback_controllers: expected a list of "
+                                  f"controller names, got {fallbacks!r}")
+        if name in fallbacks:
+            raise ControllerError(f"{who}: fallback_controllers: a controller cannot be its "
+                                  f"own fallback, got {list(fallbacks)!r}")
+        rate = params.get("update_rate", 0)
+        top = 1.0 / self.period
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or \
+                not 0 <= rate <= top * (1 + 1e-9):
+            raise ControllerError(f"{who}: update_rate: expected a rate in [Hz] between 0 "
+                                  f"(every tick) and the manager's {top:g}, got {rate!r}")
+        return claims, list(fallbacks), float(rate)
 
     def unload(self, name: str,
                run_rt: Callable[[Callable[[], Any]], Any] = _direct) -> None:
@@ -267,7 +383,7 @@ class ControllerManagerCore:
                                       f"first (switchController)")
             loaded = {n: s for n, s in self._loaded.items() if n != name}
             order = [n for n in self._order if n != name]
-            running = run_rt(self._remover(slot, tuple(loaded[n] for n in order)))
+            running = run_rt(self._remover(slot, tuple(loaded[n] for n in order), loaded))
             if running:      # started meanwhile (cannot happen under the admin lock)
                 raise ControllerError(f"unloadController: {name!r} is running")
             self._loaded = loaded
@@ -292,15 +408,32 @@ class ControllerManagerCore:
                                       f"{e}") from e
             run_rt(lambda: c.apply_command(prepared))
 
-    def _installer(self, schedule: tuple[Slot, ...]) -> Callable[[], None]:
+    @staticmethod
+    def _chained(loaded: Mapping[str, Slot]) -> list[tuple[Slot, tuple[Slot, ...]]]:
+        links = {n: (s.controller.before_list, s.controller.after_list)
+                 for n, s in loaded.items()}
+        return [(loaded[n], tuple(loaded[m] for m in sorted(others)))
+                for n, others in _chains(links).items()]
+
+    def _installer(self, schedule: tuple[Slot, ...], loaded: Mapping[str, Slot]
+                   ) -> Callable[[], None]:
+        chains = self._chained(loaded)
+
         def install() -> None:
+            for slot, chain in chains:
+                slot.chain = chain
             self._schedule = schedule
         return install
 
-    def _remover(self, slot: Slot, schedule: tuple[Slot, ...]) -> Callable[[], bool]:
+    def _remover(self, slot: Slot, schedule: tuple[Slot, ...], loaded: Mapping[str, Slot]
+                 ) -> Callable[[], bool]:
+        chains = self._chained(loaded)
+
         def remove() -> bool:
             if slot.controller.state is _RUNNING:
                 return True
+            for s, chain in chains:
+                s.chain = chain
             self._schedule = schedule
             slot.loaded = False
             return False
@@ -327,9 +460,47 @@ class ControllerManagerCore:
         if missing and level is Strictness.STRICT:
             raise ControllerError(f"switchController (STRICT): no controller named "
                                   f"{', '.join(map(repr, missing))} is loaded")
-        return SwitchRequest([self._loaded[n] for n in start if n in self._loaded],
-                             [self._loaded[n] for n in stop if n in self._loaded],
-                             missing, level)
+        loaded = self._loaded
+        stop_set = set(stop)
+        owners: dict[str, str] = {}            # after the switch, of those that stay
+        for n, slot in loaded.items():
+            if slot.controller.state is _RUNNING and n not in stop_set and n not in start:
+                for i in slot.claims:
+                    owners[i] = n
+        types = self.interface_types
+        starting, refused = [], []
+        for n in dict.fromkeys(start):
+            slot = loaded.get(n)
+            if slot is None:
+                continue
+            bad = [i for i in slot.claims if i.split("/")[1] not in types]
+            taken = [(i, owners[i]) for i in slot.claims if owners.get(i, n) != n]
+            if bad:
+                why = (f"claims {', '.join(bad)}, which the hardware does not take (it "
+                       f"takes {', '.join(types)})")
+            elif taken:
+                why = "claims " + ", ".join(f"{i} (owned by {o!r})" for i, o in taken)
+            else:
+                for i in slot.claims:
+                    owners[i] = n
+                starting.append(slot)
+                continue
+            if level is Strictness.STRICT:
+                hint = ("" if bad else "; stop the owner in the same switch, or use "
+                        "BEST_EFFORT to start the others")
+                raise ControllerError(f"switchController (STRICT): {n!r} {why}{hint}")
+            refused.append((n, why))
+        req = SwitchRequest(starting, [loaded[n] for n in stop if n in loaded], missing,
+                            level)
+        req.refused = tuple(refused)
+        return req
+
+    @property
+    def interface_types(self) -> tuple[str, ...]:
+        """The command interface types the hardware takes (all without hardware)."""
+        if self.hardware is None:
+            return ("position", "velocity", "effort")
+        return tuple(getattr(self.hardware, "command_interfaces", ("position",)))
 
     def begin_switch(self, req: SwitchRequest) -> None:
         """Queue ``req`` for the real-time loop: its stop half runs at the end of the next
@@ -369,6 +540,26 @@ class ControllerManagerCore:
     @property
     def schedule(self) -> list[str]:
         return list(self._order)
+
+    def list_interfaces(self) -> list[tuple[str, str]]:
+        """(joint/type, owning running controller or "") of every command interface the
+        hardware takes, in joint order. Any thread (a snapshot)."""
+        owners = dict(self._owners)
+        return [(f"{j}/{t}", owners.get(f"{j}/{t}", ""))
+                for j in self.robot.joint_names for t in self.interface_types]
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Per loaded controller in schedule order: name, type, state, position, claimed
+        interfaces, fallbacks, chain, update_rate and its statistics. Any thread."""
+        loaded, order = self._loaded, self._order
+        out = []
+        for i, n in enumerate(order):
+            s = loaded[n]
+            out.append(dict(s.stats.as_dict(), name=n, type=s.type_name,
+                            state=s.controller.state.name.lower(), position=i,
+                            claims=list(s.claims), fallbacks=list(s.fallbacks),
+                            chain=[c.name for c in s.chain], update_rate=s.update_rate))
+        return out
 
     def statistics(self) -> dict[str, Any]:
         n = self.ticks
@@ -414,38 +605,58 @@ class ControllerManagerCore:
         if sw is not None and sw.phase == SwitchRequest.STOPPED:
             self._start_half(sw, time)
         spent = 0.0
-        limit = self.overrun_limit
+        tick = self.ticks
         for slot in self._schedule:
-            c = slot.controller
-            if c.state is not _RUNNING:
-                continue
-            t0 = timer()
-            try:
-                c.update(time, period)
-            except Exception as e:
-                self._fault(slot, time, "update", e)
-            dt = timer() - t0
-            st = slot.stats
-            st.updates += 1
-            st.last = dt
-            st.total += dt
-            if dt > st.max:
-                st.max = dt
-            if dt > limit:
-                st.overruns += 1
-                st.last_overrun_time = time
-            spent += dt
+            if slot.controller.state is _RUNNING:
+                spent += self._update_one(slot, time, period, tick, timer)
+        if self._late_start:                  # fallbacks started after their turn
+            self._late_start = False
+            for slot in self._schedule:
+                if slot.controller.state is _RUNNING and slot.last_tick != tick:
+                    spent += self._update_one(slot, time, period, tick, timer)
         if hw is not None:
             hw.write(robot, time)
         if sw is not None and sw.phase == SwitchRequest.QUEUED:
             self._stop_half(sw, time)
-        self.ticks += 1
+        self.ticks = tick + 1
         self.updates_last = spent
         overhead = timer() - t_begin - spent
         self.overhead_last = overhead
         self.overhead_sum += overhead
         if overhead > self.overhead_max:
             self.overhead_max = overhead
+
+    def _update_one(self, slot: Slot, time: float, tick_period: float, tick: int,
+                    timer: Callable[[], float]) -> float:
+        """Update one running controller if it is due; returns the time it took [s].
+        Runs in: EC thread."""
+        up = slot.update_period
+        if up:
+            if time < slot.next_due - 0.5 * self.period:
+                return 0.0
+            due = slot.next_due + up
+            slot.next_due = due if due > time else time + up     # behind: no burst
+        last = slot.last_update
+        period = time - last if last is not None else (up or tick_period)
+        slot.last_update = time
+        slot.last_tick = tick
+        t0 = timer()
+        try:
+            slot.controller.update(time, period)
+        except Exception as e:
+            self._fail(slot, time, "update", e)
+        dt = timer() - t0
+        st = slot.stats
+        st.updates += 1
+        st.period_last = period
+        st.last = dt
+        st.total += dt
+        if dt > st.max:
+            st.max = dt
+        if dt > self.overrun_limit:
+            st.overruns += 1
+            st.last_overrun_time = time
+        return dt
 
     def stop_all(self, time: float) -> None:
         """Stop every running controller (stopping called) and drop a pending switch
@@ -454,6 +665,7 @@ class ControllerManagerCore:
         for slot in self._schedule:
             if slot.controller.state is _RUNNING:
                 slot.controller.state = _INIT
+                self._release(slot)
                 self._call_stopping(slot, time)
         sw, self._switch = self._switch, None
         self._last_time = None
@@ -472,32 +684,33 @@ class ControllerManagerCore:
             c = slot.controller
             if c.state is _RUNNING:
                 self._call_stopping(slot, time)
-                try:
+                c.state = _INIT                  # stopped: a failing starting is not
+                try:                             # followed by a second stopping
                     c.starting(time)
                 except Exception as e:
-                    c.state = _INIT
-                    self._report(slot, time, "starting", e)
+                    self._fail(slot, time, "starting", e)
+                    continue
+                c.state = _RUNNING
+                slot.last_update = None
 
     def _stop_half(self, sw: SwitchRequest, time: float) -> None:
         for slot in sw.stop:
             c = slot.controller
             c.state = _INIT                  # PR2 stopRequest: from RUNNING or INITIALIZED
-            self._call_stopping(slot, time)
+            self._release(slot)
+            if not self._call_stopping(slot, time):
+                sw.failed.append((slot.name, f"stopping raised: {slot.stats.last_error}"))
+            sw.stopped.append(slot.name)
         sw.phase = SwitchRequest.STOPPED
         sw.stop_time = time
 
     def _start_half(self, sw: SwitchRequest, time: float) -> None:
         for slot in sw.start:
-            if not slot.loaded:
-                continue
-            c = slot.controller
-            try:
-                c.starting(time)             # PR2 startRequest: also from RUNNING (restart)
-            except Exception as e:
-                c.state = _INIT
-                self._report(slot, time, "starting", e)
-                continue
-            c.state = _RUNNING
+            why = self._start(slot, time)
+            if why:
+                sw.failed.append((slot.name, why))
+            else:
+                sw.started.append(slot.name)
         sw.phase = SwitchRequest.DONE
         sw.start_time = time
         self._switch = None
@@ -505,17 +718,81 @@ class ControllerManagerCore:
         if sw.on_done is not None:
             sw.on_done(sw)
 
-    def _call_stopping(self, slot: Slot, time: float) -> None:
+    def _start(self, slot: Slot, time: float) -> str:
+        """starting() and ownership of its interfaces; "" when running, else why not (a
+        raising starting is a failure: its fallbacks start). Runs in: EC thread."""
+        if not slot.loaded:
+            return "was unloaded"
+        owners = self._owners
+        for i in slot.claims:
+            o = owners.get(i)
+            if o is not None and o != slot.name:
+                return f"not started: {i} is owned by {o!r}"
+        c = slot.controller
+        try:
+            c.starting(time)                 # PR2 startRequest: also from RUNNING (restart)
+        except Exception as e:
+            self._fail(slot, time, "starting", e)
+            return f"starting raised {type(e).__name__}: {e}"
+        c.state = _RUNNING
+        for i in slot.claims:
+            owners[i] = slot.name
+        if slot.update_period:
+            slot.next_due = time
+        slot.last_update = None
+        return ""
+
+    def _release(self, slot: Slot) -> None:
+        """Give up the interfaces ``slot`` owns. Runs in: EC thread."""
+        owners = self._owners
+        for i in slot.claims:
+            if owners.get(i) == slot.name:
+                del owners[i]
+
+    def _call_stopping(self, slot: Slot, time: float) -> bool:
         try:
             slot.controller.stopping(time)
         except Exception as e:               # stopping cannot fail: report and go on
             self._report(slot, time, "stopping", e)
+            return False
+        return True
 
-    def _fault(self, slot: Slot, time: float, where: str, e: BaseException) -> None:
-        """A raising update: the controller is stopped (stopping called) and reported."""
+    def _fail(self, slot: Slot, time: float, where: str, e: BaseException) -> None:
+        """``slot`` failed in ``where`` (update or starting): it and every running
+        controller chained to it stop (stopping called, except for a failed starting),
+        then the fallbacks of each start in this tick. Runs in: EC thread (rare)."""
+        was_running = slot.controller.state is _RUNNING
         slot.controller.state = _INIT
+        self._release(slot)
         self._report(slot, time, where, e)
-        self._call_stopping(slot, time)
+        if was_running:
+            self._call_stopping(slot, time)
+        victims = [slot]
+        for other in slot.chain:
+            if other.controller.state is _RUNNING:
+                other.controller.state = _INIT
+                self._release(other)
+                self._report(other, time, "chain", ControllerError(
+                    f"stopped with {slot.name!r} (chained), whose {where} failed"))
+                self._call_stopping(other, time)
+                victims.append(other)
+        tried = {v.name for v in victims}
+        for v in victims:
+            for fb in v.fallbacks:
+                if fb in tried:
+                    continue
+                tried.add(fb)
+                target = self._loaded.get(fb)
+                if target is None or not target.loaded:
+                    self._report(v, time, "fallback", ControllerError(
+                        f"fallback {fb!r} is not loaded"))
+                elif target.controller.state is not _RUNNING:
+                    why = self._start(target, time)
+                    if why:
+                        self._report(v, time, "fallback", ControllerError(
+                            f"fallback {fb!r} {why}"))
+                    else:
+                        self._late_start = True
 
     def _report(self, slot: Slot, time: float, where: str, e: BaseException) -> None:
         st = slot.stats

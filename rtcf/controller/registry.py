@@ -3,12 +3,19 @@
 ``loadController(name, type)`` takes either a registered type name (``register_controller``,
 the class's ``type_name``) or ``module.path.ClassName`` / ``module.path:ClassName`` importable
 from sys.path plus the given load path (PR2 used pluginlib class names the same way).
+
+Modules imported here are watched: when a controller is loaded from a module whose file
+changed since it was imported, the module is imported afresh (so unload, edit, load runs the
+edited code; controllers still loaded keep the class they were made from), and
+``reload_modules`` re-imports all of them (PR2's reload-libraries).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import inspect
+import os
 import sys
 import threading
 from pathlib import Path
@@ -18,10 +25,11 @@ from typing import Iterable
 from .base import Controller, ControllerError
 
 __all__ = ["register_controller", "registered_types", "resolve_controller",
-           "register_module", "import_controllers"]
+           "register_module", "import_controllers", "reload_modules", "watched_modules"]
 
 _REGISTRY: dict[str, type[Controller]] = {}
 _LOCK = threading.Lock()
+_STAMPS: dict[str, tuple[int, int] | None] = {}   # module -> (mtime_ns, size) at import
 
 
 def register_controller(cls: type[Controller], name: str | None = None) -> type[Controller]:
@@ -50,14 +58,89 @@ def register_module(module: ModuleType) -> list[str]:
     return names
 
 
+def _stamp(module: ModuleType) -> tuple[int, int] | None:
+    path = getattr(module, "__file__", None)
+    try:
+        st = os.stat(path) if path else None
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size) if st is not None else None
+
+
+def _reimport(module: ModuleType) -> ModuleType:
+    """Import ``module`` afresh from its source (its cached bytecode dropped: an edit
+    within the same second and of the same size would otherwise reuse it)."""
+    cached = getattr(module, "__cached__", None)
+    if cached:
+        try:
+            os.remove(cached)
+        except OSError:
+            pass
+    importlib.invalidate_caches()
+    try:
+        fresh = importlib.reload(module)
+    except Exception as e:
+        raise ControllerError(f"re-importing controller module {module.__name__!r} failed: "
+                              f"{type(e).__name__}: {e}") from e
+    _STAMPS[fresh.__name__] = _stamp(fresh)
+    return fresh
+
+
+def _moved(module: ModuleType) -> bool:
+    """True when importing a top-level module's name now would find another file."""
+    if "." in module.__name__ or not getattr(module, "__file__", None):
+        return False
+    importlib.invalidate_caches()
+    spec = importlib.machinery.PathFinder.find_spec(module.__name__, sys.path)
+    origin = getattr(spec, "origin", None)
+    return origin is not None and os.path.realpath(origin) != \
+        os.path.realpath(module.__file__)
+
+
 def _import(module_name: str, load_path: Iterable[str | Path]) -> ModuleType:
     for p in reversed([str(Path(x).resolve()) for x in load_path]):
         if p not in sys.path:
             sys.path.insert(0, p)
+    module = sys.modules.get(module_name)
+    if module is not None and module_name in _STAMPS:
+        if _moved(module):                       # another folder now provides that name
+            del sys.modules[module_name]
+            del _STAMPS[module_name]
+        elif _stamp(module) != _STAMPS[module_name]:
+            return _reimport(module)             # edited since: the new code
+        else:
+            return module
     try:
-        return importlib.import_module(module_name)
+        module = importlib.import_module(module_name)
     except ImportError as e:
         raise ControllerError(f"cannot import controller module {module_name!r}: {e}") from e
+    except Exception as e:                       # a broken module must not take us down
+        raise ControllerError(f"importing controller module {module_name!r} raised "
+                              f"{type(e).__name__}: {e}") from e
+    if module_name not in _STAMPS:
+        _STAMPS[module_name] = _stamp(module)
+    return module
+
+
+def watched_modules() -> list[str]:
+    """The controller modules imported through this registry (reloadable)."""
+    return sorted(_STAMPS)
+
+
+def reload_modules() -> list[str]:
+    """Re-import every watched module and register its controllers again; returns their
+    names. Controllers already made keep their old class. Runs in: a non-real-time thread."""
+    done = []
+    for name in watched_modules():
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        registered = any(cls.__module__ == name for cls in list(_REGISTRY.values()))
+        fresh = _reimport(module)
+        if registered:
+            register_module(fresh)
+        done.append(name)
+    return done
 
 
 def resolve_controller(type_name: str, load_path: Iterable[str | Path] = ()
@@ -69,6 +152,12 @@ def resolve_controller(type_name: str, load_path: Iterable[str | Path] = ()
     with _LOCK:
         cls = _REGISTRY.get(type_name)
     if cls is not None:
+        mod = sys.modules.get(cls.__module__)
+        if mod is not None and cls.__module__ in _STAMPS and \
+                _stamp(mod) != _STAMPS[cls.__module__]:
+            register_module(_reimport(mod))          # its file changed: the new code
+            with _LOCK:
+                cls = _REGISTRY.get(type_name, cls)
         return cls
     sep = ":" if ":" in type_name else "."
     if sep not in type_name:

@@ -54,6 +54,22 @@ class JointHandle:
         self._robot.command[self.index] = value
 
     @property
+    def velocity_command(self) -> float:
+        return float(self._robot.velocity_command[self.index])
+
+    @velocity_command.setter
+    def velocity_command(self, value: float) -> None:
+        self._robot.velocity_command[self.index] = value
+
+    @property
+    def effort_command(self) -> float:
+        return float(self._robot.effort_command[self.index])
+
+    @effort_command.setter
+    def effort_command(self, value: float) -> None:
+        self._robot.effort_command[self.index] = value
+
+    @property
     def limits(self) -> tuple[float, float]:
         return float(self._robot.lower[self.index]), float(self._robot.upper[self.index])
 
@@ -65,7 +81,9 @@ class RobotState:
     """Joint state and command arrays of a robot, allocated once.
 
     position, velocity, effort: measured, written by the hardware's read() each tick;
-    command: written by controllers, read by the hardware's write(); time: tick time [s].
+    command (the position interface), velocity_command, effort_command: written by
+    controllers (one array per command interface type, ros2_control's position / velocity /
+    effort), read by the hardware's write(); time: tick time [s].
     lower/upper: joint position limits [rad] (+-inf when unknown).
     """
 
@@ -81,6 +99,8 @@ class RobotState:
         self.velocity = np.zeros(n)
         self.effort = np.zeros(n)
         self.command = np.full(n, math.nan)
+        self.velocity_command = np.full(n, math.nan)
+        self.effort_command = np.full(n, math.nan)
         self.lower = np.full(n, -math.inf) if lower is None else np.array(lower, float)
         self.upper = np.full(n, math.inf) if upper is None else np.array(upper, float)
         if self.lower.shape != (n,) or self.upper.shape != (n,):
@@ -114,6 +134,19 @@ class RobotState:
     def zero_commands(self) -> None:
         """No command on any joint (NaN). Runs in: EC thread, at the start of each tick."""
         self.command.fill(math.nan)
+        self.velocity_command.fill(math.nan)
+        self.effort_command.fill(math.nan)
+
+    def commands(self, kind: str) -> np.ndarray:
+        """The command array of interface type ``kind`` (position, velocity, effort)."""
+        if kind == "position":
+            return self.command
+        if kind == "velocity":
+            return self.velocity_command
+        if kind == "effort":
+            return self.effort_command
+        raise ControllerError(f"command interface type: expected position, velocity or "
+                              f"effort, got {kind!r}")
 
 
 class Hardware(Protocol):
@@ -124,6 +157,9 @@ class Hardware(Protocol):
     """
 
     joint_names: Sequence[str]
+    command_interfaces: Sequence[str]
+    """Optional: the command interface types it takes (INTERFACE_TYPES; absent means
+    ("position",)); a controller claiming another type is refused at start."""
     halted: bool
     """True while the motors cannot act (e.g. no stiffness); when it turns False again the
     manager restarts every running controller."""
@@ -133,7 +169,8 @@ class Hardware(Protocol):
         ...
 
     def write(self, robot: RobotState, time: float) -> None:
-        """Send ``robot.command`` (NaN: leave that joint alone)."""
+        """Send the commands (``robot.command`` for position, and ``velocity_command`` /
+        ``effort_command`` for hardware that takes those; NaN: leave that joint alone)."""
         ...
 
 

@@ -25,6 +25,11 @@ def rc_from(code: Any) -> ReturnCode:
     return _RC_BACK[code]
 
 
+def to_any(value: Any) -> Any:
+    """A Python value (number, bool, string, or a list of those) as a CORBA any."""
+    return oany.to_any(value)
+
+
 def to_nvlist(props: Mapping[str, Any]) -> list:
     """dict -> SDOPackage::NVList; strings as string Anys, object references as object
     Anys, anything else as its string form."""

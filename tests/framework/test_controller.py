@@ -61,9 +61,11 @@ class Spy(Controller):
         self.inits = getattr(self, "inits", 0) + 1
         self.rig.log.append((self.rig.tick_no, self.name, "init"))
         for b in params.get("before", []):
-            self.get_controller(b, BEFORE_ME)
+            if self.get_controller(b, BEFORE_ME) is False:      # PR2: false, reason logged
+                return False
         for a in params.get("after", []):
-            self.get_controller(a, AFTER_ME)
+            if self.get_controller(a, AFTER_ME) is False:
+                return False
         self.periods: list[float] = []
         self.raise_at = params.get("raise_at")
         self.joint = robot.joint(params["joint"]) if "joint" in params else None
@@ -262,21 +264,27 @@ def test_missing_after_me_target_is_refused():
         schedule_controllers({"x": (["y"], [])})
 
 
-def test_get_controller_failures():
+def test_get_controller_failures_return_false_as_pr2s():
     r = Rig()
     r.load("a")
     r.load("o", Other, rig=None)
-    with pytest.raises(ControllerError, match="'nope'.*no controller of that name"):
+    with pytest.raises(ControllerError, match=r"init of Spy returned false \(b: "
+                                              r"get_controller\('nope'\): no controller of "
+                                              r"that name"):
         r.load("b", before=["nope"])
-    with pytest.raises(ControllerError, match="sched: expected BEFORE_ME"):
-        c = Spy(); c.name = "q"; c._provider = r.core
-        c.get_controller("a", 7)
-    with pytest.raises(ControllerError, match="it is a Other, not a Spy"):
-        c.get_controller("o", BEFORE_ME, Spy)
+    c = Spy(); c.name = "q"; c._provider = r.core
+    assert c.get_controller("nope", BEFORE_ME) is False
+    assert "no controller of that name" in c.get_controller_error
+    assert c.get_controller("a", 7) is False
+    assert "sched: expected BEFORE_ME (0) or AFTER_ME (1), got 7" in c.get_controller_error
+    assert c.getController("o", BEFORE_ME, Spy) is False          # PR2 spelling too
+    assert c.get_controller_error == "q: get_controller('o'): it is a Other, not a Spy"
+    assert c.before_list == [] and c.after_list == []
     assert c.get_controller("a", AFTER_ME, Spy) is r.core.slot("a").controller
     assert c.after_list == ["a"]
-    with pytest.raises(ControllerError, match="no controller provider"):
-        Spy().get_controller("a", BEFORE_ME)
+    s = Spy()
+    assert s.get_controller("a", BEFORE_ME) is False
+    assert "no controller provider" in s.get_controller_error
 
 
 # -- unload --------------------------------------------------------------------------------

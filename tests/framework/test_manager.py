@@ -232,3 +232,13 @@ def test_status_line_shows_lost_and_suspect_connections():
     finally:
         m.corba = None
         m.shutdown()
+
+
+def test_a_load_path_given_with_o_is_read_against_rtcf_cwd_and_keeps_the_bundled(
+        tmp_path, monkeypatch):
+    from rtcf.manager import BUNDLED_COMPONENTS
+    (tmp_path / "mine").mkdir()
+    monkeypatch.setenv("RTCF_CWD", str(tmp_path))
+    conf = rtcconf.apply_overrides(rtcconf.defaults(), ["manager.modules.load_path:./mine"])
+    m = Manager(conf, corba=False)
+    assert m.load_path() == [tmp_path / "mine", BUNDLED_COMPONENTS]

@@ -112,6 +112,19 @@ def test_statistics_over_the_wire(system):
     assert mp.alive()
 
 
+def test_ros2_control_level_details_over_the_wire(system):
+    mp, cm, dcm = system
+    rows = {d["name"]: d for d in cm.describe()}
+    assert rows["head_pd"]["claimed_interfaces"] == ["HeadYaw/position", "HeadPitch/position"]
+    assert rows["head_traj"]["claimed_interfaces"] == []         # chained: writes head_pd
+    assert rows["head_traj"]["chain"] == ["head_pd"] and rows["head_pd"]["update_rate"] == 0
+    assert rows["head_pd"]["period_last"] > 0
+    owners = dict(cm.interfaces())
+    assert owners["HeadYaw/position"] == "head_pd" and owners["LElbowRoll/position"] == ""
+    with pytest.raises(ControllerError, match="2 controllers are loaded"):
+        cm.reload_modules()
+
+
 def test_manager_in_another_process_through_q_and_qref(launch, naming):
     mp = launch(PORTS_SYSTEM, ["DCM0", "ControllerManager0"])
     ns = f"localhost:{naming.port}"

@@ -1,0 +1,266 @@
+"""The manager core's ros2_control-level features, in the manner of ros2_control's
+controller_manager tests: controllers that fail on purpose (init, starting, update,
+stopping), claimed command interfaces and strictness, per-controller update rates,
+fallback controllers, chained controllers, and what a switch reports.
+
+Ticks are driven by hand on loopback hardware (test_controller.Rig): every placement is
+exact, nothing depends on the machine's timing.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from test_controller import DT, Rig, Spy
+
+from rtcf.controller import (AFTER_ME, ControllerError, ControllerState, LoopbackHardware,
+                             Strictness)
+
+BEST = Strictness.BEST_EFFORT
+
+
+class Claimer(Spy):
+    """A Spy that claims ``claims`` (joint/type strings) and may fail on purpose:
+    ``fail_in``: starting / update (from tick ``raise_at``) / stopping."""
+
+    def init(self, robot, params):
+        if super().init(robot, params) is False:
+            return False
+        self.command_interfaces = list(params.get("claims", []))
+        self.fail_in = params.get("fail_in")
+        return True
+
+    def starting(self, time):
+        super().starting(time)
+        if self.fail_in == "starting":
+            raise RuntimeError("cannot seed")
+
+    def stopping(self, time):
+        super().stopping(time)
+        if self.fail_in == "stopping":
+            raise RuntimeError("brake fault")
+
+
+def running(r):
+    return [n for (n, _, s, _) in r.core.list_controllers() if s == "running"]
+
+
+# -- claiming ------------------------------------------------------------------------------
+
+def test_strict_refuses_a_second_owner_and_names_the_interface_and_owner():
+    r = Rig()
+    r.load("a", Claimer, claims=["j0/position", "j1/position"])
+    r.load("b", Claimer, claims=["j1/position"])
+    r.switch(start=["a"]); r.tick(2)
+    with pytest.raises(ControllerError, match=r"\(STRICT\): 'b' claims j1/position \(owned "
+                                              r"by 'a'\); stop the owner in the same switch"):
+        r.switch(start=["b"])
+    assert not r.core.switch_pending and running(r) == ["a"]
+    req = r.switch(start=["b"], stop=["a"]); r.tick(2)        # hand-over in one switch
+    assert req.ok and running(r) == ["b"]
+    assert dict(r.core.list_interfaces())["j1/position"] == "b"
+    assert dict(r.core.list_interfaces())["j0/position"] == ""
+
+
+def test_two_claimers_in_one_start_list_are_refused_under_strict():
+    r = Rig()
+    r.load("a", Claimer, claims=["j0/position"])
+    r.load("b", Claimer, claims=["j0/position"])
+    with pytest.raises(ControllerError, match="'b' claims j0/position \\(owned by 'a'\\)"):
+        r.switch(start=["a", "b"])
+
+
+def test_best_effort_starts_the_others_and_reports_the_dropped_one():
+    r = Rig()
+    r.load("a", Claimer, claims=["j0/position"])
+    r.load("b", Claimer, claims=["j0/position"])
+    r.load("c", Claimer, claims=["j2/position"])
+    r.switch(start=["a"]); r.tick(2)
+    req = r.switch(start=["b", "c"], strictness=BEST); r.tick(2)
+    assert running(r) == ["a", "c"]
+    assert req.refused == (("b", "claims j0/position (owned by 'a')"),)
+    assert req.started == ["c"] and req.ok            # BEST_EFFORT: a documented drop
+    assert "not started: 'b' claims j0/position (owned by 'a')" in req.summary()
+    assert r.events(name="b") == [(0, "b", "init")]   # never started
+
+
+def test_an_interface_type_the_hardware_does_not_take_is_refused():
+    r = Rig()                                          # loopback: position only
+    r.load("e", Claimer, claims=["j0/effort"])
+    with pytest.raises(ControllerError, match="'e' claims j0/effort, which the hardware "
+                                              "does not take \\(it takes position\\)"):
+        r.switch(start=["e"])
+
+    class EffortHw(LoopbackHardware):
+        command_interfaces = ("position", "effort")
+    r2 = Rig()
+    r2.core.hardware = r2.hw = EffortHw(["j0", "j1", "j2"])
+    r2.load("e", Claimer, claims=["j0/effort"])
+    r2.switch(start=["e"]); r2.tick(2)
+    assert running(r2) == ["e"]
+    assert ("j0/effort", "e") in r2.core.list_interfaces()
+
+
+@pytest.mark.parametrize("claims, match", [
+    (["j0"], "command interface 'j0': expected 'joint/type'"),
+    (["j0/torque"], "type: expected one of position, velocity, effort"),
+    (["elbow/position"], "unknown joint 'elbow'"),
+])
+def test_bad_claims_refuse_the_load(claims, match):
+    r = Rig()
+    with pytest.raises(ControllerError, match=match):
+        r.load("x", Claimer, claims=claims)
+    assert r.core.list_controllers() == []
+
+
+def test_the_bundled_controllers_claim_their_joints():
+    from controller_manager.controllers import JointPositionController, \
+        JointTrajectoryController
+    r = Rig()
+    pd = r.core.load("pd", JointPositionController, {"joints": ["j0", "j1"]})
+    tr = r.core.load("tr", JointTrajectoryController, {"joints": ["j0"], "output": "pd"})
+    alone = r.core.load("tr2", JointTrajectoryController, {"joints": ["j1"]})
+    assert pd.command_interface_configuration() == ["j0/position", "j1/position"]
+    assert tr.command_interface_configuration() == []        # writes pd's setpoint
+    assert alone.command_interface_configuration() == ["j1/position"]
+    r.switch(start=["pd"]); r.tick(2)
+    with pytest.raises(ControllerError, match="'tr2' claims j1/position \\(owned by 'pd'\\)"):
+        r.switch(start=["tr2"])
+
+
+# -- update rates -----------------------------------------------------------------------------
+
+def test_a_divisor_free_update_rate_gets_the_real_period():
+    r = Rig()
+    c = r.load("slow", update_rate=300)
+    f = r.load("fast")
+    r.switch(start=["slow", "fast"]); r.tick(2)
+    n0 = len(c.periods)
+    r.tick(1000)                                          # one second at 1 kHz
+    assert len(f.periods) == 1001
+    assert 299 <= len(c.periods) - n0 <= 301
+    periods = c.periods[1:]
+    assert set(round(p / DT) for p in periods) <= {3, 4}    # real periods, in ticks
+    assert sum(periods[1:]) / len(periods[1:]) == pytest.approx(1 / 300, rel=0.01)
+    st = r.core.slot("slow").stats
+    assert st.period_last in periods
+
+
+def test_update_rate_after_a_stall_updates_once_not_in_a_burst():
+    r = Rig()
+    c = r.load("slow", update_rate=100)
+    r.switch(start=["slow"]); r.tick(30)
+    n = len(c.periods)
+    r.tick_no += 100                                       # the loop stalled 100 ms
+    r.tick(5)
+    assert len(c.periods) == n + 1
+    assert 0.1 < c.periods[-1] < 0.12                    # the real time since the last one
+
+
+@pytest.mark.parametrize("rate", [2000, -1, "fast", True])
+def test_bad_update_rates_are_refused(rate):
+    r = Rig()
+    with pytest.raises(ControllerError, match=r"update_rate: expected a rate in \[Hz\] "
+                                              r"between 0 \(every tick\) and the manager's "
+                                              r"1000"):
+        r.load("x", update_rate=rate)
+
+
+# -- fallbacks ---------------------------------------------------------------------------------
+
+def test_an_update_failure_starts_the_fallbacks_in_the_same_tick():
+    r = Rig()
+    r.load("safe", Claimer, claims=["j0/position"])           # scheduled before 'main'
+    r.load("main", Claimer, claims=["j0/position"], raise_at=5,
+           fallback_controllers=["safe"])
+    r.switch(start=["main"]); r.tick(2)
+    r.tick(5)
+    assert r.events(tick=5) == [(5, "main", "update"), (5, "main", "stopping"),
+                                (5, "safe", "starting"), (5, "safe", "update")]
+    assert running(r) == ["safe"]
+    assert dict(r.core.list_interfaces())["j0/position"] == "safe"
+    assert r.faults == [("main", "update", "diverged")]
+
+
+def test_a_starting_failure_starts_the_fallbacks_and_the_switch_says_so():
+    r = Rig()
+    r.load("hold", Claimer)
+    r.load("main", Claimer, fail_in="starting", fallback_controllers=["hold"])
+    req = r.switch(start=["main"]); r.tick(2)
+    assert r.events(tick=1) == [(1, "main", "starting"), (1, "hold", "starting"),
+                                (1, "hold", "update")]
+    assert running(r) == ["hold"]
+    assert not req.ok and req.started == []
+    assert req.failed == [("main", "starting raised RuntimeError: cannot seed")]
+    assert "failed: 'main' starting raised RuntimeError: cannot seed" in req.summary()
+
+
+def test_a_fallback_that_cannot_start_is_reported():
+    r = Rig()
+    r.load("owner", Claimer, claims=["j1/position"])
+    r.load("fb", Claimer, claims=["j1/position"])
+    r.load("main", Claimer, raise_at=4, fallback_controllers=["fb", "ghost"])
+    r.switch(start=["owner", "main"]); r.tick(6)
+    assert running(r) == ["owner"]
+    errors = [f for f in r.faults if f[1] == "fallback"]
+    assert errors == [("main", "fallback", "fallback 'fb' not started: j1/position is owned "
+                                           "by 'owner'"),
+                      ("main", "fallback", "fallback 'ghost' is not loaded")]
+
+
+def test_fallback_names_are_checked_at_load():
+    r = Rig()
+    with pytest.raises(ControllerError, match="fallback_controllers: expected a list"):
+        r.load("a", fallback_controllers="b")
+    with pytest.raises(ControllerError, match="cannot be its own fallback"):
+        r.load("a", fallback_controllers=["a"])
+
+
+# -- chains ------------------------------------------------------------------------------------
+
+def test_a_failing_member_stops_its_whole_chain_and_the_others_go_on():
+    r = Rig()
+    r.load("pd")
+    r.load("traj", after=["pd"], raise_at=6)                  # chained: traj -> pd
+    r.load("ref", before=["traj"])                            # chained: traj -> ref
+    r.load("other")
+    r.switch(start=["pd", "traj", "ref", "other"]); r.tick(2)
+    r.tick(6)
+    assert running(r) == ["other"]
+    chain = {d["name"]: d["chain"] for d in r.core.describe()}
+    assert chain["traj"] == ["pd", "ref"] and chain["other"] == []
+    assert sorted(w for (_, w, _) in r.faults) == ["chain", "chain", "update"]
+    assert ("pd", "chain", "stopped with 'traj' (chained), whose update failed") in r.faults
+    assert r.events(tick=6, name="pd")[-1] == (6, "pd", "stopping")
+
+
+# -- switch results -----------------------------------------------------------------------------
+
+def test_switch_results_report_stopping_failures():
+    r = Rig()
+    r.load("t", Claimer, fail_in="stopping", claims=["j0/position"])
+    r.switch(start=["t"]); r.tick(2)
+    req = r.switch(stop=["t"]); r.tick(2)
+    assert req.stopped == ["t"] and not req.ok
+    assert req.failed == [("t", "stopping raised: stopping at t=0.002000: RuntimeError: "
+                                "brake fault")]
+    assert r.core.slot("t").controller.state is ControllerState.INITIALIZED
+    assert dict(r.core.list_interfaces())["j0/position"] == ""     # released anyway
+
+
+def test_an_init_failure_on_purpose_changes_nothing():
+    r = Rig()
+    r.load("a", Claimer, claims=["j0/position"])
+    for how in (True, "raise"):
+        with pytest.raises(ControllerError, match="loadController\\('b'\\): init of"):
+            r.load("b", Claimer, fail_init=how, claims=["j0/position"])
+    assert [n for (n, *_) in r.core.list_controllers()] == ["a"]
+    assert r.core.list_interfaces()[0] == ("j0/position", "")
+
+
+def test_chained_get_controller_uses_after_me():
+    """get_controller's link is what makes a chain (the AFTER_ME import is the API)."""
+    r = Rig()
+    r.load("pd")
+    t = r.load("traj", after=["pd"])
+    assert t.after_list == ["pd"] and AFTER_ME == 1
