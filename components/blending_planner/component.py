@@ -174,9 +174,17 @@ class BlendingPlanner(Component):
             self.q_out.write()
 
     def _finish(self, outcome: str) -> None:
+        """Runs in: EC thread, once per motion. At rest the pose is the one the joints give
+        (FK of the last joint reference, within 1e-9 m of the plan after a normal end; after
+        a stop the joints between two solved samples are interpolated): what the port
+        holds, what getTcpPose reports and where the next motion is planned from."""
         m, self.motion = self.motion, None
         if m is not None:
-            self.pose_r = rot_from_quat(self.pose_q)
+            if self.arm is not None and self.q is not None:
+                self.pose_p, self.pose_r = self.arm.tcp_pose(self.q)
+                self.pose_q = quat_from_rot(self.pose_r)
+            else:
+                self.pose_r = rot_from_quat(self.pose_q)
             m.outcome = outcome
             m.done.set()
 

@@ -118,7 +118,10 @@ class BlendingPlannerCore:
         return bool(self._ec_call(self.comp.request_stop))
 
     def tcp_pose(self) -> list[float]:
-        _, p, r, _ = self._ec_call(self.comp.snapshot)
+        """The TCP pose the joint reference gives (FK), the planned one without an arm."""
+        _, p, r, q = self._ec_call(self.comp.snapshot)
+        if q is not None and self.comp.arm is not None:
+            p, r = self.comp.arm.tcp_pose(q)
         return posx_from_pose(p, r)
 
     def last_plan(self) -> tuple | None:
