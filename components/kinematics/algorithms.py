@@ -130,6 +130,11 @@ def body_transform(model: Model, q: np.ndarray, name: str) -> np.ndarray:
         return chain_fk(model, c, q[c.index]) @ f.offset
     if name in ROOT_NAMES:
         return np.eye(4)
+    for c in model.chains.values():
+        if name in c.members and name not in c.joints:
+            # an actuator that ends a chain (NAO's LHand, RHand): ALMotion places it at the
+            # chain's effector, as the NAO URDF does (joint LHand at the hand offset)
+            return chain_fk(model, c, q[c.index])
     if name in model.joint_names:
         raise ModelError(f"{name!r} is a joint of no kinematic chain (it has no frame)")
     raise ModelError(f"unknown body name {name!r}: expected a chain ({', '.join(model.chains)}), "

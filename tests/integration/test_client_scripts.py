@@ -1,0 +1,79 @@
+"""Users' scripts, unchanged but for their imports, against a running system (issue 18,
+items 14, 13 and 16): a NAOqi-style ALMotion script and a Doosan DRL-style moveb script, each
+run as its own process from a folder outside the checkout that also holds a folder named
+``rtcf`` (as a checkout called rtcf next to the script would), with no PYTHONPATH: the
+installed import path (``rtcf.clients``) is all they use."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENTS = Path(__file__).resolve().parent / "clients"
+
+NAO_SYSTEM = """\
+name: naoqi_script
+components:
+  - {type: DCM, module: dcm, params: {profile: default, servo_tau: 0.02}}
+  - {type: Kinematics, module: kinematics}
+connections:
+  - {from: DCM0.q, to: Kinematics0.q}
+  - {from: DCM0.qCommand, to: Kinematics0.qCommand}
+execution_contexts:
+  - {name: main, kind: periodic, rate: 100, members: [DCM0, Kinematics0]}
+activate: all
+"""
+
+
+def user_folder(tmp_path: Path, script: str) -> Path:
+    """A user's folder: the script, and a folder named rtcf beside it (a checkout)."""
+    shadow = tmp_path / "rtcf"
+    shadow.mkdir()
+    (shadow / "README.md").write_text("a checkout of rtcf called rtcf\n")
+    shutil.copy(CLIENTS / script, tmp_path / script)
+    return tmp_path / script
+
+
+def run_script(path: Path, *args: str, env: dict | None = None, timeout: float = 60.0):
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    clean.update(env or {})
+    return subprocess.run([sys.executable, path.name, *args], cwd=path.parent, env=clean,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_a_folder_named_rtcf_beside_the_script_does_not_shadow_rtcf(tmp_path):
+    """Was: ImportError: cannot import name 'Component' from 'rtcf' (unknown location)."""
+    (tmp_path / "rtcf").mkdir()
+    (tmp_path / "client.py").write_text(
+        "import sys\n"
+        "from rtcf import Component\n"
+        "from rtcf.clients import MotionProxy, DCMProxy, BlendingPlannerProxy\n"
+        "from rtcf.clients import COMPONENTS\n"
+        "sys.path.insert(0, str(COMPONENTS))\n"
+        "from kinematics.proxy import MotionProxy as Old\n"       # the old form still works
+        "assert Old is MotionProxy\n"
+        "print('ok', Component.__module__, MotionProxy.__module__)\n")
+    r = run_script(tmp_path / "client.py")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["ok", "rtcf.component", "kinematics.proxy"]
+
+
+def test_naoqi_script_runs_against_the_system(module_launch, tmp_path):
+    system = module_launch(NAO_SYSTEM, ["DCM0", "Kinematics0"])
+    script = user_folder(tmp_path, "naoqi_model.py")
+    r = run_script(script, "--ip", "localhost", "--port", str(system.ns_port))
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = {ln.split()[0]: ln.split()[1:] for ln in r.stdout.splitlines()}
+    # LHand sits at the LArm effector (the URDF's LHand joint is at the hand offset)
+    assert lines["LHand"] == lines["LArm"] and lines["RHand"] == lines["RArm"]
+    assert [float(v) for v in lines["Torso"]] == [0.0] * 6
+    assert lines["Sensors"] == ["CameraTop", "CameraBottom"]
+    assert "CameraTop" in lines and "numpy" in lines
+    assert "unknown body name 'Tail'" in r.stdout
