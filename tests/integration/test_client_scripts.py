@@ -77,3 +77,23 @@ def test_naoqi_script_runs_against_the_system(module_launch, tmp_path):
     assert lines["Sensors"] == ["CameraTop", "CameraBottom"]
     assert "CameraTop" in lines and "numpy" in lines
     assert "unknown body name 'Tail'" in r.stdout
+
+
+def test_drl_moveb_script_runs_against_the_system(module_launch, tmp_path):
+    system = module_launch(ROOT / "compositions" / "arm_blending.yaml", "BlendingPlanner0",
+                           "exec_cxt.periodic.sched_fifo:NO")
+    script = user_folder(tmp_path, "drl_moveb.py")
+    r = run_script(script, env={"RTCF_NAMESERVER": f"localhost:{system.ns_port}"},
+                   timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        "square 0", "arc 0", "amoveb 0 busy", "mwait 0 idle", "refused -1",
+        "DR_Error 1000 Invalid type : vel, v", "DR_Error 1001 Invalid value : pos2"]
+    # getTcpPose is where the joints sent to the arm put it: Kinematics0 computes the
+    # flange pose from the same joint reference (TCP = flange in this composition)
+    from rtcf.clients import BlendingPlannerProxy, MotionProxy
+    ns = f"localhost:{system.ns_port}"
+    bp = BlendingPlannerProxy("BlendingPlanner0", nameserver=ns)
+    assert "IK fails" in bp.last_error(), bp.last_error()
+    flange = MotionProxy("Kinematics0", nameserver=ns).getPosition("arm", 0, False)
+    assert np.allclose(np.array(bp.tcp_pose()[:3]) * 1e-3, flange[:3], atol=1e-9)
