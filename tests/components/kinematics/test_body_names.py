@@ -1,5 +1,6 @@
 """Body names ALMotion accepts beyond chains and kinematic joints (issue 18, item 14): the
-hands (LHand, RHand: the actuator ending each arm chain) and the model's sensors."""
+hands (LHand, RHand: the actuator ending each arm chain; they used to be refused as joints
+without a frame) and the model's sensors."""
 
 import numpy as np
 import pytest
