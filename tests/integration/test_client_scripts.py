@@ -13,23 +13,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
+
+from test_kinematics_corba import COMPOSITION as NAO_SYSTEM     # DCM + Kinematics
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = Path(__file__).resolve().parent / "clients"
-
-NAO_SYSTEM = """\
-name: naoqi_script
-components:
-  - {type: DCM, module: dcm, params: {profile: default, servo_tau: 0.02}}
-  - {type: Kinematics, module: kinematics}
-connections:
-  - {from: DCM0.q, to: Kinematics0.q}
-  - {from: DCM0.qCommand, to: Kinematics0.qCommand}
-execution_contexts:
-  - {name: main, kind: periodic, rate: 100, members: [DCM0, Kinematics0]}
-activate: all
-"""
 
 
 def user_folder(tmp_path: Path, script: str) -> Path:

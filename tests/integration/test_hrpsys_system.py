@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HOST, naming_client, stubs
+from conftest import HOST, ManagerProcess, naming_client, stubs
 from test_sequence_player_corba import compile_hrpsys_stubs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +24,8 @@ HERE = Path(__file__).resolve().parent
 
 @pytest.fixture
 def hrpsys_system(naming, tmp_path):
-    log = open(tmp_path / "manager.log", "wb")
+    log_path = tmp_path / "manager.log"
+    log = open(log_path, "wb")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.Popen([sys.executable, "-m", "rtcf.manager", "--quiet",
                              "-f", str(ROOT / "compositions" / "hrpsys_nao.conf"),
@@ -33,28 +33,24 @@ def hrpsys_system(naming, tmp_path):
                              "-o", "exec_cxt.periodic.sched_fifo:NO"],
                             cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, env=env,
                             start_new_session=True)
+    log.close()
+    mp = ManagerProcess(proc, log_path, naming.port, ROOT / "compositions" / "hrpsys_nao.yaml")
     RTC = stubs("RTC")
     deadline = time.monotonic() + 30
     try:
         while True:
-            assert proc.poll() is None, (tmp_path / "manager.log").read_text()
+            assert mp.alive(), mp.log()
             try:
                 ref = naming_client(naming.port).resolve("seq.rtc")._narrow(RTC.RTObject)
                 if ref is not None and not ref._non_existent():
                     break
             except Exception:
                 pass
-            assert time.monotonic() < deadline, (tmp_path / "manager.log").read_text()
+            assert time.monotonic() < deadline, mp.log()
             time.sleep(0.1)
         yield naming.port, ref
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(15)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
-        log.close()
+        mp.stop()
 
 
 def test_hrpsys_client_finds_seq_at_the_naming_root(hrpsys_system, tmp_path):
