@@ -89,6 +89,11 @@ def test_tcp_pose_after_a_stop_is_the_pose_of_the_joints(h):
                               0.0, 1, 1, 1)
     h.step(150)
     assert core.stop()
+    m, arm = h.comp.motion, h.comp.arm
+    # the decelerating samples: joints interpolated between solved samples, on the path
+    worst = max(errors(arm, m.q[k], m.samples.pos[k], rot_from_quat(m.samples.quat[k]))[0]
+                for k in range(len(m.samples)))
+    assert worst <= 1e-5 * 1e-3, f"{worst * 1e3:.2e} mm"
     while h.comp.motion is not None:
         h.step()
     q_end = h.read_all("qRef")[-1].data
