@@ -14,6 +14,7 @@ Any other module name raises RuntimeError, as NAOqi does for a module it cannot 
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Any
 
@@ -31,6 +32,5 @@ def ALProxy(module: str, ip: str = "localhost", port: int = 2809) -> Any:
                            f"{', '.join(_MODULES)})")
     path, cls, env, default = got
     components_on_path()
-    import importlib
     proxy_cls = getattr(importlib.import_module(path), cls)
     return proxy_cls(os.environ.get(env, default), nameserver=f"{ip}:{int(port)}")
