@@ -2,7 +2,12 @@
 the whole path, and the per-cycle cost of the component, next to the targets of issue 9
 (plan < 5 ms, a cycle < 100 us) and to the alternative of solving IK in every cycle.
 
-    .venv/bin/python bench/bench_blending.py [--runs 30] [--cycles 2000]
+    .venv/bin/python bench/bench_blending.py [--runs 30] [--cycles 2000] [--paths 100]
+        [--only-accuracy]
+
+First the accuracy of the joint path (issue 18): FK of the final joint reference against
+the target for the spec's worked examples and --paths seeded random paths (max error, by
+our FK and by Pinocchio's), and the worst sample against its planned TCP.
 
 Rows (median and p99, one call at a time with perf_counter_ns):
 
@@ -183,12 +188,112 @@ def bench_component(cycles: int) -> list:
     return rows
 
 
+SPEC_EXAMPLES = {   # spec 4.6, TOOL frame (x, y, z, radius), v, a
+    "1": ([[300, 0, 0, 0]], 100, 200),
+    "2": ([[200, 0, 0, 50], [200, 200, 0, 0]], 100, 200),
+    "3": ([[100, 0, 0, 20], [100, 100, 0, 20], [0, 100, 0, 20], [0, 0, 0, 0]], 50, 100),
+    "4": ([[300, 0, 0, 30], [150, 150 * 3 ** 0.5, 0, 30], [0, 0, 0, 0]], 100, 200),
+}
+
+
+def bench_accuracy(n_random: int) -> list:
+    """FK of the final joint reference against the target (the plan's last sample), by our
+    FK and by Pinocchio's (an independent model built from the same chain data), and the
+    worst sample of each path against its planned TCP, on the M1013 from its initial
+    joints: the spec's examples (TOOL frame), then n_random seeded random blended paths."""
+    from blending_planner import BlendingPlanner
+    from blending_planner.geometry import rot_from_quat
+    from kinematics.algorithms import rotation_log
+    from rtcf.testing import Harness
+    pin = None
+    try:
+        import pinocchio as pin
+        sys.path.insert(0, str(ROOT / "tests" / "components" / "kinematics"))
+        from pin_chain import pin_chain_model
+    except ImportError:
+        pass
+
+    def seg(x, y, z, r=0.0, abc=(0.0, 0.0, 0.0)):
+        return [x, y, z, *abc] + [0.0] * 6 + [0, r]
+
+    rng = np.random.default_rng(18)
+    paths = [(f"spec example {k}", [seg(*p) for p in pts], v, a, 1)
+             for k, (pts, v, a) in SPEC_EXAMPLES.items()]
+    # random paths: absolute BASE poses within 100 mm and 10 deg (A, B, C) of a start away
+    # from the shoulder singularity (the initial joints put the TCP 70 mm from joint1's axis)
+    centre = [700.0, 100.0, 600.0, 0.0, 180.0, 0.0]
+
+    def random_path():
+        n = int(rng.integers(1, 5))
+        segs = [[*(np.array(centre[:3]) + rng.uniform(-100, 100, 3)),
+                 *(np.array(centre[3:]) + rng.uniform(-10, 10, 3))] + [0.0] * 6
+                + [0, 10.0 if k < n - 1 else 0.0] for k in range(n)]
+        return ("random", segs, float(rng.uniform(50, 250)), 400.0, 0)
+    paths += [random_path() for _ in range(n_random)]
+    worst = {"spec": [0.0, 0.0, 0.0, 0.0], "random": [0.0, 0.0, 0.0, 0.0]}
+    refused, reasons = 0, []
+    with Harness(BlendingPlanner, rate=100.0) as h:
+        h.activate()
+        arm = h.comp.arm
+        if pin is not None:
+            pm, fid = pin_chain_model(arm.chain, arm.chain.tip @ arm.tool)
+            pd = pm.createData()
+        core = h.comp.service.core
+        while paths:
+            name, segs, v, a, ref = paths.pop(0)
+            if not core.move_blending(segs, len(segs), [v, DR_COND_NONE], [a, DR_COND_NONE],
+                                      0.0, ref, 0, 1):
+                # a random path the planner's rules refuse (a sharp turn, a singularity):
+                # another one takes its place
+                refused += 1
+                reasons.append(core.last_error())
+                if name != "random" or refused > 10 * n_random:
+                    raise SystemExit(f"{name} refused: {core.last_error()}")
+                paths.append(random_path())
+                continue
+            m = h.comp.motion
+            sm = m.samples
+            path_err = max(float(np.linalg.norm(arm.tcp_pose(m.q[k])[0] - sm.pos[k]))
+                           for k in range(len(sm)))
+            while h.comp.motion is not None:
+                h.step()
+            q = h.read_all("qRef")[-1].data
+            p_t, r_t = sm.pos[-1], rot_from_quat(sm.quat[-1])
+            p, r = arm.tcp_pose(q)
+            w = worst["spec" if name.startswith("spec") else "random"]
+            w[0] = max(w[0], float(np.linalg.norm(p - p_t)))
+            w[1] = max(w[1], float(np.linalg.norm(rotation_log(r_t @ r.T))))
+            w[3] = max(w[3], path_err)
+            if pin is not None:
+                pin.forwardKinematics(pm, pd, np.asarray(q, dtype=float))
+                f = pin.updateFramePlacement(pm, pd, fid)
+                w[2] = max(w[2], float(np.linalg.norm(f.translation * 1e3 - p_t)))
+    for r in reasons[:3]:
+        print(f"# refused: {r}")
+    rows = []
+    for k, label in (("spec", f"spec examples 1-4 ({len(SPEC_EXAMPLES)})"),
+                     ("random", f"random paths ({n_random}; {refused} others refused)")):
+        w = worst[k]
+        rows.append([label, f"{w[0] * 1e6:.3g}", f"{w[1]:.3g}",
+                     f"{w[2] * 1e6:.3g}" if pin is not None else "no Pinocchio",
+                     f"{w[3] * 1e6:.3g}"])
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--cycles", type=int, default=2000)
+    ap.add_argument("--paths", type=int, default=100, help="random paths of the accuracy rows")
+    ap.add_argument("--only-accuracy", action="store_true", help="the accuracy rows only")
     args = ap.parse_args()
     print(machine_line())
+    print("## final joint reference: FK against the target, max over paths (M1013; "
+          "Pinocchio as the independent FK)")
+    print(table(["paths", "end pos [nm]", "end rot [rad]", "end pos, Pinocchio [nm]",
+                 "worst sample to path [nm]"], bench_accuracy(args.paths)))
+    if args.only_accuracy:
+        return 0
     rows = bench_plan(args.runs) + bench_ik(args.runs * 10) + bench_component(args.cycles)
     print(table(["what", "median [us]", "p99 [us]", "target", "note"], rows))
     return 0

@@ -30,6 +30,10 @@ Sections (medians over batches; the host is a shared 2-vCPU VM, see bench/README
    three use the same tolerances (1e-4 m, 1e-3 rad), at most 200 iterations per start and
    the same 9 start configurations (the middle of the limits, then seeded uniform draws),
    and every answer is judged by our own FK; time per solve includes the restarts.
+4. IK completeness (``--complete N``, default 10,000; ``--only-complete`` runs just this):
+   ``solve_ik`` with its defaults on N reachable targets of the M1013 and of NAO's legs
+   (mask 63) and arms (masks 63 and 7, as tests/components/kinematics/test_ik.py): the
+   success rate, median, p99 and worst time per solve.
 
 Then where one chain_fk call spends its time (dispatch, the generated formulas, building the
 4x4 ndarray, an ndarray q over a list), and the issue's targets next to the
@@ -370,6 +374,35 @@ def bench_ik(case: Case, n: int, damping: float | None, ikpy_n: int) -> list[lis
 
 # -- report ------------------------------------------------------------------------------------
 
+# -- 4. IK completeness ------------------------------------------------------------------------
+
+COMPLETE_CASES = [("doosan_m1013", "arm", 63), ("nao_h25_v5", "LLeg", 63),
+                  ("nao_h25_v5", "RLeg", 63), ("nao_h25_v5", "LArm", 63),
+                  ("nao_h25_v5", "LArm", 7), ("nao_h25_v5", "RArm", 63),
+                  ("nao_h25_v5", "RArm", 7)]      # the chains and masks of test_ik.py
+
+
+def bench_complete(n: int) -> list[list]:
+    """solve_ik with its defaults (no seed, 48 restarts) on n reachable targets per chain
+    and mask (FK of seeded uniform configurations): success rate, median, p99, max [ms]."""
+    rows = []
+    for model_name, chain, mask in COMPLETE_CASES:
+        model = load_model(model_name)
+        c = model.chain(chain)
+        rng = np.random.default_rng(zlib.crc32(f"complete-{model_name}-{chain}".encode()))
+        ts, ok = [], 0
+        for q in rng.uniform(c.lower, c.upper, size=(n, c.dof)):
+            target = chain_fk(model, c, q)
+            t0 = time.perf_counter()
+            r = solve_ik(model, c, target, mask=mask)
+            ts.append(time.perf_counter() - t0)
+            ok += r.success
+        p50, p99 = percentiles(np.array(ts) * 1e3, [50, 99])
+        rows.append([f"{model_name} {chain} mask {mask}", n, 100.0 * ok / n, p50, p99,
+                     max(ts) * 1e3])
+    return rows
+
+
 def verdicts(cases: list[Case]) -> list[list]:
     rows = []
     for case in cases:
@@ -452,6 +485,13 @@ def profile(case: Case) -> None:
         print("\n".join(s.getvalue().splitlines()[:24]))
 
 
+def print_complete(n: int) -> None:
+    print(f"\n## 4. IK completeness: solve_ik defaults (no seed, 48 restarts, 1e-4 m, "
+          f"1e-3 rad), {n} reachable targets per chain [ms per solve]")
+    print(table(["chain", "targets", "success %", "p50 ms", "p99 ms", "max ms"],
+                bench_complete(n), digits=3))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--targets", type=int, default=200, help="IK targets per chain")
@@ -463,8 +503,14 @@ def main() -> None:
     ap.add_argument("--damping", type=float, default=None,
                     help="Pinocchio DLS damping (J J^T + damping I); default per chain")
     ap.add_argument("--profile", action="store_true", help="cProfile chain_fk and solve_ik")
+    ap.add_argument("--complete", type=int, default=10_000,
+                    help="targets per chain of section 4 (IK completeness)")
+    ap.add_argument("--only-complete", action="store_true", help="run section 4 only")
     a = ap.parse_args()
     print(machine_line())
+    if a.only_complete:
+        print_complete(a.complete)
+        return
     peers = []
     if have("pinocchio"):
         import pinocchio
@@ -503,6 +549,8 @@ def main() -> None:
         rows += bench_ik(case, a.targets, a.damping, a.ikpy_targets or a.targets)
     print(table(["solver", "targets", "success %", "p50 ms", "p90 ms", "mean ms", "max ms"],
                 rows, digits=3))
+
+    print_complete(a.complete)
 
     print("\n## where one chain_fk call goes [us] (best of 7 x 20000 calls)")
     rows = []

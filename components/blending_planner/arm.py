@@ -17,6 +17,13 @@ import numpy as np
 from .geometry import rot_from_quat
 
 MM = 1e-3     # [m/mm]
+# Every sample is solved to these, not to solve_ik's defaults (1e-4 m, 1e-3 rad): a solve
+# warm-started from the previous sample stops just inside its tolerance, so at the default
+# the joints lagged 0.09 mm behind the path and ended short of the target. Damped least
+# squares converges quadratically near a solution: the tight tolerance costs one or two
+# iterations per sample.
+POS_TOL = 1e-9   # [m]
+ROT_TOL = 1e-9   # [rad]
 YIELD_EVERY = 16  # samples (~2 ms of IK) between two offers of the GIL to the EC thread
 
 
@@ -54,7 +61,8 @@ class Arm:
 
     def solve_path(self, pos: np.ndarray, quat: np.ndarray, q_seed: np.ndarray,
                    dt: float) -> PathIK:
-        """IK of every sample, each warm-started from the previous solution. Fails at the
+        """IK of every sample to POS_TOL / ROT_TOL, each warm-started from the previous
+        solution (the closed-form solutions of the chain next). Fails at the
         first sample without a solution, or where a joint would have to move faster than its
         limit between two samples (a branch flip: the arm could not follow). Runs in: the
         caller's thread (an ORB thread), never the EC thread."""
@@ -66,9 +74,11 @@ class Arm:
             if k % YIELD_EVERY == YIELD_EVERY - 1:
                 time.sleep(0)       # let the EC thread of this process take the GIL
             target = self.flange_target(pos[k], rot_from_quat(quat[k]))
-            res = self.alg.solve_ik(self.model, self.chain_name, target, q_seed=q, restarts=0)
+            res = self.alg.solve_ik(self.model, self.chain_name, target, q_seed=q, restarts=0,
+                                    pos_tol=POS_TOL, rot_tol=ROT_TOL)
             if not res.success:
-                res = self.alg.solve_ik(self.model, self.chain_name, target, q_seed=q)
+                res = self.alg.solve_ik(self.model, self.chain_name, target, q_seed=q,
+                                        pos_tol=POS_TOL, rot_tol=ROT_TOL)
             if not res.success:
                 return PathIK(False, out[:k], k, f"no IK solution ({res.reason}; position "
                               f"error {res.position_error / MM:.3g} mm, orientation error "

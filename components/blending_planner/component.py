@@ -52,6 +52,28 @@ def parse_user_frames(text: str) -> dict[int, np.ndarray]:
     return frames
 
 
+def hermite_joints(s_new: np.ndarray, s: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Joint angles at path positions ``s_new`` [mm] from solved samples (s, q): cubic
+    Hermite in s with central-difference slopes. Linear interpolation strayed from the path
+    by its chord error (1.3 um at 250 mm/s, growing with the square of the sample spacing);
+    this one by its fourth power. Runs in: any thread (vectorised, once per stop)."""
+    n = len(s)
+    if n < 2:
+        return np.repeat(q[:1], len(s_new), axis=0)
+    i = np.clip(np.searchsorted(s, s_new, side="right") - 1, 0, n - 2)
+    ds = s[i + 1] - s[i]
+    safe = np.where(ds > 0, ds, 1.0)
+    t = np.where(ds > 0, (s_new - s[i]) / safe, 0.0)[:, None]
+    lo, hi = np.maximum(np.arange(n) - 1, 0), np.minimum(np.arange(n) + 1, n - 1)
+    span = s[hi] - s[lo]
+    slope = (q[hi] - q[lo]) / np.where(span > 0, span, 1.0)[:, None]
+    slope[span <= 0] = 0.0
+    d = ds[:, None]
+    t2, t3 = t * t, t * t * t
+    return ((2 * t3 - 3 * t2 + 1) * q[i] + (t3 - 2 * t2 + t) * d * slope[i]
+            + (-2 * t3 + 3 * t2) * q[i + 1] + (t3 - t2) * d * slope[i + 1])
+
+
 def transform(posx: list[float]) -> np.ndarray:
     p, r = pose_from_posx(posx)
     t = np.eye(4)
@@ -174,9 +196,17 @@ class BlendingPlanner(Component):
             self.q_out.write()
 
     def _finish(self, outcome: str) -> None:
+        """Runs in: EC thread, once per motion. At rest the pose is the one the joints give
+        (FK of the last joint reference, within 1e-9 m of the plan after a normal end; after
+        a stop the joints between two solved samples are interpolated): what the port
+        holds, what getTcpPose reports and where the next motion is planned from."""
         m, self.motion = self.motion, None
         if m is not None:
-            self.pose_r = rot_from_quat(self.pose_q)
+            if self.arm is not None and self.q is not None:
+                self.pose_p, self.pose_r = self.arm.tcp_pose(self.q)
+                self.pose_q = quat_from_rot(self.pose_r)
+            else:
+                self.pose_r = rot_from_quat(self.pose_q)
             m.outcome = outcome
             m.done.set()
 
@@ -233,7 +263,7 @@ class BlendingPlanner(Component):
         t_all = np.concatenate(([sm.t[k]], sm.t[k] + t))
         q = None
         if m.q is not None:                   # joints between the IK-checked samples
-            q = np.column_stack([np.interp(s_all, sm.s, m.q[:, j]) for j in range(m.q.shape[1])])
+            q = hermite_joints(s_all, sm.s, m.q)
         m.samples = Samples(dt, t_all, s_all, speed, pos, quat)
         m.q, m.k, m.stopping = q, 0, True
         return True

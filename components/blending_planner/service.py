@@ -22,6 +22,7 @@ Doosan__POA = stub_module("Doosan__POA")
 CALL_TIMEOUT = 2.0      # [s] an EC command runs at the next cycle
 SYNC_MARGIN = 2.0       # [s] beyond the planned duration (x 1.5) before SYNC gives up
 STEPPED_WAIT = 60.0     # [s] of wall clock a SYNC call waits for a stepped EC
+DR_STATE_IDLE, DR_STATE_BUSY = 0, 2     # DSR_ROBOT2's motion states (check_motion)
 
 
 class BlendingPlannerCore:
@@ -68,18 +69,38 @@ class BlendingPlannerCore:
             self._error = ""
         if int(sync_type) != SYNC:
             return True
+        why = self._wait(motion, "SYNC")
+        return self._refuse(why) if why else True
+
+    def _wait(self, motion: Motion, what: str) -> str:
+        """Wait for ``motion`` to end: "" when it completed, else why not (a motion that
+        outlives its limit is stopped)."""
         # a stepped EC (tests, simulation) advances only when ticked: wait on the wall clock
         limit = motion.plan.duration * 1.5 + SYNC_MARGIN
         if self.comp.clock_is_stepped():
             limit = max(limit, STEPPED_WAIT)
         if not motion.done.wait(limit):
             self._ec_call(self.comp.request_stop)
-            return self._refuse(f"SYNC: the motion of {motion.plan.duration:.3f} s did not end "
-                                f"within {limit:.1f} s (is the execution context running?); "
-                                "stopping it")
-        if motion.outcome:
-            return self._refuse(motion.outcome)
-        return True
+            return (f"{what}: the motion of {motion.plan.duration:.3f} s did not end within "
+                    f"{limit:.1f} s (is the execution context running?); stopping it")
+        return motion.outcome
+
+    def move_wait(self) -> bool:
+        """Doosan's mwait: True once no motion runs. Runs in: an ORB thread."""
+        try:
+            motion = self._ec_call(lambda: self.comp.motion)
+        except TimeoutError:
+            return self._refuse(f"{self.comp.instance_name} ran no cycle within "
+                                f"{CALL_TIMEOUT} s: is its execution context running?")
+        if motion is None:
+            return True
+        why = self._wait(motion, "mwait")
+        return self._refuse(why) if why else True
+
+    def check_motion(self) -> int:
+        """Doosan's check_motion: 0 idle, 2 busy. Runs in: an ORB thread."""
+        busy = self._ec_call(self.comp.snapshot)[0]
+        return DR_STATE_BUSY if busy else DR_STATE_IDLE
 
     def _prepare(self, req: Request) -> Motion | str:
         comp = self.comp
@@ -118,7 +139,10 @@ class BlendingPlannerCore:
         return bool(self._ec_call(self.comp.request_stop))
 
     def tcp_pose(self) -> list[float]:
-        _, p, r, _ = self._ec_call(self.comp.snapshot)
+        """The TCP pose the joint reference gives (FK), the planned one without an arm."""
+        _, p, r, q = self._ec_call(self.comp.snapshot)
+        if q is not None and self.comp.arm is not None:
+            p, r = self.comp.arm.tcp_pose(q)
         return posx_from_pose(p, r)
 
     def last_plan(self) -> tuple | None:
@@ -154,3 +178,9 @@ class BlendingPlannerServiceImpl(Doosan__POA.BlendingPlannerService):
 
     def stop(self) -> bool:
         return self.core.stop()
+
+    def moveWait(self) -> bool:
+        return self.core.move_wait()
+
+    def checkMotion(self) -> int:
+        return self.core.check_motion()

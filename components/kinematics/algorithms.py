@@ -14,6 +14,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .analytic import candidates, into_limits, pieper
 from .codegen import compile_chain
 from .model import Chain, Model, ModelError
 
@@ -129,6 +130,11 @@ def body_transform(model: Model, q: np.ndarray, name: str) -> np.ndarray:
         return chain_fk(model, c, q[c.index]) @ f.offset
     if name in ROOT_NAMES:
         return np.eye(4)
+    for c in model.chains.values():
+        if name in c.members and name not in c.joints:
+            # an actuator that ends a chain (NAO's LHand, RHand): ALMotion places it at the
+            # chain's effector, as the NAO URDF does (joint LHand at the hand offset)
+            return chain_fk(model, c, q[c.index])
     if name in model.joint_names:
         raise ModelError(f"{name!r} is a joint of no kinematic chain (it has no frame)")
     raise ModelError(f"unknown body name {name!r}: expected a chain ({', '.join(model.chains)}), "
@@ -280,7 +286,11 @@ def solve_ik(model: Model, chain: str | Chain, target: np.ndarray,
              max_iter: int = 200, restarts: int = 48, seed: int = 0) -> IKResult:
     """Damped least squares (Levenberg-Marquardt step control) on the masked pose error,
     joint limits enforced on every step, restarted from the middle of the limits and from
-    seeded random configurations until one meets both tolerances. Deterministic for a given
+    seeded random configurations until one meets both tolerances. A full-pose target (mask
+    63) on a 6-DOF chain of Pieper's kind (the M1013, NAO's legs; kinematics.analytic) first
+    starts from its closed-form solutions, those within the limits and nearest ``q_seed``
+    (without one: the middle of the limits) first; that is complete: every reachable pose
+    is solved. ``restarts`` counts the starts beyond the first. Deterministic for a given
     ``seed``. Never returns success for a pose outside the tolerances."""
     c = _chain(model, chain)
     target = np.asarray(target, dtype=float)
@@ -318,10 +328,22 @@ def solve_ik(model: Model, chain: str | Chain, target: np.ndarray,
                             f"the {c.name} chain reaches at most {r:.4f} m")
     f = _fn(c, "pose_jac", tip)
     rng = np.random.default_rng(seed)
-    seeds = [first] + ([0.5 * (slo + shi)] if q_seed is not None else [])
+    # with a seed (a warm start, usually solved at once) the closed form is worked out only
+    # when the seed fails: it costs about 0.5 ms
+    lazy = rows.size == 6 and q_seed is not None
+    closed = _closed_form_starts(c, target, tip, first, lo, hi) \
+        if rows.size == 6 and not lazy else []
+    if closed:
+        seeds = closed + [first]
+    else:
+        seeds = [first] + ([0.5 * (slo + shi)] if q_seed is not None else [])
     best: tuple[float, np.ndarray, float, float] | None = None
     total = 0
-    for attempt in range(restarts + 1):
+    attempt = -1
+    while attempt + 1 < max(restarts + 1, len(seeds)):
+        attempt += 1
+        if attempt == 1 and lazy:
+            seeds[1:1] = _closed_form_starts(c, target, tip, first, lo, hi)
         if attempt < len(seeds):
             q0 = seeds[attempt]
         elif attempt % 3 == 0 and best is not None:
@@ -345,9 +367,26 @@ def solve_ik(model: Model, chain: str | Chain, target: np.ndarray,
     if er > rot_tol:
         why.append(f"orientation error {er:.3g} rad > {rot_tol:g} rad")
     return IKResult(False, q, ep, er, total,
-                    f"no solution within the joint limits after {restarts + 1} starts and "
+                    f"no solution within the joint limits after {attempt + 1} starts and "
                     f"{total} iterations: best {' and '.join(why)} (target out of reach, "
                     f"blocked by the limits, or an orientation this chain cannot take)")
+
+
+def _closed_form_starts(c: Chain, target: np.ndarray, tip: np.ndarray | None,
+                        near: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[np.ndarray]:
+    """The closed-form solutions of a Pieper chain (kinematics.analytic; [] for any other)
+    as starts: those within the limits first, each group nearest to ``near`` first."""
+    s = c.cache.get("pieper", 0)
+    if s == 0:
+        s = c.cache["pieper"] = pieper(c.X, c.axes)
+    if s is None:
+        return []
+    got = [into_limits(x, lo, hi) for x in candidates(s, target, c.tip if tip is None
+                                                       else np.asarray(tip, float))]
+    got = [x for x in got if np.all(np.isfinite(x))]
+    got.sort(key=lambda x: (not bool(np.all((x >= lo) & (x <= hi))),
+                            float(np.abs(x - near).max())))
+    return [np.clip(x, lo, hi) for x in got]
 
 
 def _err(T: np.ndarray, target: np.ndarray) -> np.ndarray:

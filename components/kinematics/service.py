@@ -51,6 +51,9 @@ class KinematicsServiceImpl(NAO__POA.KinematicsService):
         with _errors("getJointNames"):
             return list(self.comp.robot.names_of(name))
 
+    def getSensorNames(self) -> list:
+        return list(self.comp.robot.frames)
+
     def getLimits(self, name: str) -> list:
         with _errors("getLimits"):
             return self.comp.get_limits(name)

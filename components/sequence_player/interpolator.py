@@ -34,6 +34,12 @@ LINEAR = 0
 HOFFARBIB = 1
 MODES = (LINEAR, HOFFARBIB)
 EPS = 1e-6                 # [s] hrpsys's margin in the sampling rule
+# The quintic's coefficients divide the step by up to T^5 and evaluate t^5: a goal of 1e308
+# (finite) overflowed to inf and the outputs became NaN. Within these bounds nothing can
+# overflow (|step| / dt^5 < 1e130 for any rate below 1 MHz, t^5 < 1e30): larger values are
+# refused like NaN.
+VALUE_LIMIT = 1e100        # [rad, m, N, ...] any goal, velocity or pattern value
+TM_LIMIT = 1e6             # [s] any duration (11.6 days)
 
 
 def sample_count(T: float, dt: float) -> int:

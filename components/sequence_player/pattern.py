@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .interpolator import TM_LIMIT, VALUE_LIMIT
+
 # extension -> signal(s) it feeds; dimensions come from the robot (dof, force sensors, ...)
 EXTENSIONS = (".pos", ".zmp", ".gsens", ".hip", ".waist", ".torque", ".wrenches",
               ".optionaldata", ".optionalData")
@@ -51,6 +53,12 @@ def read_records(path: str, n: int) -> Track:
         if bad.size:                       # (else only the sum overflowed)
             raise PatternError(f"{path}: record {int(bad[0])} has a value that is not "
                                "finite")
+    big = np.flatnonzero((np.abs(data[:, 1:]) > VALUE_LIMIT).any(axis=1)
+                         | (np.abs(data[:, 0]) > TM_LIMIT))
+    if big.size:
+        raise PatternError(f"{path}: record {int(big[0])} has a value beyond +-{VALUE_LIMIT:g} "
+                           f"or a time beyond {TM_LIMIT:g} s (it would overflow the "
+                           "interpolation)")
     gaps = np.diff(data[:, 0])
     if np.any(gaps < 0.0):
         r = int(np.flatnonzero(gaps < 0.0)[0]) + 1

@@ -24,7 +24,8 @@ import numpy as np
 
 from .errors import PlayerError
 from .groups import Group, GroupCommands
-from .interpolator import EPS, HOFFARBIB, MODES, Interpolator, rule_v
+from .interpolator import (EPS, HOFFARBIB, MODES, TM_LIMIT, VALUE_LIMIT, Interpolator,
+                           rule_v)
 from .pattern import Track, read_pattern
 
 SIGNALS = ("q", "zmp", "acc", "p", "rpy", "tq", "wrenches", "optional")
@@ -177,6 +178,9 @@ class SequencePlayerCore(GroupCommands):
         tm = float(tm)
         if not tm >= 0.0 or math.isinf(tm):
             raise PlayerError(f"{what} must be >= 0 and finite [s], got {tm}")
+        if tm > TM_LIMIT:
+            raise PlayerError(f"{what} must be at most {TM_LIMIT:g} [s] (longer overflows the "
+                              f"interpolation), got {tm}")
         return tm if tm > 0.0 else self.dt           # PD: tm == 0 is one sample
 
     def _vec(self, v: Iterable[float], n: int, what: str) -> np.ndarray:
@@ -186,6 +190,9 @@ class SequencePlayerCore(GroupCommands):
             raise PlayerError(f"{what}: expected {n} values, got {arr.size}")
         if not np.all(np.isfinite(arr)):
             raise PlayerError(f"{what}: values must be finite, got {arr.tolist()}")
+        if arr.size and float(np.abs(arr).max()) > VALUE_LIMIT:
+            raise PlayerError(f"{what}: values must be within +-{VALUE_LIMIT:g} (larger ones "
+                              f"overflow the interpolation), got {arr.tolist()}")
         return arr
 
     def _keyframes(self, pos: Sequence[Sequence[float]], tm: Sequence[float], n: int,
@@ -203,6 +210,9 @@ class SequencePlayerCore(GroupCommands):
         bad = ~(T >= 0.0) | np.isinf(T)
         if bad.any():
             raise PlayerError(f"tm: durations must be >= 0 and finite [s], got {T[bad][0]}")
+        if T.max() > TM_LIMIT:
+            raise PlayerError(f"tm: durations must be at most {TM_LIMIT:g} [s] (longer "
+                              f"overflows the interpolation), got {T.max()}")
         return keys, T
 
     def _rows(self, rows: Sequence[Sequence[float]], n: int, what: str) -> np.ndarray:

@@ -227,11 +227,6 @@ def test_joint_frames_chain_frames_consistent(nao):
             np.testing.assert_allclose(body_transform(nao, full, j), F[k], atol=1e-14)
 
 
-def test_hand_joint_has_no_frame(nao):
-    with pytest.raises(ModelError, match="'LHand' is a joint of no kinematic chain"):
-        body_transform(nao, np.zeros(26), "LHand")
-
-
 # -- cameras -----------------------------------------------------------------------------------
 
 def test_camera_top_at_zero(nao):

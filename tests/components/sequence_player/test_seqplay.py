@@ -424,3 +424,56 @@ def test_two_groups_removed_together_finish_together():
     s = run(p)
     assert len(s) == 500 and p.groups == {} and p.is_empty()
     assert list(s[-1]) == [0.0] * 4
+
+
+HUGE = 1e308      # finite, but the quintic's coefficients overflowed to inf, then NaN
+
+
+@pytest.mark.parametrize("call", [
+    lambda p: p.set_joint_angles([HUGE, 0.0, 0.0, 0.0], 1.0),
+    lambda p: p.set_joint_angles_with_mask([0.0, -HUGE, 0.0, 0.0], [True] * 4, 1.0),
+    lambda p: p.set_joint_angle("J2", HUGE, 1.0),
+    lambda p: p.set_joint_angles_sequence([[HUGE, 0.0, 0.0, 0.0]], [1.0]),
+    lambda p: p.set_base_pos([HUGE, 0.0, 0.0], 1.0),
+    lambda p: p.set_base_rpy([0.0, HUGE, 0.0], 1.0),
+    lambda p: p.set_zmp([0.0, 0.0, -HUGE], 1.0),
+    lambda p: p.set_wrenches([HUGE] + [0.0] * 11, 1.0),
+    lambda p: p.play_pattern([[0.0] * 4], [[HUGE, 0.0, 0.0]], [[0.0] * 3], [1.0]),
+    lambda p: p.set_joint_angles_sequence_full([[0.0] * 4], [[HUGE] * 4], [[0.0] * 4],
+                                               [[0.0] * 3], [[0.0] * 3], [[0.0] * 3],
+                                               [[0.0] * 3], [[0.0] * 12], [[0.0]], [1.0]),
+    lambda p: p.set_zmp([0.0, 0.0, 0.0], HUGE),
+    lambda p: p.set_joint_angles([0.0] * 4, 1e70),
+    lambda p: p.set_joint_angles_sequence([[0.0] * 4], [HUGE]),
+], ids=["setJointAngles", "withMask", "setJointAngle", "sequence", "setBasePos",
+        "setBaseRpy", "setZmp", "setWrenches", "playPattern", "sequenceFull-vels",
+        "setZmp-tm", "setJointAngles-tm", "sequence-tm"])
+def test_values_that_overflow_the_interpolation_are_refused(call):
+    p = player()
+    p.set_joint_angles([0.5] * 4, 1.0)
+    run(p, 20)
+    before = snapshot(p)
+    with pytest.raises(PlayerError, match="overflow the interpolation|overflows the "
+                                          "interpolation"):
+        call(p)
+    assert snapshot(p) == before
+    out = run(p)
+    assert np.all(np.isfinite(out))
+    assert all(np.all(np.isfinite(ip.x)) for ip in p.inter.values())
+
+
+def test_the_largest_accepted_value_stays_finite():
+    p = player()
+    p.set_zmp([1e100, -1e100, 0.0], 0.0)
+    p.set_base_rpy([1e100, 0.0, 0.0], 0.005)
+    p.set_joint_angles([-1e100, 1e100, 0.0, 0.0], 0.005)
+    run(p)
+    assert all(np.all(np.isfinite(ip.x)) and np.all(np.isfinite(ip.v))
+               for ip in p.inter.values())
+
+
+def test_pattern_file_values_that_overflow_are_refused(tmp_path):
+    f = tmp_path / "big.zmp"
+    f.write_text("0.5 0 0 0\n1.0 1e308 0 0\n")
+    with pytest.raises(PatternError, match="record 1 .*overflow the interpolation"):
+        read_records(str(f), 3)

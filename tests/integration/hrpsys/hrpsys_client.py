@@ -10,6 +10,7 @@ ConnectorProfile("noname", "", [port], []), take the stringified IOR from the fi
 connector property and narrow it to OpenHRP.SequencePlayerService.
 
 Usage: hrpsys_client.py STUBS NAMESERVER_PORT HOST RTC_NAME PATTERN_BASENAME
+(HOST "": the RTC is bound at the naming root, as rtm.findRTC("seq") expects)
 Prints one JSON object with what it saw.
 """
 
@@ -31,9 +32,10 @@ orb = CORBA.ORB_init([sys.argv[0], "-ORBInitRef",
                      CORBA.ORB_ID)
 ns = orb.resolve_initial_references("NameService")._narrow(CosNaming.NamingContext)
 
-# rtm.findRTC
-obj = ns.resolve([CosNaming.NameComponent(host, "host_cxt"),
-                  CosNaming.NameComponent(name, "rtc")])
+# rtm.findRTC: at the naming root (hrpsys's rtc.conf: naming.formats %n.rtc) when HOST is
+# "", else under HOST.host_cxt (OpenRTM's default format)
+path = [CosNaming.NameComponent(host, "host_cxt")] if host else []
+obj = ns.resolve(path + [CosNaming.NameComponent(name, "rtc")])
 rtc = obj._narrow(RTC.RTObject)
 prof = rtc.get_component_profile()
 out["instance_name"] = prof.instance_name

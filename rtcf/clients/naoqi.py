@@ -1,0 +1,36 @@
+"""NAOqi's ``ALProxy`` for scripts written for NAO: ``from naoqi import ALProxy`` becomes
+``from rtcf.clients.naoqi import ALProxy`` and the rest of the script stays as it is.
+
+``ALProxy(module, ip, port)`` finds the component standing in for the NAOqi module through the
+naming service at ``ip:port`` (where NAOqi has its broker):
+
+| NAOqi module | proxy | component instance (environment variable to change it) |
+|---|---|---|
+| ALMotion | MotionProxy (robot-model calls) | Kinematics0 (RTCF_ALMOTION) |
+| DCM | DCMProxy | DCM0 (RTCF_DCM) |
+
+Any other module name raises RuntimeError, as NAOqi does for a module it cannot find.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any
+
+from . import components_on_path
+
+_MODULES = {"ALMotion": ("kinematics.proxy", "MotionProxy", "RTCF_ALMOTION", "Kinematics0"),
+            "DCM": ("dcm.proxy", "DCMProxy", "RTCF_DCM", "DCM0")}
+
+
+def ALProxy(module: str, ip: str = "localhost", port: int = 2809) -> Any:
+    """The proxy of the component standing in for NAOqi ``module`` (see the table above)."""
+    got = _MODULES.get(module)
+    if got is None:
+        raise RuntimeError(f"ALProxy: no module {module!r} in this system (available: "
+                           f"{', '.join(_MODULES)})")
+    path, cls, env, default = got
+    components_on_path()
+    proxy_cls = getattr(importlib.import_module(path), cls)
+    return proxy_cls(os.environ.get(env, default), nameserver=f"{ip}:{int(port)}")

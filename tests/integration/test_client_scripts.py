@@ -1,0 +1,87 @@
+"""Users' scripts, unchanged but for their imports, against a running system (issue 18,
+items 14, 13 and 16): a NAOqi-style ALMotion script and a Doosan DRL-style moveb script, each
+run as its own process from a folder outside the checkout that also holds a folder named
+``rtcf`` (as a checkout called rtcf next to the script would), with no PYTHONPATH: the
+installed import path (``rtcf.clients``) is all they use."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from test_kinematics_corba import COMPOSITION as NAO_SYSTEM     # DCM + Kinematics
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENTS = Path(__file__).resolve().parent / "clients"
+
+
+def user_folder(tmp_path: Path, script: str) -> Path:
+    """A user's folder: the script, and a folder named rtcf beside it (a checkout)."""
+    shadow = tmp_path / "rtcf"
+    shadow.mkdir()
+    (shadow / "README.md").write_text("a checkout of rtcf called rtcf\n")
+    shutil.copy(CLIENTS / script, tmp_path / script)
+    return tmp_path / script
+
+
+def run_script(path: Path, *args: str, env: dict | None = None, timeout: float = 60.0):
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    clean.update(env or {})
+    return subprocess.run([sys.executable, path.name, *args], cwd=path.parent, env=clean,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_a_folder_named_rtcf_beside_the_script_does_not_shadow_rtcf(tmp_path):
+    """Was: ImportError: cannot import name 'Component' from 'rtcf' (unknown location)."""
+    (tmp_path / "rtcf").mkdir()
+    (tmp_path / "client.py").write_text(
+        "import sys\n"
+        "from rtcf import Component\n"
+        "from rtcf.clients import MotionProxy, DCMProxy, BlendingPlannerProxy\n"
+        "from rtcf.clients import COMPONENTS\n"
+        "sys.path.insert(0, str(COMPONENTS))\n"
+        "from kinematics.proxy import MotionProxy as Old\n"       # the old form still works
+        "assert Old is MotionProxy\n"
+        "print('ok', Component.__module__, MotionProxy.__module__)\n")
+    r = run_script(tmp_path / "client.py")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["ok", "rtcf.component", "kinematics.proxy"]
+
+
+def test_naoqi_script_runs_against_the_system(module_launch, tmp_path):
+    system = module_launch(NAO_SYSTEM, ["DCM0", "Kinematics0"])
+    script = user_folder(tmp_path, "naoqi_model.py")
+    r = run_script(script, "--ip", "localhost", "--port", str(system.ns_port))
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = {ln.split()[0]: ln.split()[1:] for ln in r.stdout.splitlines()}
+    # LHand sits at the LArm effector (the URDF's LHand joint is at the hand offset)
+    assert lines["LHand"] == lines["LArm"] and lines["RHand"] == lines["RArm"]
+    assert [float(v) for v in lines["Torso"]] == [0.0] * 6
+    assert lines["Sensors"] == ["CameraTop", "CameraBottom"]
+    assert "CameraTop" in lines and "numpy" in lines
+    assert "unknown body name 'Tail'" in r.stdout
+
+
+def test_drl_moveb_script_runs_against_the_system(module_launch, tmp_path):
+    system = module_launch(ROOT / "compositions" / "arm_blending.yaml", "BlendingPlanner0",
+                           "exec_cxt.periodic.sched_fifo:NO")
+    script = user_folder(tmp_path, "drl_moveb.py")
+    r = run_script(script, env={"RTCF_NAMESERVER": f"localhost:{system.ns_port}"},
+                   timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        "square 0", "arc 0", "amoveb 0 busy", "mwait 0 idle", "refused -1",
+        "DR_Error 1000 Invalid type : vel, v", "DR_Error 1001 Invalid value : pos2"]
+    # getTcpPose is where the joints sent to the arm put it: Kinematics0 computes the
+    # flange pose from the same joint reference (TCP = flange in this composition)
+    from rtcf.clients import BlendingPlannerProxy, MotionProxy
+    ns = f"localhost:{system.ns_port}"
+    bp = BlendingPlannerProxy("BlendingPlanner0", nameserver=ns)
+    assert "IK fails" in bp.last_error(), bp.last_error()
+    flange = MotionProxy("Kinematics0", nameserver=ns).getPosition("arm", 0, False)
+    assert np.allclose(np.array(bp.tcp_pose()[:3]) * 1e-3, flange[:3], atol=1e-9)
