@@ -370,7 +370,11 @@ class Simulation:
             if not self._push_left:
                 d.xfrc_applied[self._push_body, :] = 0.0
             n -= k
-        if n:
+            if n:
+                self._run(n, last=True)
+        elif n == 1:
+            mujoco.mj_step(m, d)
+        else:
             self._run(n, last=True)
         self._periods += 1
         self._read_sensors()
@@ -410,6 +414,12 @@ class Simulation:
         self.saturations = 0
         self.velocity_exceeded = 0
         mujoco.mj_forward(m, d)
+        if not self.model.floating:             # a fixed base: its pose never changes
+            s = self.sensors
+            s.base_pos[:] = d.xpos[self._root]
+            s.base_quat[:] = d.xquat[self._root]
+            quat_rpy(s.base_quat, s.base_rpy)
+            s.torso_rpy[:] = s.base_rpy
         self._read_sensors()
 
     def _lowest_point(self) -> float:
@@ -449,11 +459,8 @@ class Simulation:
         if self.model.floating:
             s.base_pos[:] = d.qpos[0:3]
             s.base_quat[:] = d.qpos[3:7]
-        else:
-            s.base_pos[:] = d.xpos[self._root]
-            s.base_quat[:] = d.xquat[self._root]
-        quat_rpy(s.base_quat, s.base_rpy)
-        s.torso_rpy[:] = s.base_rpy
+            quat_rpy(s.base_quat, s.base_rpy)
+            s.torso_rpy[:] = s.base_rpy
         if self._feet is not None:
             self._read_feet()
 
