@@ -7,6 +7,11 @@ simulation keeps running. No timing assertions: waits poll with generous timeout
 from __future__ import annotations
 
 import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +21,7 @@ from rtcf.corba.client import get_service
 from rtcf.corba.idl import stub_module
 
 Simulation = stub_module("Simulation")
+ROOT = Path(__file__).resolve().parents[2]
 
 COMPOSITION = """\
 name: simulator_only
@@ -76,3 +82,25 @@ def test_reset_puts_it_back_on_its_feet(svc):
     assert svc.getTime() < 1.0
     assert svc.getBodyState("torso").position.z > 0.3
     assert "r_ankle" in svc.getBodyNames()
+
+
+@pytest.mark.parametrize("content, reason", [
+    (None, r"nothere.xml: no such model file \(bundled models: nao_v5, m1013\)"),
+    ("<mujoco><worldbody><body>", r"broken.xml: MuJoCo cannot load this model: XML parse error"),
+])
+def test_a_model_that_does_not_load_is_refused_naming_the_file(naming, tmp_path, content,
+                                                               reason):
+    model = tmp_path / ("nothere.xml" if content is None else "broken.xml")
+    if content is not None:
+        model.write_text(content)
+    yaml_path = tmp_path / "bad.yaml"
+    yaml_path.write_text(COMPOSITION.replace("model: nao_v5", f"model: {model}"))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "components")]))
+    cp = subprocess.run([sys.executable, "-m", "rtcf.manager", str(yaml_path), "--duration", "2",
+                         "-o", f"corba.nameservers:localhost:{naming.port}",
+                         "-o", f"manager.modules.load_path:{ROOT / 'components'}"],
+                        capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    out = cp.stdout + cp.stderr
+    assert cp.returncode != 0, out
+    assert re.search(reason, out), out
+    assert "Traceback" not in out, out
