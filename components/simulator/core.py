@@ -407,7 +407,7 @@ class Simulation:
             d.qpos[2] -= self._lowest_point()
             self.set_position_targets(q0, 1.0)
             mujoco.mj_step(m, d, round(SETTLE_TIME / m.opt.timestep))
-            d.qvel[:6] = 0.0
+            d.qvel[:] = 0.0                     # at rest: no residual sway
         self.set_position_targets(q0, self.model.default_stiffness)
         d.time = 0.0
         self._periods = 0
