@@ -91,12 +91,18 @@ def test_half_stiffness_halves_the_torque_limit(nao):
     assert abs(sim.sensors.tau[j]) == pytest.approx(0.5 * nao.effort_limit[j], rel=1e-6)
 
 
-def test_position_servo_tracks_a_target(nao):
-    sim = Simulation(nao, 0.01)
+def aim_head(model, target):
+    """A standing NAO whose HeadYaw servo is sent to `target` [rad]: (sim, joint index)."""
+    sim = Simulation(model, 0.01)
     q = sim.sensors.q.copy()
-    j = nao.joint_names.index("HeadYaw")
-    q[j] = 0.5
+    j = model.joint_names.index("HeadYaw")
+    q[j] = target
     sim.set_position_targets(q, 1.0)
+    return sim, j
+
+
+def test_position_servo_tracks_a_target(nao):
+    sim, j = aim_head(nao, 0.5)
     run(sim, 1.0)
     assert sim.sensors.q[j] == pytest.approx(0.5, abs=0.02)
 
@@ -256,11 +262,7 @@ def test_body_state(nao):
 def test_velocity_limit_exceedances_are_counted(nao):
     """MuJoCo has no joint velocity limit: a 2 rad jump of the head's target drives it
     faster than the URDF's 8.27 rad/s, and the core counts the samples."""
-    sim = Simulation(nao, 0.01)
-    q = sim.sensors.q.copy()
-    j = nao.joint_names.index("HeadYaw")
-    q[j] = 2.0
-    sim.set_position_targets(q, 1.0)
+    sim, _ = aim_head(nao, 2.0)
     run(sim, 0.5)
     assert sim.velocity_exceeded > 0
     sim.reset()
