@@ -445,7 +445,7 @@ class Simulation:
     # ------------------------------------------------------------------ sensors
 
     def _read_sensors(self) -> None:
-        m, d, s = self.mj_model, self.mj_data, self.sensors
+        d, s = self.mj_data, self.sensors
         s.q[:] = self._q_view
         s.dq[:] = self._dq_view
         s.tau[:] = self._tau_view

@@ -48,11 +48,19 @@ def test_period_must_be_a_multiple_of_the_timestep(nao):
 
 
 def test_nao_stands_fsr_total_is_the_weight_and_zmp_inside_the_feet(nao):
+    """20 s of simulated time at the default stiffness: checked every period."""
     sim = Simulation(nao, 0.01)
     s = sim.sensors
     z0 = s.base_pos[2]
     assert 0.30 < z0 < 0.36                          # torso height standing on straight legs
-    run(sim, 2.0)
+    hull = foot_corners(sim)
+    for _ in range(2000):
+        sim.step()
+        assert np.all(s.q >= nao.lower - 1e-3) and np.all(s.q <= nao.upper + 1e-3)
+        assert hull[:, 0].min() < s.zmp[0] < hull[:, 0].max()
+        assert hull[:, 1].min() < s.zmp[1] < hull[:, 1].max()
+        assert abs(s.fsr.sum() - nao.mass * G) < 0.02 * nao.mass * G
+    np.testing.assert_allclose(foot_corners(sim), hull, atol=1e-3)   # the feet did not slide
     weight = nao.mass * G
     assert s.fsr.sum() == pytest.approx(weight, rel=0.02)
     assert s.lfoot[2] + s.rfoot[2] == pytest.approx(weight, rel=0.02)
