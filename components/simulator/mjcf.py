@@ -342,13 +342,18 @@ def _document(model: str, header: str, world: str, actuators: list[str], custom:
              f'<mujoco model="{model}">',
              '  <compiler angle="radian" eulerseq="XYZ" autolimits="true"/>',
              f'  <option timestep="{fmt(TIMESTEP)}" integrator="implicitfast"/>',
+             "  <asset>",
+             '    <texture name="grid" type="2d" builtin="checker" width="256" height="256" '
+             'rgb1="0.55 0.55 0.55" rgb2="0.7 0.7 0.7"/>',
+             '    <material name="grid" texture="grid" texrepeat="10 10" texuniform="true"/>',
+             "  </asset>",
              "  <default>",
              '    <geom solref="0.005 1" solimp="0.9 0.95 0.001" rgba="0.8 0.8 0.85 1"/>',
              "  </default>",
              "  <worldbody>",
              '    <light pos="0 0 3" dir="0 0 -1" directional="true"/>',
              '    <geom name="floor" type="plane" size="0 0 0.05" contype="1" '
-             'conaffinity="2" friction="1 0.005 0.0001" rgba="0.6 0.6 0.6 1"/>',
+             'conaffinity="2" friction="1 0.005 0.0001" material="grid"/>',
              world,
              "  </worldbody>",
              *custom]
