@@ -138,7 +138,7 @@ class Simulator(Component):
             self._take_stiffness(self.stiff_in.value.data)
         if self.q_in.read_newest() is ReadStatus.NEW:
             try:
-                sim.set_position_targets(self.q_in.value.data, self._stiff)
+                sim.set_position_targets(self.q_in.value.data)
             except SimError as e:
                 self._refuse("qRef", e)
         if self.tau_in.read_newest() is ReadStatus.NEW:

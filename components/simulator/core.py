@@ -299,30 +299,35 @@ class Simulation:
 
     # ------------------------------------------------------------------ commands
 
-    def set_position_targets(self, q_ref, stiffness) -> None:
-        """Servo targets [rad] and stiffness in [0, 1] (a number or one per joint).
+    def set_position_targets(self, q_ref, stiffness=None) -> None:
+        """Servo targets [rad] and stiffness in [0, 1] (a number or one per joint; None
+        keeps the current one, the cheap path for a stream of targets).
 
         Runs in: owner thread. SimError on a wrong length, NaN/inf or a stiffness outside
         [0, 1]; nothing changes then."""
         q = _vector(q_ref, self.n, "q_ref")
+        if stiffness is not None:
+            self._set_stiffness(stiffness)     # validates before it changes anything
+        self._ctrl_servo[:] = q
+
+    def set_stiffness(self, stiffness) -> None:
+        """Change only the stiffness (a number or one per joint), keeping the targets.
+        Runs in: owner thread. SimError as set_position_targets."""
+        self._set_stiffness(stiffness)
+
+    def _set_stiffness(self, stiffness) -> None:
         if np.ndim(stiffness) == 0:
-            s = float(stiffness) if isinstance(stiffness, (int, float, np.floating, np.integer)) else math.nan
+            ok = isinstance(stiffness, (int, float, np.floating, np.integer))
+            s = float(stiffness) if ok else math.nan
             if not 0.0 <= s <= 1.0:
                 raise SimError(f"stiffness: expected a number in [0, 1], got {_show(stiffness)}")
-            self._ctrl_servo[:] = q
             np.multiply(self._effort, s, out=self._frc_hi)
         else:
             sv = _vector(stiffness, self.n, "stiffness")
             if sv.min() < 0.0 or sv.max() > 1.0:
                 raise SimError(f"stiffness: expected numbers in [0, 1], got {_show(sv.tolist())}")
-            self._ctrl_servo[:] = q
             np.multiply(self._effort, sv, out=self._frc_hi)
         np.negative(self._frc_hi, out=self._frc_lo)
-
-    def set_stiffness(self, stiffness) -> None:
-        """Change only the stiffness (a number or one per joint), keeping the targets.
-        Runs in: owner thread. SimError as set_position_targets."""
-        self.set_position_targets(self._ctrl_servo, stiffness)
 
     def set_torques(self, tau) -> None:
         """Joint torque inputs [N m], clamped at +-effort_limit (each clamped joint counts
