@@ -53,8 +53,9 @@ class Simulator(Component):
     model = Param(str, "nao_v5", read_only=True,
                   doc="bundled model (nao_v5, m1013) or path to an MJCF file made like them")
     stiffness = Param(float, -1.0, bounds=(-1.0, 1.0),
-                      doc="servo stiffness at activation and reset, 0..1; -1: the model's "
-                          "default (NAO 1, M1013 0: torque control)")
+                      doc="servo stiffness of every joint, 0..1, from activation, reset and "
+                          "when set; negative: the model's default (NAO 1, M1013 0: torque "
+                          "control)")
 
     # -- lifecycle (EC thread) -------------------------------------------------------------
     def on_initialize(self) -> None:
@@ -111,11 +112,20 @@ class Simulator(Component):
     def reset_robot(self) -> None:
         """Initial posture at rest, servos holding it at the `stiffness` parameter.
         Runs in: EC thread."""
-        sim = self.sim
-        sim.reset()
-        s = self.stiffness if self.stiffness >= 0 else self.sim_model.default_stiffness
-        self._stiff.fill(s)
-        sim.set_stiffness(self._stiff)          # targets: the reset posture
+        self._stiff.fill(self._stiffness_param())
+        self.sim.reset(stiffness=self._stiff)
+
+    def _stiffness_param(self) -> float:
+        return self.stiffness if self.stiffness >= 0 else self.sim_model.default_stiffness
+
+    def _apply_stiffness_param(self) -> None:
+        self._stiff.fill(self._stiffness_param())
+        self.sim.set_stiffness(self._stiff)
+
+    def on_params_changed(self, names: set[str]) -> None:
+        """Runs in: EC thread. A new `stiffness` acts at once on every joint."""
+        if "stiffness" in names and self.sim is not None:
+            self._apply_stiffness_param()
 
     def on_execute(self, ec: Any) -> None:
         """Runs in: EC thread. Sensors of the current state out, commands in, one period."""

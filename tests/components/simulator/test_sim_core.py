@@ -268,7 +268,11 @@ def test_reset_to_a_posture_and_bad_reset(nao):
     np.testing.assert_allclose(sim.sensors.q[knee], 0.8, atol=0.02)
     with pytest.raises(SimError, match="q: expected 26 numbers"):
         sim.reset([0.0])
+    with pytest.raises(SimError, match=r"stiffness: expected a number in \[0, 1\]"):
+        sim.reset(stiffness=-0.5)
     np.testing.assert_allclose(sim.sensors.q[knee], 0.8, atol=0.02)
+    sim.reset(stiffness=0.0)                          # limp from t = 0: no servo torque at all
+    assert np.all(sim.sensors.tau == 0.0)
 
 
 def test_body_state(nao):

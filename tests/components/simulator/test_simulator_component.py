@@ -79,6 +79,15 @@ def test_stiffness_port_zero_makes_it_fall(nao):
     assert np.abs(latest(nao, "tau").data).max() < 1e-9
 
 
+def test_stiffness_parameter_acts_when_set(nao):
+    nao.set_param("stiffness", 0.0)
+    nao.step(200)
+    assert latest(nao, "basePos").data.z < 0.2
+    nao.comp.service.reset()                     # reset keeps the parameter: limp again
+    nao.step(1)
+    assert np.abs(latest(nao, "tau").data).max() < 1e-9
+
+
 @pytest.mark.parametrize("port, values, reason", [
     ("qRef", [math.nan] * 26, "qRef: sample refused"),
     ("qRef", [0.0] * 3, "qRef: sample refused"),
