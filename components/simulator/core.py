@@ -85,6 +85,8 @@ class SimModel:
         self.floating = mj.njnt > 0 and mj.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE
         servos, motors = [], {}
         for i in range(mj.nu):
+            if mj.actuator_trntype[i] != mujoco.mjtTrn.mjTRN_JOINT:
+                continue
             an = mj.actuator(i).name
             jn = mj.joint(mj.actuator_trnid[i, 0]).name
             if an == jn:
@@ -100,8 +102,11 @@ class SimModel:
         jid = [mj.joint(j).id for j in servos]
         self.lower = self._ro(mj.jnt_range[jid, 0])
         self.upper = self._ro(mj.jnt_range[jid, 1])
-        eff = np.where(mj.jnt_actfrclimited[jid], mj.jnt_actfrcrange[jid, 1], np.inf)
-        self.effort_limit = self._ro(eff)
+        unlimited = [j for j, i in zip(servos, jid) if not mj.jnt_actfrclimited[i]]
+        if unlimited:
+            raise SimError(f"{path}: expected an actuatorfrcrange (the effort limit) on every "
+                           f"actuated joint, missing on {', '.join(unlimited)}")
+        self.effort_limit = self._ro(mj.jnt_actfrcrange[jid, 1])
         vel = np.full(len(jid), np.inf)
         try:
             vel = mj.numeric("velocity_limit").data.copy()
