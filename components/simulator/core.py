@@ -235,6 +235,7 @@ class Simulation:
         self._dadr = m.jnt_dofadr[jid].copy()
         self._servo = np.array([m.actuator(j).id for j in model.joint_names])
         self._motor = np.array([m.actuator(j + "_motor").id for j in model.joint_names])
+        m.actuator_forcelimited[self._servo] = 1      # the stiffness acts through forcerange
         # views into MuJoCo's arrays (fixed buffers), contiguous in the generated models
         self._q_view = self._view(d.qpos, self._qadr)
         self._dq_view = self._view(d.qvel, self._dadr)
@@ -269,13 +270,14 @@ class Simulation:
 
     # ------------------------------------------------------------------ set-up helpers
 
-    @staticmethod
-    def _view(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """A view when the indices are a contiguous run, else a copy-index marker."""
+    def _view(self, arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """A view of arr[idx]: the indices must be a contiguous run (they are in MJCF made
+        by simulator.mjcf), so the cycle copies slices, never gathers."""
         if len(idx) and np.all(np.diff(idx) == 1):
             return arr[idx[0]: idx[-1] + 1]
-        raise SimError(f"model joints/actuators are not contiguous ({idx.tolist()}); "
-                       "generate MJCF with simulator.mjcf")
+        raise SimError(f"{self.model.path}: the actuated joints and their servo / motor "
+                       f"actuators must each be contiguous and in the same order, got "
+                       f"{idx.tolist()}")
 
     def _sensor_adr(self, name: str):
         m = self.mj_model
