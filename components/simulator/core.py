@@ -301,8 +301,6 @@ class Simulation:
             yl, yr = fsr[[0, 2], 1].mean(), fsr[[1, 3], 1].mean()
             feet.append((int(site.id), body, float(xf), float(xr), float(yl), float(yr)))
         self._feet = tuple(feet)
-        self._wrench = np.zeros(6)
-        self._tmp3 = np.zeros(3)
 
     # ------------------------------------------------------------------ commands
 
@@ -425,7 +423,7 @@ class Simulation:
             mujoco.mj_kinematics(m, d)
             d.qpos[2] -= self._lowest_point()
             self.set_position_targets(q0, 1.0)
-            mujoco.mj_step(m, d, round(SETTLE_TIME / m.opt.timestep))
+            self._run(round(SETTLE_TIME / m.opt.timestep), last=False)
             d.qvel[:] = 0.0                     # at rest: no residual sway
         self.set_position_targets(q0, stiff)
         d.time = 0.0
