@@ -62,6 +62,8 @@ KNOWN_PREFIXES = (
     "logger.plugins", "logger.logstream.", "logger.escape_",
     "manager.modules.C++.", "manager.modules.Python.", "manager.modules.Java.",
     "manager.local_service.", "sdo.service.", "corba.ssl.", "corba.http.",
+    # OpenRTM's per-port settings (allow_dup_connection, fan_in, fan_out, buffer...)
+    "port.inport.", "port.outport.", "port.corbaport.",
 )
 
 # First key segments that belong to the manager, not to a component category: a key under

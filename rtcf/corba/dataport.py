@@ -127,6 +127,7 @@ class DataPortServant(PortServiceBase):
     def __init__(self, port: Port, runtime: "CorbaRuntime"):
         super().__init__(runtime, port.full_name)
         self.port = port
+        self.conf_kind = "outport" if isinstance(port, OutPort) else "inport"
         self.servants: dict[str, Any] = {}      # connector id -> InPortCdr/OutPortCdr servant
         self.guards: dict[str, PeerGuard] = {}  # connector id -> remote peer's suspect state
 
