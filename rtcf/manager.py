@@ -30,7 +30,7 @@ from . import rtcconf
 from .component import Component
 from .composition import (Composition, ComponentDecl, check_params, from_rtc_conf,
                           load_composition, merge, valid_module_name)
-from .errors import CompositionError, ConfigError, RtcfError
+from .errors import CompositionError, ConfigError, RtcfError, show_value
 from .execution import ExecutionContext, PeriodicEC, SteppedEC
 from .lifecycle import LifeCycleState, ReturnCode
 from .params import ParamStore
@@ -105,20 +105,29 @@ class Manager:
         try:
             module = importlib.import_module(name)
         except ImportError as e:
+            parts = name.split(".")
+            if not isinstance(e, ModuleNotFoundError) or e.name not in {
+                    ".".join(parts[:i + 1]) for i in range(len(parts))}:
+                raise _import_failure(name, e) from None   # found, but its imports fail
             paths = ", ".join(map(str, self.load_path()))
             err = LookupError(f"cannot import module {name!r} from the load path "
                               f"({paths}): {e}")
             err.field = "module"   # type: ignore[attr-defined]
             raise err from e
-        self._modules[name] = module
+        except (Exception, SystemExit) as e:
+            # the module's own code failed (raised, a SyntaxError, sys.exit at import): one
+            # line naming the module, its file and the error, and nothing started
+            raise _import_failure(name, e) from None
         if hasattr(module, "__path__"):
             # a component package keeps its RTC shell in <package>.component
             try:
                 module = importlib.import_module(f"{name}.component")
-                self._modules[name] = module
             except ModuleNotFoundError as e:
                 if e.name != f"{name}.component":
-                    raise
+                    raise _import_failure(f"{name}.component", e) from None
+            except (Exception, SystemExit) as e:
+                raise _import_failure(f"{name}.component", e) from None
+        self._modules[name] = module
         for _, obj in inspect.getmembers(module, inspect.isclass):
             if issubclass(obj, Component) and obj is not Component:
                 self._types.setdefault(obj.type_name, obj)
@@ -236,8 +245,39 @@ class Manager:
             except RtcfError as e:
                 file, path = decl.where
                 errors.append(f"{file or composition.source_file}: {path}: {e}")
+            problem = self._naming_problem(cls, decl.name or "")
+            if problem:
+                file, path = decl.where
+                errors.append(f"{file or composition.source_file}: {path}.name: {problem}")
         if errors:
             raise CompositionError(errors)
+
+    def _naming_problem(self, cls: type[Component], instance: str) -> str | None:
+        """What stops the names of this component (naming.formats) from being bound: a
+        format that does not expand, or a name with a control character or a character
+        outside Latin-1 (CORBA strings carry Latin-1 only). None when they are fine or no
+        name is bound (no CORBA, naming.enable NO)."""
+        if not self.corba_enabled or not rtcconf.get_bool(self.conf, "naming.enable", True):
+            return None
+        from .composition import bad_name_char
+        from .corba.naming import format_names
+        fmt = self.conf.get("naming.formats", "%h.host_cxt/%n.rtc")
+        try:
+            paths = format_names(fmt, instance=instance, type=cls.type_name,
+                                 vendor=cls.vendor, version=cls.version,
+                                 category=cls.category,
+                                 manager=self.conf.get("manager.name", "manager"))
+        except (ValueError, TypeError) as e:
+            return f"{rtcconf.where(self.conf, 'naming.formats')}: naming.formats: {e}"
+        for path in paths:
+            text = "/".join(f"{i}.{k}" if k else i for i, k in path)
+            c = bad_name_char(text)
+            if c is not None:
+                what = "a control character" if ord(c) < 160 else "a character outside " \
+                    "Latin-1, which a naming service cannot carry"
+                return (f"naming.formats {show_value(fmt)} gives the name "
+                        f"{show_value(text)} with {what} ({c!r})")
+        return None
 
     def _forget(self, comp: Component) -> None:
         self.components.pop(comp.instance_name, None)
@@ -660,6 +700,26 @@ def _child_args(argv: list[str] | None) -> list[str]:
         out.append(a)
     return out
 
+
+
+def _import_failure(name: str, e: BaseException) -> LookupError:
+    """The LookupError (reported at ``.module``) for a module whose import failed."""
+    if isinstance(e, SyntaxError):
+        where = f"{e.filename}:{e.lineno}" if e.filename else "?"
+        detail = f"SyntaxError: {e.msg}"
+    else:
+        where = "?"
+        tb = e.__traceback__
+        while tb is not None:          # the deepest frame: where the module's code failed
+            where = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+            tb = tb.tb_next
+        if isinstance(e, SystemExit):
+            detail = f"it called sys.exit({e.code!r}) while being imported"
+        else:
+            detail = f"{type(e).__name__}: {show_value(str(e)) if len(str(e)) > 80 else e}"
+    err = LookupError(f"importing module {name!r} failed ({where}): {detail}")
+    err.field = "module"   # type: ignore[attr-defined]
+    return err
 
 
 def _known_types(type_name: str, known: Any) -> str:

@@ -49,8 +49,10 @@ class CorbaRuntime:
                  connect_naming: bool = True):
         ensure_stubs()
         self.manager = manager
-        self.conf = dict(conf if conf is not None else
-                         (manager.conf if manager is not None else rtcconf.defaults()))
+        source = conf if conf is not None else (
+            manager.conf if manager is not None else rtcconf.defaults())
+        # a Conf keeps where each key came from, for error messages (-o, rtc.conf:12)
+        self.conf = source.copy() if isinstance(source, rtcconf.Conf) else dict(source)
         self.orb = init_orb(self.conf)
         self.poa = root_poa()
         self.rtobjects: dict[str, RTObjectServant] = {}    # instance name -> servant
