@@ -472,7 +472,7 @@ class Manager:
         for ec in self.ecs.values():
             states = " ".join(f"{m.comp.instance_name}:{m.state.name[:3]}"
                               for m in ec._members)
-            if ec.kind != "PERIODIC":
+            if ec.kind != "PERIODIC" or getattr(ec, "ticked", False):
                 parts.append(f"[{ec.name} stepped {ec.cycles} cycles] {states}")
                 continue
             iv = ec.interval_stats(self._status_marks.get(ec.name))
@@ -493,6 +493,10 @@ class Manager:
         lines = []
         for ec in self.ecs.values():
             st = ec.stats()
+            if getattr(ec, "ticked", False):
+                # driven by tick(): it has no rate or lateness of its own to report
+                lines.append(f"{ec.name}: {st['cycles']} cycles, ticked (no rate of its own)")
+                continue
             lines.append(f"{ec.name}: {st['cycles']} cycles, {st['achieved_rate']:.2f} Hz "
                          f"(nominal {ec.rate:g}), overruns {st['overruns']}, lateness p50 "
                          f"{st['lateness_p50'] * 1e6:.1f} us p99 "

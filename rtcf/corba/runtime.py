@@ -24,7 +24,7 @@ from ..execution import ExecutionContext
 from ..log import get_logger
 from ..ports import InPort, OutPort
 from .dataport import DataPortServant
-from .ecservice import ECServant
+from .ecservice import ECServant, ec_servant
 from .idl import ensure_stubs, stub_module
 from .liveness import DEFAULT_CHECK_INTERVAL, DEFAULT_SUSPECT_TIMEOUT, Liveness
 from .naming import (NamingClient, Reregistrar, ensure_naming_service, format_names,
@@ -322,7 +322,7 @@ class CorbaRuntime:
         comp.servant = None
 
     def register_ec(self, ec: ExecutionContext) -> Any:
-        servant = ECServant(ec, self)
+        servant = ec_servant(ec, self)
         servant.ref = self.activate(servant)
         ec.servant = servant
         self.ecs[id(ec)] = servant
