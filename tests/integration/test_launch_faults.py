@@ -377,6 +377,61 @@ def test_offered_restart_command_works_while_the_data_file_exists(tmp_path):
             restart.wait(5)
 
 
+def test_printed_restart_command_works_after_omninames_was_killed(tmp_path, started):
+    """Issue 18 item 11: the command rtcf prints when it starts an omniNames restarts it
+    after that omniNames died: the data folder stays while the system runs (it used to go
+    with omniNames) and the command has no -start. The folder goes when the system ends."""
+    import re
+    import shlex
+    port = nm.free_port()
+    tag = f"{time.monotonic_ns() % 10**6}"
+    gen, rec = f"kgen{tag}", f"krec{tag}"
+    proc = started.start(tmp_path, LIVE.format(gen=gen, rec=rec), f"localhost:{port}",
+                         "naming.update.enable:NO")    # the names must come from the file
+    client = _Client(f"127.0.0.1:{port}")
+    restart = None
+    try:
+        deadline = time.monotonic() + 20
+        while not _resolves_safe(client, gen):
+            assert proc.poll() is None and time.monotonic() < deadline, \
+                proc.log_path.read_text()
+            time.sleep(0.1)
+        m = re.search(r"started omniNames on \S+ \(data in (\S+); .*to restart it by hand "
+                      r"meanwhile: (.*)\)$", proc.log_path.read_text(), re.M)
+        assert m, proc.log_path.read_text()
+        folder, cmd = Path(m.group(1)), shlex.split(m.group(2))
+        names = {pid: c for pid, c in _processes_with("-logdir", str(folder)).items()
+                 if "nsguard" not in c}
+        assert len(names) == 1, names
+        os.kill(next(iter(names)), signal.SIGKILL)         # omniNames dies
+        deadline = time.monotonic() + 10
+        while nm.naming_service_alive("127.0.0.1", port):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        time.sleep(1.0)                                    # the guard has seen it die
+        assert folder.is_dir() and nm.has_data_file(folder), "the data folder went"
+        restart = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+        deadline = time.monotonic() + 10
+        while not nm.naming_service_alive("127.0.0.1", port):
+            assert restart.poll() is None, f"the printed command failed: {cmd}"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        fresh = _Client(f"127.0.0.1:{port}")
+        assert _resolves_safe(fresh, gen) and _resolves_safe(fresh, rec)   # from the file
+        assert proc.poll() is None
+    finally:
+        if restart is not None:
+            restart.terminate()
+            restart.wait(5)
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(15)
+    deadline = time.monotonic() + 5
+    while folder.exists():                                 # gone with the system
+        assert time.monotonic() < deadline, f"{folder} left behind"
+        time.sleep(0.1)
+
+
 # -- defect 14 ----------------------------------------------------------------------------------
 
 def test_naming_service_started_on_the_loopback_address_asked_for(tmp_path, started):
