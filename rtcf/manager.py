@@ -309,8 +309,10 @@ class Manager:
             comp = merge(pre, comp) if comp is not None else pre
         return comp
 
-    def build(self, composition: Composition, start: bool = True) -> None:
-        """Create, wire, start and activate a whole composition (see module doc)."""
+    def build(self, composition: Composition, start: bool = True, hold: bool = False) -> None:
+        """Create, wire, start and activate a whole composition (see module doc).
+        ``hold``: bind no name and activate nothing yet; go() does both (a process of a
+        multi-process system waits until every process is ready)."""
         self.check(composition)
         created: list[Component] = []
         if self.corba is not None:
@@ -327,16 +329,29 @@ class Manager:
                 comp.finalize()
             raise
         try:
-            self._wire_and_start(composition, ecs, pairs, start)
+            self._wire_and_start(composition, ecs, pairs, start, activate=not hold)
         except BaseException:
             if self.corba is not None:
                 self.corba.discard_held_bindings()
             raise
+        if hold:
+            self._pending_activate = list(composition.activate)
+            return
         if self.corba is not None:
             self.corba.release_bindings()    # the names appear once the system is up
 
+    def go(self, bind: bool = True, activate: bool = True) -> None:
+        """After build(hold=True): bind the names and activate (the whole system is
+        ready). Runs in: the main thread."""
+        if activate:
+            for name in getattr(self, "_pending_activate", []):
+                self.activate(name)
+            self._pending_activate = []
+        if bind and self.corba is not None:
+            self.corba.release_bindings()
+
     def _wire_and_start(self, composition: Composition, ecs: dict[str, ExecutionContext],
-                        pairs: list[tuple], start: bool) -> None:
+                        pairs: list[tuple], start: bool, activate: bool = True) -> None:
         for ec_decl in composition.execution_contexts:
             ec = ecs[ec_decl.name]
             for member in ec_decl.members:
@@ -361,7 +376,7 @@ class Manager:
             self.realtime["gc_freeze"] = realtime.freeze_heap(self.conf)
             for ec in ecs.values():
                 ec.start()
-            for name in composition.activate:
+            for name in composition.activate if activate else ():
                 self.activate(name)
 
     def _create_from(self, decl: ComponentDecl, composition: Composition) -> Component:
@@ -656,13 +671,34 @@ def main(argv: list[str] | None = None) -> int:
         if mgr.corba_enabled:
             from .corba.runtime import CorbaRuntime
             mgr.corba = CorbaRuntime(mgr, connect_naming=False)
+        channel = launcher.ChildChannel.from_env() if args.process else None
         if multi:
-            mgr.build(launcher.split(composition, args.process or launcher.MAIN))
-            if not args.process:
+            # nothing binds a name or activates before every process is ready: the
+            # launcher, and each child it started, build on hold and go together
+            held = not args.process or channel is not None
+            try:
+                mgr.build(launcher.split(composition, args.process or launcher.MAIN),
+                          hold=held)
+            except BaseException as e:
+                if channel is not None:
+                    channel.report({"failed": str(e)})
+                raise
+            if channel is not None:
+                channel.report({"ready": launcher.component_iors(mgr)})
+                if not channel.wait_go(mgr):
+                    raise CompositionError(f"process {args.process}: the launch was "
+                                           "abandoned")
+                mgr.go()
+                channel.report({"running": True})
+            elif not args.process:
                 launch = launcher.Launcher(mgr, composition, _child_args(argv))
                 launch.start_children()
                 launch.wait_ready()
                 launch.connect_cross()
+                mgr.corba.ensure_naming()     # this process starts an omniNames if needed
+                mgr.go(bind=False)            # first: the children's components may use ours
+                launch.go()
+                mgr.go(activate=False)
         else:
             mgr.build(composition)
     except (RtcfError, OSError, LookupError) as e:
@@ -673,10 +709,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     mgr.log.info("running %s (%d components); Ctrl-C stops", composition.name,
                  len(mgr.components))
+    code = 0
     try:
         mgr.run(args.duration, 0 if args.quiet else 1.0,
                 alive=launch.alive if launch is not None else
                 launcher.parent_alive if args.process else None)
+        if launch is not None and not launch.alive():
+            code = 1          # a process of the system ended on its own: the system failed
     finally:
         if launch is not None:
             launch.stop()
@@ -685,7 +724,7 @@ def main(argv: list[str] | None = None) -> int:
             launcher.sweep_orphaned_names(mgr, composition, args.process)
         mgr.shutdown()
         print(report, file=sys.stderr)
-    return 0
+    return code
 
 
 def _child_args(argv: list[str] | None) -> list[str]:

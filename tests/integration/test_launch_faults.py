@@ -182,6 +182,87 @@ def test_failing_launch_leaves_the_live_system_alone(launch, it, tmp_path, namin
     assert it.component_state(gref) == "ACTIVE" and live.alive()
 
 
+MULTI_FAILING = """
+name: multifail
+components:
+  - {{type: SineGenerator, module: examples, name: {gen}}}
+  - {{type: Recorder, module: examples, name: {rec}, process: other}}
+  - {{type: InitFails, module: faulty, name: broken, process: other}}
+connections:
+  - {{from: {gen}.out, to: {rec}.in}}
+execution_contexts:
+  - {{name: main, kind: periodic, rate: 50, members: [{gen}, {rec}, broken]}}
+"""
+
+
+def test_failing_child_process_leaves_the_live_names_alone(launch, it, tmp_path, naming):
+    """Issue 18 item 6: a multi-process relaunch is atomic. Its child fails in
+    on_initialize: the command exits 2, and at no moment does a name of the live system
+    point at the failing one (it used to for 0.8 s, and the command exited 0)."""
+    import threading
+    tag = f"{time.monotonic_ns() % 10**6}"
+    gen, rec = f"mgen{tag}", f"mrec{tag}"
+    live = launch(LIVE.format(gen=gen, rec=rec), [gen, rec])
+    refs = {gen: live.ref(gen), rec: live.ref(rec)}
+    client = it.naming_client(naming.port)
+    moved: list[str] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            for inst, ref in refs.items():
+                try:
+                    held = client.resolve(f"{HOST}.host_cxt/{inst}.rtc")
+                    if not held._is_equivalent(ref):
+                        moved.append(inst)
+                except Exception as e:
+                    moved.append(f"{inst}: {e!r}")
+            time.sleep(0.01)
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    t0 = time.monotonic()
+    try:
+        cp = _run(tmp_path, MULTI_FAILING.format(gen=gen, rec=rec), f"localhost:{naming.port}")
+    finally:
+        done.set()
+        watcher.join(5)
+    assert cp.returncode == 2, cp.stderr
+    assert "process 'other' failed" in cp.stderr and "InitFails" in cp.stderr, cp.stderr
+    assert time.monotonic() - t0 < 20
+    assert not moved, f"the live names moved during the failed launch: {moved[:5]}"
+    assert it.component_state(refs[gen]) == "ACTIVE" and live.alive()
+    assert not _processes_with("rtcf.manager", "--process other", "multifail")
+
+
+def test_child_with_a_name_the_naming_service_cannot_carry_fails_at_once(tmp_path, naming):
+    """It used to leave the main process running 30 s before giving up."""
+    text = MULTI_FAILING.replace("name: broken", "name: br\u00f6ken\u540d").replace(
+        "broken]", "br\u00f6ken\u540d]").format(gen="ngen", rec="nrec")
+    t0 = time.monotonic()
+    cp = _run(tmp_path, text, f"localhost:{naming.port}")
+    assert cp.returncode == 2 and "outside Latin-1" in cp.stderr, cp.stderr
+    assert time.monotonic() - t0 < 10, "the launch took its time to fail"
+
+
+def test_child_process_dying_while_running_ends_the_launch_non_zero(tmp_path, naming,
+                                                                     started):
+    tag = f"{time.monotonic_ns() % 10**6}"
+    gen, rec = f"xgen{tag}", f"xrec{tag}"
+    text = MULTI_FAILING.replace("  - {{type: InitFails, module: faulty, name: broken, "
+                                 "process: other}}\n", "").replace(", broken]", "]")
+    proc = started.start(tmp_path, text.format(gen=gen, rec=rec), f"localhost:{naming.port}")
+    client = _Client(f"127.0.0.1:{naming.port}")
+    deadline = time.monotonic() + 20
+    while not (_resolves_safe(client, gen) and _resolves_safe(client, rec)):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.log_path.read_text()
+        time.sleep(0.1)
+    children = _processes_with("rtcf.manager", "--process other", f"sys{len(started.procs) - 1}")
+    assert len(children) == 1, children
+    os.kill(next(iter(children)), signal.SIGKILL)
+    assert proc.wait(20) == 1, proc.log_path.read_text()
+    assert "a process of the system exited" in proc.log_path.read_text()
+
+
 def test_parameter_error_starts_no_naming_service(tmp_path):
     port = nm.free_port()
     text = LIVE.replace("name: {gen}}", "name: {gen}, params: {{frequency: -1}}}")
