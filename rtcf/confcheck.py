@@ -56,6 +56,7 @@ KNOWN_KEYS = frozenset({
     "manager.cpu_affinity", "manager.preload.modules",
     # rtcf's own keys (those with a built-in default in rtcconf are known anyway)
     "exec_cxt.periodic.spin_us", "exec_cxt.periodic.sched_fifo", "rtcf.composition",
+    "rtcf.connector.call_timeout",
 })
 
 KNOWN_PREFIXES = (
@@ -110,6 +111,7 @@ _NUMBER_KEYS = (("exec_cxt.periodic.spin_us", 0.0, False),
                 ("naming.update.interval", 1e-3, False),
                 ("rtcf.connector.check_interval", 0.0, True),
                 ("rtcf.connector.suspect_timeout", 0.0, True),
+                ("rtcf.connector.call_timeout", 0.0, True),
                 ("exec_cxt.periodic.trace_cycles", 16.0, False),
                 ("manager.realtime.switch_interval_us", 0.0, True))
 _TRUE_FALSE = {"yes", "no", "true", "false", "1", "0", "on", "off"}
