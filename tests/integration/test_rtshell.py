@@ -278,6 +278,29 @@ def test_rtcon_within_one_process(procs, it, probe):
     assert p.quiet_for(0.6)
 
 
+def test_rtcon_twice_makes_one_connector(procs, it):
+    """Issue 18 item 3: the second rtcon of the same two ports is refused (OpenRTM:
+    allow_dup_connection off, PRECONDITION_NOT_MET), across processes and within one;
+    with -p dataport.allow_dup_connection=YES it is made."""
+    a, b = procs
+    for out, inp in ((a.port("shgen", "out"), b.port("shgainB", "in")),
+                     (a.port("shgen", "out"), a.port("shgainA", "in"))):
+        outp = a.path("shgen", "out")
+        inp_path = b.path("shgainB", "in") if inp._is_equivalent(b.port("shgainB", "in")) \
+            else a.path("shgainA", "in")
+        it.rtsh("rtcon", outp, inp_path)
+        second = it.rtsh("rtcon", outp, inp_path)
+        try:
+            assert len(connectors_between(it, out, inp)) == 1, second.stdout + second.stderr
+            assert len(it.connector_profiles(inp)) == 1
+            it.rtsh("rtcon", outp, inp_path, "-p", "dataport.allow_dup_connection=YES")
+            assert len(connectors_between(it, out, inp)) == 2
+        finally:
+            for cp in connectors_between(it, out, inp):
+                out.disconnect(cp.connector_id)
+        assert connectors_between(it, out, inp) == []
+
+
 def test_rtcon_with_a_bogus_property_leaves_no_connector(procs, it):
     a, b = procs
     gen_out, gain_in = a.port("shgen", "out"), b.port("shgainB", "in")
