@@ -81,6 +81,19 @@ def _gaps_after(times: list[float], t0: float) -> tuple[float, float]:
     return float(np.max(d)), float(np.sum(d[d > 0.1]))
 
 
+def _stall_while_stopped(pid: int, seconds: float, times: list[float]) -> tuple[float, float]:
+    """SIGSTOP process group ``pid`` for ``seconds``, continue it; (largest gap, total of
+    the stalls) of the cycle ``times`` from the stop on."""
+    t0 = time.monotonic()
+    os.killpg(pid, signal.SIGSTOP)
+    try:
+        time.sleep(seconds)
+    finally:
+        os.killpg(pid, signal.SIGCONT)
+    time.sleep(0.3)
+    return _gaps_after(times, t0)
+
+
 def _ids(it, port) -> list[str]:
     return [cp.connector_id for cp in it.connector_profiles(port)]
 
@@ -180,14 +193,7 @@ def test_flush_writer_to_a_hung_reader_stalls_a_tenth_of_what_it_did(launch, it,
     rin = r.port(f"hung_{tag}", "in")
     it.connect_ports(rt.port_servant(comp.out).ref, rin, subscription_type="flush")
     time.sleep(0.3)
-    t0 = time.monotonic()
-    os.killpg(r.pid, signal.SIGSTOP)
-    try:
-        time.sleep(1.5)
-    finally:
-        os.killpg(r.pid, signal.SIGCONT)
-    time.sleep(0.3)
-    gap, stalled = _gaps_after(comp.times, t0)
+    gap, stalled = _stall_while_stopped(r.pid, 1.5, comp.times)
     print(f"writer's largest cycle gap {gap:.3f} s, stalls in total {stalled:.3f} s")
     assert stalled < 0.5, f"the writer's EC stalled {stalled:.2f} s in total"
 
@@ -265,14 +271,7 @@ activate: [pw_{tag}]
         rin = rt.port_servant(comp.inp).ref
         cid = it.connect_ports(wout, rin, dataflow_type="pull", **{"buffer.length": "4"})
         it.wait_until(lambda: comp.received > 50, 5.0, what="pulled samples")
-        t0 = time.monotonic()
-        os.killpg(w.pid, signal.SIGSTOP)
-        try:
-            time.sleep(2.5)
-        finally:
-            os.killpg(w.pid, signal.SIGCONT)
-        time.sleep(0.3)
-        gap, stalled = _gaps_after(comp.times, t0)
+        gap, stalled = _stall_while_stopped(w.pid, 2.5, comp.times)
         print(f"reader's largest cycle gap {gap:.3f} s, stalls in total {stalled:.3f} s")
         assert stalled < 2 * TIMEOUT, f"the reader's EC stalled {stalled:.2f} s in total"
         it.wait_until(lambda: not rt.liveness.suspects(), 3.0, what="the reader to resume")

@@ -252,10 +252,7 @@ def test_child_process_dying_while_running_ends_the_launch_non_zero(tmp_path, na
                                  "process: other}}\n", "").replace(", broken]", "]")
     proc = started.start(tmp_path, text.format(gen=gen, rec=rec), f"localhost:{naming.port}")
     client = _Client(f"127.0.0.1:{naming.port}")
-    deadline = time.monotonic() + 20
-    while not (_resolves_safe(client, gen) and _resolves_safe(client, rec)):
-        assert proc.poll() is None and time.monotonic() < deadline, proc.log_path.read_text()
-        time.sleep(0.1)
+    _wait_bound(proc, client, gen, rec)
     children = _processes_with("rtcf.manager", "--process other", f"sys{len(started.procs) - 1}")
     assert len(children) == 1, children
     os.kill(next(iter(children)), signal.SIGKILL)
@@ -385,6 +382,14 @@ def _resolves_safe(client, instance: str) -> bool:
         return False
 
 
+def _wait_bound(proc: subprocess.Popen, client, *instances: str) -> None:
+    """Until every instance resolves to a live object (the started manager still runs)."""
+    deadline = time.monotonic() + 20
+    while not all(_resolves_safe(client, i) for i in instances):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.log_path.read_text()
+        time.sleep(0.1)
+
+
 def _not_zombie(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
@@ -424,6 +429,18 @@ def test_components_listed_again_after_a_naming_service_restart(tmp_path, starte
         ns.stop()
 
 
+def _start_restart(cmd: list[str], port: int) -> subprocess.Popen:
+    """Run an offered omniNames restart command; returns once it answers on ``port``."""
+    restart = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    deadline = time.monotonic() + 10
+    while not nm.naming_service_alive("127.0.0.1", port):
+        assert restart.poll() is None, f"the offered restart command failed: {cmd}"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    return restart
+
+
 def test_offered_restart_command_works_while_the_data_file_exists(tmp_path):
     from rtcf.corba.orb import init_orb
     port = nm.free_port()
@@ -437,13 +454,7 @@ def test_offered_restart_command_works_while_the_data_file_exists(tmp_path):
         assert nm.has_data_file(data)
         cmd = ns.restart_command()
         assert "-start" not in cmd
-        restart = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
-        deadline = time.monotonic() + 10
-        while not nm.naming_service_alive("127.0.0.1", port):
-            assert restart.poll() is None, f"the offered restart failed: {cmd}"
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        restart = _start_restart(cmd, port)
         assert client.resolve("kept.host_cxt/x.rtc") is not None   # its data came back
         restart.terminate()
         restart.wait(5)
@@ -491,13 +502,7 @@ def test_printed_restart_command_works_after_omninames_was_killed(tmp_path, star
             time.sleep(0.1)
         time.sleep(1.0)                                    # the guard has seen it die
         assert folder.is_dir() and nm.has_data_file(folder), "the data folder went"
-        restart = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
-        deadline = time.monotonic() + 10
-        while not nm.naming_service_alive("127.0.0.1", port):
-            assert restart.poll() is None, f"the printed command failed: {cmd}"
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        restart = _start_restart(cmd, port)
         fresh = _Client(f"127.0.0.1:{port}")
         assert _resolves_safe(fresh, gen) and _resolves_safe(fresh, rec)   # from the file
         assert proc.poll() is None
@@ -544,10 +549,7 @@ def test_kill_9_of_a_single_process_manager_unbinds_its_names(tmp_path, naming, 
     gen, rec = f"sgen{tag}", f"srec{tag}"
     proc = started.start(tmp_path, LIVE.format(gen=gen, rec=rec), f"localhost:{naming.port}")
     client = _Client(f"127.0.0.1:{naming.port}")
-    deadline = time.monotonic() + 20
-    while not (_resolves_safe(client, gen) and _resolves_safe(client, rec)):
-        assert proc.poll() is None and time.monotonic() < deadline, proc.log_path.read_text()
-        time.sleep(0.1)
+    _wait_bound(proc, client, gen, rec)
     reapers = {pid for pid, cmd in _processes_with("reaper.py").items()
                if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]
                == str(proc.pid)}
