@@ -362,6 +362,12 @@ class Launcher:
                 pass
         self._reports.clear()
         for p in self.children.values():
+            if p.stdin is not None:
+                try:
+                    p.stdin.close()       # a child still waiting for "go" gives up
+                except OSError:
+                    pass
+        for p in self.children.values():
             if p.poll() is None:
                 try:
                     os.killpg(p.pid, signal.SIGTERM)
