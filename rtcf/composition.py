@@ -56,6 +56,7 @@ from typing import Any, Callable, Literal, Mapping
 from rtcf import rtcconf
 from rtcf.errors import CompositionError, ConfigError, show_value
 from rtcf.execution import check_rate
+from rtcf.ports import CALL_TIMEOUT_MAX, CALL_TIMEOUT_MIN
 from rtcf.yamlio import load_yaml_file
 
 __all__ = [
@@ -252,6 +253,15 @@ def _check_properties(raw: Mapping[str, object], path: str, err: _Errors,
         elif name == "publisher.skip_count":
             if not text.isdigit():
                 report(f".{key}", "expected an integer >= 0", value)
+                continue
+        elif name == "call_timeout":
+            try:
+                ok = CALL_TIMEOUT_MIN <= float(text) <= CALL_TIMEOUT_MAX
+            except ValueError:
+                ok = False
+            if not ok:
+                report(f".{key}", f"expected a number of seconds between "
+                       f"{CALL_TIMEOUT_MIN:g} and {CALL_TIMEOUT_MAX:g}", value)
                 continue
         props[name] = text
     return props

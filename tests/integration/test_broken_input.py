@@ -248,6 +248,13 @@ REFUSED: dict[str, tuple[dict[str, str | bytes], list[str], list[str]]] = {
     "an ORB endpoint of another host in corba.args": (
         {"c.yaml": GAIN}, ["c.yaml", "-o", "corba.args:-ORBendPoint giop:tcp:192.0.2.1:"],
         [r"rtcf: the ORB cannot start: cannot listen on corba\.endpoints"]),
+    # issue 18 item 5: a connection's call timeout, checked with the composition
+    "connection call_timeout 0": (
+        {"c.yaml": "components:\n  - {type: SineGenerator, module: examples, name: gen}\n"
+                   "  - {type: Gain, module: examples, name: g, process: two}\n"
+                   "connections:\n  - {from: gen.out, to: g.in, call_timeout: 0}\n"},
+        ["c.yaml"], [r"c\.yaml: connections\[0\]\.call_timeout: expected a number of "
+                     r"seconds between 0\.001 and 60, got 0"]),
     # issue 18 item 10: special files
     "composition is a FIFO with no writer": (
         {"c.fifo": FIFO}, ["c.fifo"],
