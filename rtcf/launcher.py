@@ -184,7 +184,8 @@ def processes(composition: Composition) -> list[str]:
 
 
 class Launcher:
-    """Starts the child managers and wires the cross-process connections."""
+    """Starts the child managers and wires the cross-process connections. Runs in: the
+    launcher's main thread."""
 
     def __init__(self, manager: Any, composition: Composition, child_args: list[str]):
         self.manager = manager

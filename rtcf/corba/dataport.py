@@ -254,7 +254,7 @@ class DataPortServant(PortServiceBase):
         """The connector's call timeout [ms]: ``dataport.call_timeout`` [s] of the profile,
         else the process's ``rtcf.connector.call_timeout`` [s], else EC_CALL_TIMEOUT_MS
         when the call runs in an EC thread (flush push, pull) and CALL_TIMEOUT_MS when it
-        runs in a publisher thread (new, periodic)."""
+        runs in a publisher thread (new, periodic). Runs in: ORB thread (connect)."""
         raw = nv_find(cp.properties, P + "call_timeout")
         try:
             seconds = float(raw) if isinstance(raw, str) and raw.strip() else float(
