@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -149,6 +150,7 @@ def main() -> None:
         os.killpg(reader.pid, signal.SIGTERM)
         reader.wait(15)
         ns.stop()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
