@@ -59,6 +59,7 @@ from rtcf import rtcconf
 from rtcf.errors import CompositionError, ConfigError, show_value
 from rtcf.execution import check_rate
 from rtcf.simtime import check_factor
+from rtcf.ports import CALL_TIMEOUT_MAX, CALL_TIMEOUT_MIN
 from rtcf.yamlio import load_yaml_file
 
 __all__ = [
@@ -200,8 +201,24 @@ def valid_module_name(name: str) -> bool:
 
 
 def _valid_name(name: str) -> bool:
-    """Instance names may not contain '.', '/', ':' or blanks (they break port paths)."""
-    return bool(name) and not any(c in name for c in "./: \t?&,")
+    """Instance names may not contain '.', '/', ':' or blanks (they break port paths),
+    control characters (a newline splits the status line and the logs) or characters outside
+    Latin-1 (a CORBA string, and so a naming service entry, carries only Latin-1)."""
+    return bool(name) and not any(c in name for c in "./: \t?&,") and not bad_name_char(name)
+
+
+def bad_name_char(text: str) -> str | None:
+    """The first character of ``text`` that a name may not hold: a control character
+    (C0, DEL, C1) or one outside Latin-1; None when there is none."""
+    for c in text:
+        o = ord(c)
+        if o < 32 or 127 <= o < 160 or o > 255:
+            return c
+    return None
+
+
+NAME_RULE = ("expected an instance name without '.', '/', ':', blanks, control characters "
+             "or characters outside Latin-1")
 
 
 def _prop_str(value: object) -> str:
@@ -251,6 +268,15 @@ def _check_properties(raw: Mapping[str, object], path: str, err: _Errors,
         elif name == "publisher.skip_count":
             if not text.isdigit():
                 report(f".{key}", "expected an integer >= 0", value)
+                continue
+        elif name == "call_timeout":
+            try:
+                ok = CALL_TIMEOUT_MIN <= float(text) <= CALL_TIMEOUT_MAX
+            except ValueError:
+                ok = False
+            if not ok:
+                report(f".{key}", f"expected a number of seconds between "
+                       f"{CALL_TIMEOUT_MIN:g} and {CALL_TIMEOUT_MAX:g}", value)
                 continue
         props[name] = text
     return props
@@ -370,8 +396,7 @@ def _parse_components(raw: object, err: _Errors) -> list[ComponentDecl]:
                     "identifiers, e.g. examples or my_pkg.comps)", fields["module"])
             fields["module"] = None
         if fields["name"] is not None and not _valid_name(fields["name"]):
-            err.add(f"{path}.name", "expected an instance name without '.', '/', ':' or "
-                    "blanks", fields["name"])
+            err.add(f"{path}.name", NAME_RULE, fields["name"])
         params = item.get("params", {})
         if params is None:
             params = {}
@@ -581,6 +606,9 @@ def _finish(comp: Composition, err: _Errors, default_rate: float, *,
     return result
 
 
+_YES = ("YES", "TRUE", "1", "ON")
+
+
 def _check_refs(comp: Composition, err: _Errors, activate_path: str = "activate") -> None:
     """Report connection endpoints, EC members and activate names that name no instance."""
     known = [d.name for d in comp.components]
@@ -590,6 +618,20 @@ def _check_refs(comp: Composition, err: _Errors, activate_path: str = "activate"
             inst = end.partition(".")[0]
             if inst not in known:
                 err.at(conn.where, sub, f"unknown instance '{inst}' (known: {listing})", end)
+    seen: dict[tuple[str, str], ConnectionDecl] = {}
+    for conn in comp.connections:
+        key = tuple(sorted((conn.source, conn.target)))
+        first = seen.get(key)   # type: ignore[arg-type]
+        if first is None:
+            seen[key] = conn    # type: ignore[index]
+            continue
+        if _prop_str(conn.properties.get("allow_dup_connection", "")).upper() in _YES:
+            continue
+        here = f"{first.where[0]}: {first.where[1]}" if first.where[0] != conn.where[0] \
+            else first.where[1]
+        err.at(conn.where, "", f"the same connection as {here} (every sample would arrive "
+               "twice; set allow_dup_connection: YES on both if that is meant)",
+               f"{conn.source} -> {conn.target}")
     for ec in comp.execution_contexts:
         for j, member in enumerate(ec.members):
             if member not in known:
@@ -693,8 +735,8 @@ def from_rtc_conf(conf: Mapping[str, str], filename: str = "rtc.conf", *,
         params = {k[len("conf.default."):]: props.pop(k) for k in list(props)
                   if k.startswith("conf.default.")}
         if spec.instance_name is not None and not _valid_name(spec.instance_name):
-            err.add(f"{key}[{i}].instance_name", "expected an instance name without "
-                    "'.', '/', ':' or blanks", spec.instance_name, filename=where(key))
+            err.add(f"{key}[{i}].instance_name", NAME_RULE, spec.instance_name,
+                    filename=where(key))
         components.append(ComponentDecl(spec.instance_name, spec.type_name, module,
                                         params, properties=props,
                                         where=(where(key), f"{key}[{i}]")))

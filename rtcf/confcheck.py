@@ -57,12 +57,15 @@ KNOWN_KEYS = frozenset({
     # rtcf's own keys (those with a built-in default in rtcconf are known anyway)
     "exec_cxt.periodic.spin_us", "exec_cxt.periodic.sched_fifo", "rtcf.composition",
     "rtcf.simulation.enable", "rtcf.simulation.real_time_factor",
+    "rtcf.connector.call_timeout",
 })
 
 KNOWN_PREFIXES = (
     "logger.plugins", "logger.logstream.", "logger.escape_",
     "manager.modules.C++.", "manager.modules.Python.", "manager.modules.Java.",
     "manager.local_service.", "sdo.service.", "corba.ssl.", "corba.http.",
+    # OpenRTM's per-port settings (allow_dup_connection, fan_in, fan_out, buffer...)
+    "port.inport.", "port.outport.", "port.corbaport.",
 )
 
 # First key segments that belong to the manager, not to a component category: a key under
@@ -104,6 +107,15 @@ _BOOL_KEYS = ("logger.enable", "naming.enable", "naming.update.enable",
               "exec_cxt.sync_transition", "exec_cxt.periodic.sched_fifo",
               "manager.corba_servant", "manager.shutdown_on_nortcs", "manager.is_master",
               "rtcf.simulation.enable")
+# (key, lower bound, bound excluded): numbers rtcf reads; an empty value is refused too
+_NUMBER_KEYS = (("exec_cxt.periodic.spin_us", 0.0, False),
+                ("exec_cxt.transition_timeout", 0.0, False),
+                ("naming.update.interval", 1e-3, False),
+                ("rtcf.connector.check_interval", 0.0, True),
+                ("rtcf.connector.suspect_timeout", 0.0, True),
+                ("rtcf.connector.call_timeout", 0.0, True),
+                ("exec_cxt.periodic.trace_cycles", 16.0, False),
+                ("manager.realtime.switch_interval_us", 0.0, True))
 _TRUE_FALSE = {"yes", "no", "true", "false", "1", "0", "on", "off"}
 
 
@@ -125,19 +137,27 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
         value = conf.get(key)
         return None if value is None or not str(value).strip() else str(value).strip()
 
-    text = present("exec_cxt.periodic.rate")
+    def given(key: str) -> str | None:
+        """The stripped value of a key a file or -o set, even when empty ("" is not a
+        number: OpenRTM would read it as 0 or fail later); None when absent or a default."""
+        if key not in conf:
+            return None
+        if isinstance(conf, Conf) and conf.origin.get(key, ("",))[0] == "<defaults>":
+            return None
+        return str(conf[key]).strip()
+
+    text = given("exec_cxt.periodic.rate")
     if text is not None:
         rate = _number(text)
         if rate is None or not RATE_MIN <= rate <= RATE_MAX:
             bad("exec_cxt.periodic.rate",
                 f"expected a rate between {RATE_MIN:g} and {RATE_MAX:g} [Hz]")
-    for key, lo in (("exec_cxt.periodic.spin_us", 0.0), ("exec_cxt.transition_timeout", 0.0),
-                    ("naming.update.interval", 1e-3)):
-        text = present(key)
+    for key, lo, strict in _NUMBER_KEYS:
+        text = given(key)
         if text is not None:
             value = _number(text)
-            if value is None or value < lo:
-                bad(key, f"expected a number >= {lo:g}")
+            if value is None or value < lo or (strict and value == lo):
+                bad(key, f"expected a number {'>' if strict else '>='} {lo:g}")
     text = present("rtcf.simulation.real_time_factor")
     if text is not None:
         value = _number(text)
@@ -161,7 +181,47 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
             if sep and (not port.isdigit() or not 0 < int(port) < 65536 or not host):
                 bad("corba.nameservers", "expected host:port items (port 1-65535)")
                 break
+    text = present("naming.formats")
+    if text is None and given("naming.formats") is not None and str(
+            conf.get("naming.enable", "YES")).strip().lower() not in ("no", "false", "0",
+                                                                      "off"):
+        # OpenRTM would bind nothing without a word; naming.enable: NO says that on purpose
+        bad("naming.formats", "expected at least one name format (e.g. %h.host_cxt/%n.rtc; "
+            "naming.enable: NO registers no name)")
+    text = present("corba.endpoints")
+    if text is not None:
+        problem = _endpoint_problem(text)
+        if problem:
+            bad("corba.endpoints", problem)
     return errors
+
+
+def _endpoint_problem(spec: str) -> str | None:
+    """Why the ORB could not listen on ``corba.endpoints`` (an address of another host, a
+    name that does not resolve, a bad port); None when every item can be listened on."""
+    import socket
+    for item in spec.replace(";", ",").split(","):
+        item = item.strip()
+        if not item or item.lower() == "all":
+            continue
+        host, sep, port = item.rpartition(":") if ":" in item else (item, "", "")
+        if sep and port and (not port.isdigit() or not 0 <= int(port) < 65536):
+            return f"expected IP[:port] items (port 0-65535) or all, in {item!r}"
+        host = host.strip("[]")
+        if not host:
+            continue
+        try:
+            infos = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM)
+        except OSError as e:
+            return f"cannot resolve {host!r} ({e.strerror or e})"
+        family, _, _, _, addr = infos[0]
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            try:
+                s.bind((addr[0], 0))
+            except OSError as e:
+                return (f"{host!r} is not an address of this host ({e.strerror or e}): give "
+                        "one of its own addresses, or all")
+    return None
 
 
 def check_conf(conf: Mapping[str, str]) -> list[str]:

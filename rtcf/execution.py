@@ -503,9 +503,13 @@ class ExecutionContext:
 
 class SteppedEC(ExecutionContext):
     """Runs cycles only when told to (tick/step), in the caller's thread, on a manual clock:
-    deterministic tests and simulation (OpenHRP's ExecutionContext with tick())."""
+    deterministic tests and simulation (OpenHRP's ExecutionContext with tick()).
 
-    kind = "OTHER"
+    Its kind is PERIODIC, as OpenRTM's ExtTrigExecutionContext reports: each tick is one
+    period of ``rate``. ``ticked`` tells the manager it has no rate of its own to report."""
+
+    kind = "PERIODIC"
+    ticked = True
 
     def __init__(self, rate: float = 1000.0, name: str = "", clock: ManualClock | None = None,
                  **kw: Any):
@@ -568,6 +572,25 @@ class SteppedEC(ExecutionContext):
     def step(self, n: int = 1) -> None:
         for _ in range(int(n)):
             self.tick()
+
+    def apply_requests(self, comp: Component) -> None:
+        """Apply ``comp``'s queued lifecycle requests now (on_activated, ...), without a
+        cycle: OpenRTM's ExtTrig EC applies a transition asked for by a tool at once, not at
+        the next tick. Runs in: the caller's thread (an ORB thread), between ticks."""
+        if not self._running:
+            return
+        with self._tick_lock:
+            m = self._by_comp.get(id(comp))
+            if m is None:
+                return
+            prev, self._thread_ident = self._thread_ident, threading.get_ident()
+            try:
+                for _ in range(8):     # a request, then a failure's way into ERROR at most
+                    if not (m.requests or m.next_state is not m.state):
+                        break
+                    self._transition(m)
+            finally:
+                self._thread_ident = prev
 
 
 OVERRUN_POLICIES = ("skip", "catch_up")

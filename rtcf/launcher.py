@@ -3,9 +3,14 @@
 A composition whose components name a ``process`` is split: the launching process hosts the
 components of process ``main`` (and those naming none) and starts one child manager
 (``python -m rtcf.manager FILE --process NAME``, same rtc.conf and -o options) per other
-process. Once every child's components are bound in the naming service, the launcher makes
-each connection whose ends live in different processes, with the OpenRTM connect() of the
-output port (as rtcon does). The whole composition is validated before any process starts.
+process. The start is atomic: the launcher and every child it started build their part on
+hold (components created, ECs started, no name bound, nothing activated); each child reports
+its components' object references over a pipe (``RTCF_REPORT_FD``, JSON lines: ``ready``
+or ``failed``); the launcher makes each connection whose ends live in different processes,
+with the OpenRTM connect() of the output port (as rtcon does), then tells every child to go
+(a line on its stdin), and the names are bound and the components activated. A process that
+fails before that ends the whole launch with exit status 2 and no name of a live system
+touched. The whole composition is validated before any process starts.
 Processes may run on other hosts: ``processes: {name: {host: ...}}`` is recorded but the
 launcher only starts local children; a process started elsewhere by hand with ``--process``
 joins through the same naming service.
@@ -13,7 +18,9 @@ joins through the same naming service.
 
 from __future__ import annotations
 
+import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -29,6 +36,9 @@ from .log import get_logger
 
 MAIN = "main"
 PARENT_ENV = "RTCF_PARENT_PID"     # set for a child manager: the launcher's pid
+REPORT_ENV = "RTCF_REPORT_FD"      # set for a child manager: the fd it reports on
+READY_TIMEOUT = 30.0               # [s] for a child to build its part
+GO_TIMEOUT = 10.0                  # [s] for a child to bind its names and activate
 log = get_logger("launcher")
 
 
@@ -96,6 +106,51 @@ def _profile_of(manager: Any, decl: Any) -> Any:
                              "category": cls.category})
 
 
+class ChildChannel:
+    """A child manager's side of the launch protocol: JSON lines to the launcher on the
+    inherited fd ``RTCF_REPORT_FD``, the launcher's "go" on stdin. Runs in: main thread."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    @classmethod
+    def from_env(cls) -> "ChildChannel | None":
+        raw = os.environ.get(REPORT_ENV, "")
+        return cls(int(raw)) if raw.isdigit() and _parent_pid() is not None else None
+
+    def report(self, message: dict) -> None:
+        try:
+            os.write(self.fd, (json.dumps(message) + "\n").encode())
+        except OSError:
+            pass                       # the launcher is gone: follow_parent stops us
+
+    def wait_go(self, manager: Any) -> bool:
+        """Block until the launcher says go (True), or says stop, closes stdin, dies or
+        this process is asked to stop (False)."""
+        buf = b""
+        while not getattr(manager, "_stop_flag", False) and parent_alive():
+            try:
+                ready, _, _ = select.select([sys.stdin.fileno()], [], [], 0.1)
+            except (OSError, ValueError):
+                return False
+            if not ready:
+                continue
+            chunk = os.read(sys.stdin.fileno(), 256)
+            if not chunk:
+                return False
+            buf += chunk
+            if b"\n" in buf:
+                return buf.split(b"\n", 1)[0].strip() == b"go"
+        return False
+
+
+def component_iors(manager: Any) -> dict[str, str]:
+    """instance -> stringified RTObject reference of every component of this process."""
+    rt = manager.corba
+    return {name: rt.orb.object_to_string(rt.component_ref(comp))
+            for name, comp in manager.components.items()}
+
+
 def process_of(composition: Composition, instance: str) -> str:
     return composition.component(instance).process or MAIN
 
@@ -129,13 +184,16 @@ def processes(composition: Composition) -> list[str]:
 
 
 class Launcher:
-    """Starts the child managers and wires the cross-process connections."""
+    """Starts the child managers and wires the cross-process connections. Runs in: the
+    launcher's main thread."""
 
     def __init__(self, manager: Any, composition: Composition, child_args: list[str]):
         self.manager = manager
         self.composition = composition
         self.child_args = child_args
         self.children: dict[str, subprocess.Popen] = {}
+        self._reports: dict[str, int] = {}         # process -> read end of its report pipe
+        self._iors: dict[str, str] = {}            # instance -> IOR a child reported
 
     def start_children(self) -> None:
         for name in processes(self.composition)[1:]:
@@ -147,32 +205,92 @@ class Launcher:
                 continue
             cmd = [sys.executable, "-m", "rtcf.manager", *self.child_args,
                    "--process", name, "--quiet"]
-            env = dict(os.environ, **{PARENT_ENV: str(os.getpid())})
-            self.children[name] = subprocess.Popen(cmd, start_new_session=True, env=env)
+            rfd, wfd = os.pipe()
+            env = dict(os.environ, **{PARENT_ENV: str(os.getpid()), REPORT_ENV: str(wfd)})
+            try:
+                self.children[name] = subprocess.Popen(cmd, start_new_session=True, env=env,
+                                                       stdin=subprocess.PIPE,
+                                                       pass_fds=(wfd,))
+            finally:
+                os.close(wfd)
+            self._reports[name] = rfd
             log.info("started process %s (pid %d)", name, self.children[name].pid)
 
-    def wait_ready(self, timeout: float = 30.0) -> None:
-        """Until every component of the composition is bound in the naming service."""
+    def _failed(self, message: str) -> CompositionError:
+        return CompositionError(f"{self.composition.source_file}: {message}")
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT) -> None:
+        """Until every child started here has built its part (its report says ready) and
+        every component of a process started elsewhere is bound in the naming service. A
+        child that fails or exits ends the wait at once."""
         deadline = time.monotonic() + timeout
-        pending = {d.name: d for d in self.composition.components}
-        while pending:
+        waiting = dict(self._reports)
+        buffers = {name: b"" for name in waiting}
+        ours = {d.name for d in self.composition.components
+                if (d.process or MAIN) == MAIN or (d.process or MAIN) in self.children}
+        pending = [d.name for d in self.composition.components if d.name not in ours]
+        while waiting or pending:
             if getattr(self.manager, "_stop_flag", False):
-                raise CompositionError(f"{self.composition.source_file}: stopped while "
-                                       "waiting for the other processes")
-            for name, proc in self.children.items():
-                if proc.poll() is not None:
-                    raise CompositionError(f"{self.composition.source_file}: process "
-                                           f"{name!r} exited with code {proc.returncode}")
+                raise self._failed("stopped while waiting for the other processes")
+            if time.monotonic() > deadline:
+                names = [f"process {p!r}" for p in waiting] + pending
+                raise self._failed(f"{', '.join(names)} not ready within {timeout:g} s")
+            if waiting:
+                ready, _, _ = select.select(list(waiting.values()), [], [], 0.1)
+            else:
+                ready = []
+                time.sleep(0.1)
+            for name, fd in list(waiting.items()):
+                if fd not in ready:
+                    continue
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    proc = self.children[name]
+                    try:
+                        proc.wait(2.0)
+                    except subprocess.TimeoutExpired:
+                        pass
+                    raise self._failed(f"process {name!r} exited with code "
+                                       f"{proc.returncode} before it was ready")
+                buffers[name] += chunk
+                while b"\n" in buffers[name]:
+                    line, buffers[name] = buffers[name].split(b"\n", 1)
+                    msg = json.loads(line)
+                    if "failed" in msg:
+                        raise self._failed(f"process {name!r} failed: {msg['failed']}")
+                    if "ready" in msg:
+                        self._iors.update(msg["ready"])
+                        del waiting[name]
             for inst in list(pending):
                 if self._resolve(inst) is not None:
-                    del pending[inst]
-            if not pending:
-                return
-            if time.monotonic() > deadline:
-                raise CompositionError(f"{self.composition.source_file}: components "
-                                       f"{', '.join(pending)} did not appear in the naming "
-                                       f"service within {timeout:g} s")
-            time.sleep(0.1)
+                    pending.remove(inst)
+
+    def go(self, timeout: float = GO_TIMEOUT) -> None:
+        """Tell every child to bind its names and activate; wait until each has."""
+        for name, proc in self.children.items():
+            try:
+                proc.stdin.write(b"go\n")
+                proc.stdin.flush()
+            except (OSError, ValueError):
+                raise self._failed(f"process {name!r} exited before it could start")
+        deadline = time.monotonic() + timeout
+        waiting = dict(self._reports)
+        buffers = {name: b"" for name in waiting}
+        while waiting:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self._failed(f"process {next(iter(waiting))!r} did not start within "
+                                   f"{timeout:g} s")
+            ready, _, _ = select.select(list(waiting.values()), [], [], min(left, 0.1))
+            for name, fd in list(waiting.items()):
+                if fd not in ready:
+                    continue
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    raise self._failed(f"process {name!r} exited while starting")
+                buffers[name] += chunk
+                if b'"running"' in buffers[name]:
+                    del waiting[name]
 
     def _resolve(self, instance: str) -> Any:
         rt = self.manager.corba
@@ -181,6 +299,9 @@ class Launcher:
         local = self.manager.components.get(instance)
         if local is not None:
             return rt.component_ref(local)
+        ior = self._iors.get(instance)
+        if ior is not None:
+            return rt.orb.string_to_object(ior)._narrow(RTC.RTObject)
         fake = _profile_of(self.manager, self.composition.component(instance))
         rt.ensure_naming()
         for client in rt.naming:
@@ -235,6 +356,18 @@ class Launcher:
         return all(p.poll() is None for p in self.children.values())
 
     def stop(self, timeout: float = 10.0) -> None:
+        for fd in self._reports.values():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._reports.clear()
+        for p in self.children.values():
+            if p.stdin is not None:
+                try:
+                    p.stdin.close()       # a child still waiting for "go" gives up
+                except OSError:
+                    pass
         for p in self.children.values():
             if p.poll() is None:
                 try:

@@ -37,7 +37,7 @@ from . import rtcconf
 from .component import Component
 from .composition import (Composition, ComponentDecl, check_params, from_rtc_conf,
                           load_composition, merge, valid_module_name)
-from .errors import CompositionError, ConfigError, RtcfError
+from .errors import CompositionError, ConfigError, RtcfError, show_value
 from .execution import ExecutionContext, PeriodicEC, SteppedEC
 from .lifecycle import LifeCycleState, ReturnCode
 from .params import ParamStore
@@ -126,20 +126,29 @@ class Manager:
         try:
             module = importlib.import_module(name)
         except ImportError as e:
+            parts = name.split(".")
+            if not isinstance(e, ModuleNotFoundError) or e.name not in {
+                    ".".join(parts[:i + 1]) for i in range(len(parts))}:
+                raise _import_failure(name, e) from None   # found, but its imports fail
             paths = ", ".join(map(str, self.load_path()))
             err = LookupError(f"cannot import module {name!r} from the load path "
                               f"({paths}): {e}")
             err.field = "module"   # type: ignore[attr-defined]
             raise err from e
-        self._modules[name] = module
+        except (Exception, SystemExit) as e:
+            # the module's own code failed (raised, a SyntaxError, sys.exit at import): one
+            # line naming the module, its file and the error, and nothing started
+            raise _import_failure(name, e) from None
         if hasattr(module, "__path__"):
             # a component package keeps its RTC shell in <package>.component
             try:
                 module = importlib.import_module(f"{name}.component")
-                self._modules[name] = module
             except ModuleNotFoundError as e:
                 if e.name != f"{name}.component":
-                    raise
+                    raise _import_failure(f"{name}.component", e) from None
+            except (Exception, SystemExit) as e:
+                raise _import_failure(f"{name}.component", e) from None
+        self._modules[name] = module
         for _, obj in inspect.getmembers(module, inspect.isclass):
             if issubclass(obj, Component) and obj is not Component:
                 self._types.setdefault(obj.type_name, obj)
@@ -257,8 +266,39 @@ class Manager:
             except RtcfError as e:
                 file, path = decl.where
                 errors.append(f"{file or composition.source_file}: {path}: {e}")
+            problem = self._naming_problem(cls, decl.name or "")
+            if problem:
+                file, path = decl.where
+                errors.append(f"{file or composition.source_file}: {path}.name: {problem}")
         if errors:
             raise CompositionError(errors)
+
+    def _naming_problem(self, cls: type[Component], instance: str) -> str | None:
+        """What stops the names of this component (naming.formats) from being bound: a
+        format that does not expand, or a name with a control character or a character
+        outside Latin-1 (CORBA strings carry Latin-1 only). None when they are fine or no
+        name is bound (no CORBA, naming.enable NO)."""
+        if not self.corba_enabled or not rtcconf.get_bool(self.conf, "naming.enable", True):
+            return None
+        from .composition import bad_name_char
+        from .corba.naming import format_names
+        fmt = self.conf.get("naming.formats", "%h.host_cxt/%n.rtc")
+        try:
+            paths = format_names(fmt, instance=instance, type=cls.type_name,
+                                 vendor=cls.vendor, version=cls.version,
+                                 category=cls.category,
+                                 manager=self.conf.get("manager.name", "manager"))
+        except (ValueError, TypeError) as e:
+            return f"{rtcconf.where(self.conf, 'naming.formats')}: naming.formats: {e}"
+        for path in paths:
+            text = "/".join(f"{i}.{k}" if k else i for i, k in path)
+            c = bad_name_char(text)
+            if c is not None:
+                what = "a control character" if ord(c) < 160 else "a character outside " \
+                    "Latin-1, which a naming service cannot carry"
+                return (f"naming.formats {show_value(fmt)} gives the name "
+                        f"{show_value(text)} with {what} ({c!r})")
+        return None
 
     def _forget(self, comp: Component) -> None:
         self.components.pop(comp.instance_name, None)
@@ -290,8 +330,10 @@ class Manager:
             comp = merge(pre, comp) if comp is not None else pre
         return comp
 
-    def build(self, composition: Composition, start: bool = True) -> None:
-        """Create, wire, start and activate a whole composition (see module doc)."""
+    def build(self, composition: Composition, start: bool = True, hold: bool = False) -> None:
+        """Create, wire, start and activate a whole composition (see module doc).
+        ``hold``: bind no name and activate nothing yet; go() does both (a process of a
+        multi-process system waits until every process is ready)."""
         self.check(composition)
         created: list[Component] = []
         if self.corba is not None:
@@ -308,16 +350,29 @@ class Manager:
                 comp.finalize()
             raise
         try:
-            self._wire_and_start(composition, ecs, pairs, start)
+            self._wire_and_start(composition, ecs, pairs, start, activate=not hold)
         except BaseException:
             if self.corba is not None:
                 self.corba.discard_held_bindings()
             raise
+        if hold:
+            self._pending_activate = list(composition.activate)
+            return
         if self.corba is not None:
             self.corba.release_bindings()    # the names appear once the system is up
 
+    def go(self, bind: bool = True, activate: bool = True) -> None:
+        """After build(hold=True): bind the names and activate (the whole system is
+        ready). Runs in: the main thread."""
+        if activate:
+            for name in getattr(self, "_pending_activate", []):
+                self.activate(name)
+            self._pending_activate = []
+        if bind and self.corba is not None:
+            self.corba.release_bindings()
+
     def _wire_and_start(self, composition: Composition, ecs: dict[str, ExecutionContext],
-                        pairs: list[tuple], start: bool) -> None:
+                        pairs: list[tuple], start: bool, activate: bool = True) -> None:
         for ec_decl in composition.execution_contexts:
             ec = ecs[ec_decl.name]
             for member in ec_decl.members:
@@ -346,7 +401,7 @@ class Manager:
             with tb.held() if tb is not None else contextlib.nullcontext():
                 for ec in ecs.values():
                     ec.start()
-                for name in composition.activate:
+                for name in composition.activate if activate else ():
                     self.activate(name)
 
     def _create_from(self, decl: ComponentDecl, composition: Composition) -> Component:
@@ -496,7 +551,7 @@ class Manager:
             if isinstance(ec, SimulationEC):
                 parts.append(f"[{ec.name} {ec.rate:g} Hz {ec.cycles} cycles] {states}")
                 continue
-            if ec.kind != "PERIODIC":
+            if ec.kind != "PERIODIC" or getattr(ec, "ticked", False):
                 parts.append(f"[{ec.name} stepped {ec.cycles} cycles] {states}")
                 continue
             iv = ec.interval_stats(self._status_marks.get(ec.name))
@@ -570,6 +625,10 @@ class Manager:
                              f"time, longest member cycle {worst * 1e6:.1f} us (wall)")
                 continue
             st = ec.stats()
+            if getattr(ec, "ticked", False):
+                # driven by tick(): it has no rate or lateness of its own to report
+                lines.append(f"{ec.name}: {st['cycles']} cycles, ticked (no rate of its own)")
+                continue
             lines.append(f"{ec.name}: {st['cycles']} cycles, {st['achieved_rate']:.2f} Hz "
                          f"(nominal {ec.rate:g}), overruns {st['overruns']}, lateness p50 "
                          f"{st['lateness_p50'] * 1e6:.1f} us p99 "
@@ -747,13 +806,34 @@ def main(argv: list[str] | None = None) -> int:
         if mgr.corba_enabled:
             from .corba.runtime import CorbaRuntime
             mgr.corba = CorbaRuntime(mgr, connect_naming=False)
+        channel = launcher.ChildChannel.from_env() if args.process else None
         if multi:
-            mgr.build(launcher.split(composition, args.process or launcher.MAIN))
-            if not args.process:
+            # nothing binds a name or activates before every process is ready: the
+            # launcher, and each child it started, build on hold and go together
+            held = not args.process or channel is not None
+            try:
+                mgr.build(launcher.split(composition, args.process or launcher.MAIN),
+                          hold=held)
+            except BaseException as e:
+                if channel is not None:
+                    channel.report({"failed": str(e)})
+                raise
+            if channel is not None:
+                channel.report({"ready": launcher.component_iors(mgr)})
+                if not channel.wait_go(mgr):
+                    raise CompositionError(f"process {args.process}: the launch was "
+                                           "abandoned")
+                mgr.go()
+                channel.report({"running": True})
+            elif not args.process:
                 launch = launcher.Launcher(mgr, composition, _child_args(argv))
                 launch.start_children()
                 launch.wait_ready()
                 launch.connect_cross()
+                mgr.corba.ensure_naming()     # this process starts an omniNames if needed
+                mgr.go(bind=False)            # first: the children's components may use ours
+                launch.go()
+                mgr.go(activate=False)
         else:
             mgr.build(composition)
     except (RtcfError, OSError, LookupError) as e:
@@ -764,10 +844,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     mgr.log.info("running %s (%d components); Ctrl-C stops", composition.name,
                  len(mgr.components))
+    code = 0
     try:
         mgr.run(args.duration, 0 if args.quiet else 1.0,
                 alive=launch.alive if launch is not None else
                 launcher.parent_alive if args.process else None)
+        if launch is not None and not launch.alive():
+            code = 1          # a process of the system ended on its own: the system failed
     finally:
         if launch is not None:
             launch.stop()
@@ -776,7 +859,7 @@ def main(argv: list[str] | None = None) -> int:
             launcher.sweep_orphaned_names(mgr, composition, args.process)
         mgr.shutdown()
         print(report, file=sys.stderr)
-    return 0
+    return code
 
 
 def _child_args(argv: list[str] | None) -> list[str]:
@@ -795,6 +878,26 @@ def _child_args(argv: list[str] | None) -> list[str]:
         out.append(a)
     return out
 
+
+
+def _import_failure(name: str, e: BaseException) -> LookupError:
+    """The LookupError (reported at ``.module``) for a module whose import failed."""
+    if isinstance(e, SyntaxError):
+        where = f"{e.filename}:{e.lineno}" if e.filename else "?"
+        detail = f"SyntaxError: {e.msg}"
+    else:
+        where = "?"
+        tb = e.__traceback__
+        while tb is not None:          # the deepest frame: where the module's code failed
+            where = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+            tb = tb.tb_next
+        if isinstance(e, SystemExit):
+            detail = f"it called sys.exit({e.code!r}) while being imported"
+        else:
+            detail = f"{type(e).__name__}: {show_value(str(e)) if len(str(e)) > 80 else e}"
+    err = LookupError(f"importing module {name!r} failed ({where}): {detail}")
+    err.field = "module"   # type: ignore[attr-defined]
+    return err
 
 
 def _known_types(type_name: str, known: Any) -> str:

@@ -73,6 +73,7 @@ PUSH_POLICIES = ("all", "fifo", "skip", "new")
 FULL_POLICIES = ("overwrite", "do_nothing", "block")
 EMPTY_POLICIES = ("readback", "do_nothing", "block")
 TIMESTAMP_POLICIES = ("", "on_write", "on_send", "on_received", "on_read")
+CALL_TIMEOUT_MIN, CALL_TIMEOUT_MAX = 0.001, 60.0   # [s] dataport.call_timeout
 
 
 # -- connector properties -----------------------------------------------------------------
@@ -101,6 +102,14 @@ class ConnectorProps:
                                          "readback")
         self.read_timeout = self._float("buffer.read.timeout", 1.0)
         self.timestamp_policy = self._choice("timestamp_policy", TIMESTAMP_POLICIES, "")
+        # rtcf's own: how long one call to a remote peer may take [s] (None: the process
+        # default, rtcf.connector.call_timeout); a peer that takes longer is skipped
+        self.call_timeout = self._float("call_timeout", None)  # type: ignore[arg-type]
+        if self.call_timeout is not None and not (
+                CALL_TIMEOUT_MIN <= self.call_timeout <= CALL_TIMEOUT_MAX):
+            raise ConfigError(f"dataport.call_timeout: expected a number of seconds between "
+                              f"{CALL_TIMEOUT_MIN:g} and {CALL_TIMEOUT_MAX:g}, got "
+                              f"{self.raw.get('call_timeout')!r}")
         if self.subscription_type == "periodic" and self.push_rate <= 0:
             raise ConfigError(f"dataport.publisher.push_rate: expected > 0, got "
                               f"{self.push_rate}")

@@ -25,6 +25,7 @@ parsed into small records here (:func:`parse_precreate`, :func:`parse_preconnect
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -160,14 +161,42 @@ def _has_separator(line: str) -> bool:
     return any(c in ":= \t" and not _is_escaped(line, i) for i, c in enumerate(line))
 
 
+MAX_TEXT_BYTES = 8 * 1024 * 1024   # a composition or rtc.conf is kilobytes; refuse more
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _read_regular(path: str | os.PathLike, what: str, error: type[Exception]) -> bytes:
+    """The bytes of a regular file of at most MAX_TEXT_BYTES. Opened without blocking, so a
+    FIFO with no writer is refused at once instead of waiting for ever; /dev/zero and other
+    devices are refused instead of read until memory runs out."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise error(f"{path}: cannot read {what}: {exc.strerror}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise error(f"{path}: cannot read {what}: Is a directory")
+        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        raise error(f"{path}: cannot read {what}: it is {kind}, not a regular file")
+    with os.fdopen(fd, "rb") as f:
+        try:
+            raw = f.read(MAX_TEXT_BYTES + 1)
+        except OSError as exc:
+            raise error(f"{path}: cannot read {what}: {exc.strerror}") from None
+    if len(raw) > MAX_TEXT_BYTES:
+        raise error(f"{path}: cannot read {what}: larger than the "
+                    f"{MAX_TEXT_BYTES // (1024 * 1024)} MiB limit")
+    return raw
+
+
 def read_text(path: str | os.PathLike, what: str, error: type[Exception] = ConfigError) -> str:
     """The text of a UTF-8 file (a BOM is allowed); ``error`` naming the file when it cannot
     be read or is not text (a binary file, NUL bytes), e.g. ``x.conf: not a UTF-8 text file
     (byte 0xff at offset 0)``."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise error(f"{path}: cannot read {what}: {exc.strerror}") from None
+    raw = _read_regular(path, what, error)
     nul = raw.find(b"\0")
     if nul >= 0:
         line = raw.count(b"\n", 0, nul) + 1

@@ -1,4 +1,7 @@
-"""RTC::ExecutionContextService (OpenRTM ExtTrigExecutionContextService) for our ECs."""
+"""The CORBA servants of our ECs: RTC::ExecutionContextService for a periodic EC, and
+OpenRTM::ExtTrigExecutionContextService (with tick()) for a stepped one, so that each
+reports the repository id of its real kind, as OpenRTM's PeriodicExecutionContext and
+ExtTrigExecutionContext do. Both report kind PERIODIC."""
 
 from __future__ import annotations
 
@@ -12,10 +15,17 @@ if TYPE_CHECKING:
     from .runtime import CorbaRuntime
 
 RTC = stub_module("RTC")
+RTC__POA = stub_module("RTC__POA")
 OpenRTM__POA = stub_module("OpenRTM__POA")
 
 
-class ECServant(OpenRTM__POA.ExtTrigExecutionContextService):
+def ec_servant(ec: ExecutionContext, runtime: "CorbaRuntime") -> "ECServant":
+    """The servant class of ``ec``'s kind: ExtTrig for an EC driven by tick()."""
+    cls = ExtTrigECServant if getattr(ec, "ticked", False) else ECServant
+    return cls(ec, runtime)
+
+
+class ECServant(RTC__POA.ExecutionContextService):
     """Runs in: ORB threads. Lifecycle requests go through the EC's thread-safe API (they
     are applied by the EC thread at its next cycle)."""
 
@@ -64,7 +74,11 @@ class ECServant(OpenRTM__POA.ExtTrigExecutionContextService):
         comp = self._comp(comp_ref)
         if comp is None:
             return RTC.BAD_PARAMETER
-        return rc(getattr(self.ec, what)(comp))
+        code = getattr(self.ec, what)(comp)
+        apply_now = getattr(self.ec, "apply_requests", None)
+        if apply_now is not None and code.name == "RTC_OK":
+            apply_now(comp)          # a stepped EC: the state changes now, not at a tick
+        return rc(code)
 
     def activate_component(self, comp_ref: Any) -> Any:
         return self._request(comp_ref, "activate_component")
@@ -95,7 +109,11 @@ class ECServant(OpenRTM__POA.ExtTrigExecutionContextService):
                                            [p for p in parts if p is not None],
                                            to_nvlist(props))
 
-    # ExtTrigExecutionContextService
+
+
+class ExtTrigECServant(ECServant, OpenRTM__POA.ExtTrigExecutionContextService):
+    """A stepped EC: OpenRTM::ExtTrigExecutionContextService. Runs in: ORB threads."""
+
     def tick(self) -> None:
         if isinstance(self.ec, SteppedEC):
             self.ec.tick()

@@ -366,10 +366,12 @@ class NamingServiceHandle:
 
     def restart_command(self) -> list[str]:
         """The command that restarts this omniNames from its data file, by hand, after it
-        stopped (the folder must still exist: a private one goes at stop())."""
+        died: without ``-start`` (omniNames refuses it once a data file exists, and the
+        running one wrote its file at start). A private folder is kept until the process
+        that started omniNames ends, even when omniNames dies first (nsguard.py)."""
         if self.log_dir is None:
             raise ValueError(f"{self!r}: not started by rtcf, no data folder known")
-        return omninames_command(self.host, self.port, self.log_dir)
+        return omninames_command(self.host, self.port, self.log_dir, restart=True)
 
     def stop(self, timeout: float = 5.0) -> None:
         proc, self.proc = self.proc, None
@@ -409,12 +411,14 @@ def has_data_file(log_dir: str | os.PathLike) -> bool:
     return bool(glob.glob(str(Path(log_dir) / "omninames-*.dat")))
 
 
-def omninames_command(host: str, port: int, log_dir: str | os.PathLike) -> list[str]:
+def omninames_command(host: str, port: int, log_dir: str | os.PathLike,
+                      restart: bool = False) -> list[str]:
     """The omniNames command line serving host:port with its data in log_dir. ``-start``
     only when there is no data file yet: omniNames refuses it once one exists, and restarts
-    from the file (with every binding it held) without it."""
+    from the file (with every binding it held) without it. ``restart``: never ``-start``
+    (a command for later, when the file will exist)."""
     cmd = _omninames_command()
-    if not has_data_file(log_dir):
+    if not restart and not has_data_file(log_dir):
         cmd += ["-start", str(port)]
     return cmd + ["-logdir", str(log_dir), "-ORBendPoint", f"giop:tcp:{host}:{port}"]
 

@@ -8,7 +8,9 @@ starts omniNames with PR_SET_PDEATHSIG=SIGKILL towards itself, polls its own par
 every 0.2 s (PR_SET_PDEATHSIG on the guard itself would fire when the starting *thread*
 ends, not the process), and when its parent is gone or it is told to stop
 (SIGTERM/SIGINT/SIGHUP) it terminates omniNames and, with ``--remove``, deletes the private
-log folder. It exits with omniNames' exit code when omniNames ends on its own.
+log folder. When omniNames ends on its own before it wrote a data file (it could not start),
+the guard exits at once with its exit code; after (it was killed or crashed), the guard keeps
+the folder until its parent ends, so that omniNames can be restarted by hand from it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 PR_SET_PDEATHSIG = 1
 
@@ -29,6 +32,15 @@ def set_parent_death_signal(sig: int) -> bool:
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
     except (OSError, AttributeError):
+        return False
+
+
+def _has_data_file(logdir: str) -> bool:
+    """omniNames has written its data file (omninames-<host>.dat) in logdir."""
+    try:
+        return any(n.startswith("omninames-") and n.endswith(".dat")
+                   for n in os.listdir(logdir))
+    except OSError:
         return False
 
 
@@ -65,6 +77,12 @@ def main(argv: list[str]) -> int:
             code = proc.wait(0.2)
         except subprocess.TimeoutExpired:
             pass
+    if code is not None and remove and _has_data_file(logdir):
+        # omniNames died (killed, crashed) after it got going: keep its data folder while
+        # the process that started it runs, so that the restart command rtcf printed works
+        # (it restarts from the data file); remove the folder once that process ends
+        while not stop and os.getppid() == parent:
+            time.sleep(0.2)
     if code is None:
         proc.terminate()
         try:

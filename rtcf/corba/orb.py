@@ -64,9 +64,17 @@ def init_orb(conf: dict[str, str] | None = None) -> Any:
     global _orb, _poa
     with _lock:
         if _orb is None:
-            orb = CORBA.ORB_init(orb_args(conf or {}), CORBA.ORB_ID)
-            poa = orb.resolve_initial_references("RootPOA")
-            poa._get_the_POAManager().activate()
+            try:
+                orb = CORBA.ORB_init(orb_args(conf or {}), CORBA.ORB_ID)
+                poa = orb.resolve_initial_references("RootPOA")   # opens the endpoints
+                poa._get_the_POAManager().activate()
+            except CORBA.INITIALIZE:
+                from ..errors import ConfigError
+                raise ConfigError(
+                    "the ORB cannot start: cannot listen on corba.endpoints "
+                    f"{(conf or {}).get('corba.endpoints', '')!r} (an address of this host "
+                    "and a free port, or all) with corba.args "
+                    f"{(conf or {}).get('corba.args', '')!r}") from None
             _orb, _poa = orb, poa
         return _orb
 

@@ -17,6 +17,7 @@ from omniORB import CORBA
 from ..log import get_logger
 from ..ports import new_connector_id
 from .idl import stub_module
+from .nv import nv_find
 
 if TYPE_CHECKING:
     from .runtime import CorbaRuntime
@@ -50,6 +51,21 @@ class PortServiceBase(RTC__POA.PortService):
 
     def _before_connect(self, cp: Any) -> None:
         """connect() on this port, before the chain starts (e.g. default properties)."""
+
+    conf_kind = "corbaport"   # OpenRTM's rtc.conf port family: inport, outport, corbaport
+
+    def _allow_dup_default(self) -> bool:
+        """This port's own ``allow_dup_connection`` from rtc.conf, as OpenRTM reads it:
+        ``port.<kind>.<port>.allow_dup_connection`` or ``port.<kind>.dataport.
+        allow_dup_connection``, ``<kind>`` inport / outport / corbaport; NO unless set."""
+        conf = getattr(self.rt, "conf", None) or {}
+        port = self.full_name.rpartition(".")[2]
+        for key in (f"port.{self.conf_kind}.{port}.allow_dup_connection",
+                    f"port.{self.conf_kind}.dataport.allow_dup_connection"):
+            value = str(conf.get(key, "")).strip().upper()
+            if value:
+                return value in ("YES", "TRUE", "1", "ON")
+        return False
 
     # -- profiles --------------------------------------------------------------------------
     def get_port_profile(self) -> Any:
@@ -136,28 +152,102 @@ class PortServiceBase(RTC__POA.PortService):
         return ref
 
     # -- connect ---------------------------------------------------------------------------
+    def _repeated_port(self, cp: Any) -> bool:
+        """True when the profile names one port twice (its chain would never end)."""
+        ports = [p for p in cp.ports if p is not None]
+        for i, p in enumerate(ports):
+            for q in ports[i + 1:]:
+                try:
+                    if p._is_equivalent(q):
+                        return True
+                except CORBA.Exception:
+                    continue
+        return False
+
+    def _duplicate_of(self, cp: Any) -> str | None:
+        """The id of a stored connection that already joins this port to another port of
+        ``cp`` (OpenRTM's allow_dup_connection check, done on our own profiles: both ends
+        store the same profile). None when there is none or duplicates are allowed, by the
+        profile's ``dataport.allow_dup_connection`` or by this port's own setting."""
+        raw = nv_find(cp.properties, "dataport.allow_dup_connection")
+        flag = str(raw).strip().upper() if isinstance(raw, str) and raw.strip() else ""
+        if flag in ("YES", "TRUE", "1", "ON"):
+            return None
+        if not flag and self._allow_dup_default():
+            return None
+        others = []
+        for p in cp.ports:
+            try:
+                if p is not None and not p._is_equivalent(self.ref):
+                    others.append(p)
+            except CORBA.Exception:
+                continue
+        if not others:
+            return None
+        with self.lock:
+            stored = list(self.profiles.items())
+        for cid, old in stored:
+            for p in old.ports:
+                for q in others:
+                    try:
+                        if p is not None and p._is_equivalent(q):
+                            return cid
+                    except CORBA.Exception:
+                        continue
+        return None
+
     def connect(self, cp: Any) -> tuple[Any, Any]:
         if not cp.ports or self._index(cp) < 0:
             log.warning("%s: connect with a profile that does not list this port",
                         self.full_name)
             return RTC.BAD_PARAMETER, cp
-        if not cp.connector_id:
+        if self._repeated_port(cp):
+            log.warning("%s: connect refused: the profile names the same port twice",
+                        self.full_name)
+            return RTC.BAD_PARAMETER, cp
+        fresh = not cp.connector_id
+        if fresh:
             cp.connector_id = new_connector_id()
         with self.lock:
             if cp.connector_id in self.profiles:
                 return RTC.BAD_PARAMETER, cp
         self._before_connect(cp)
         try:
-            return self._call(cp.ports[0], "notify_connect", cp)
+            code, cp = self._call(cp.ports[0], "notify_connect", cp)
         except CORBA.Exception as e:
             log.warning("%s: connect failed: peer unreachable (%s)", self.full_name, e)
-            return RTC.RTC_ERROR, cp
+            code = RTC.RTC_ERROR
+        if code != RTC.RTC_OK and fresh:
+            # the id is new, so any port holding it holds this failed attempt
+            self._clean_up_failed(cp)
+        return code, cp
+
+    def _clean_up_failed(self, cp: Any) -> None:
+        """A refused connect: every port of the profile that stored its side forgets it
+        (OpenRTM's connect() disconnects the failed id), so no half connection stays on a
+        peer where rtdis could not find it."""
+        cid = cp.connector_id
+        for p in cp.ports:
+            if p is None:
+                continue
+            try:
+                self._call(p, "notify_disconnect", cid)
+            except CORBA.Exception:
+                continue
 
     def notify_connect(self, cp: Any) -> tuple[Any, Any]:
         cp.connector_id = cp.connector_id or new_connector_id()
+        if self._repeated_port(cp):
+            return RTC.BAD_PARAMETER, cp
         with self.lock:
             if cp.connector_id in self.profiles:
                 return RTC.BAD_PARAMETER, cp
+        dup = self._duplicate_of(cp)
+        if dup is not None:
+            log.warning("%s: connect refused: already connected to that port (connector "
+                        "%s; dataport.allow_dup_connection: YES allows a second one)",
+                        self.full_name, dup)
+            return RTC.PRECONDITION_NOT_MET, cp
         return self._negotiate(cp)
 
     def _notify_next(self, cp: Any) -> tuple[Any, Any]:

@@ -24,7 +24,7 @@ from ..execution import ExecutionContext
 from ..log import get_logger
 from ..ports import InPort, OutPort
 from .dataport import DataPortServant
-from .ecservice import ECServant
+from .ecservice import ECServant, ec_servant
 from .idl import ensure_stubs, stub_module
 from .liveness import DEFAULT_CHECK_INTERVAL, DEFAULT_SUSPECT_TIMEOUT, Liveness
 from .naming import (NamingClient, Reregistrar, ensure_naming_service, format_names,
@@ -49,8 +49,10 @@ class CorbaRuntime:
                  connect_naming: bool = True):
         ensure_stubs()
         self.manager = manager
-        self.conf = dict(conf if conf is not None else
-                         (manager.conf if manager is not None else rtcconf.defaults()))
+        source = conf if conf is not None else (
+            manager.conf if manager is not None else rtcconf.defaults())
+        # a Conf keeps where each key came from, for error messages (-o, rtc.conf:12)
+        self.conf = source.copy() if isinstance(source, rtcconf.Conf) else dict(source)
         self.orb = init_orb(self.conf)
         self.poa = root_poa()
         self.rtobjects: dict[str, RTObjectServant] = {}    # instance name -> servant
@@ -320,7 +322,7 @@ class CorbaRuntime:
         comp.servant = None
 
     def register_ec(self, ec: ExecutionContext) -> Any:
-        servant = ECServant(ec, self)
+        servant = ec_servant(ec, self)
         servant.ref = self.activate(servant)
         ec.servant = servant
         self.ecs[id(ec)] = servant

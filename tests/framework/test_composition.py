@@ -158,8 +158,38 @@ def test_error_missing_type_and_bad_params_type():
 
 def test_error_bad_instance_name():
     assert one_error({"components": [{"type": "A", "name": "a.b"}]}) == (
-        "demo.yaml: components[0].name: expected an instance name without '.', '/', ':' "
-        "or blanks, got 'a.b'")
+        "demo.yaml: components[0].name: expected an instance name without '.', '/', ':', "
+        "blanks, control characters or characters outside Latin-1, got 'a.b'")
+
+
+@pytest.mark.parametrize("name", ["g\nx", "g\x07", "g\x9b", "g\u540d", "\u2028"])
+def test_error_instance_name_a_naming_service_cannot_carry(name):
+    """Issue 18 item 9: a newline splits the status line; CORBA strings are Latin-1."""
+    assert one_error({"components": [{"type": "A", "name": name}]}).endswith(
+        f"characters outside Latin-1, got {name!r}")
+
+
+def test_latin1_instance_name_is_accepted():
+    comp = parse_composition({"components": [{"type": "A", "name": "g\u00e9"}]}, "demo.yaml")
+    assert comp.components[0].name == "g\u00e9"
+
+
+def test_connection_listed_twice_names_both_entries():
+    errs = errors_of({"components": [{"type": "A", "name": "a"}, {"type": "B", "name": "b"}],
+                      "connections": [{"from": "a.out", "to": "b.in"},
+                                      {"from": "a.x", "to": "b.in"},
+                                      {"from": "b.in", "to": "a.out"}]})
+    assert len(errs) == 1 and errs[0].startswith(
+        "demo.yaml: connections[2]: the same connection as connections[0]"), errs
+
+
+def test_connection_listed_twice_with_allow_dup_connection():
+    comp = parse_composition({"components": [{"type": "A", "name": "a"},
+                                             {"type": "B", "name": "b"}],
+                              "connections": [{"from": "a.out", "to": "b.in"},
+                                              {"from": "a.out", "to": "b.in",
+                                               "allow_dup_connection": "YES"}]}, "demo.yaml")
+    assert len(comp.connections) == 2
 
 
 def test_error_duplicate_instance_name():

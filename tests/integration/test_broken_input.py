@@ -35,6 +35,7 @@ CANARIES = ("g", "gen", "Gain0")      # instance names the broken compositions w
 
 GAIN = "components:\n  - {type: Gain, module: examples, name: g}\n"
 BINARY = bytes(range(256)) * 4        # has NUL bytes and invalid UTF-8
+FIFO = object()                       # in a case's files: make a FIFO (no writer) there
 
 
 def ec(rate: str) -> str:
@@ -174,6 +175,106 @@ REFUSED: dict[str, tuple[dict[str, str | bytes], list[str], list[str]]] = {
     "--process unknown": ({"c.yaml": GAIN}, ["c.yaml", "--process", "nosuch"],
                           [r"--process: no process 'nosuch' in .*c\.yaml \(its processes: "
                            r"main\)"]),
+    # issue 18 item 8: a component module whose import fails, one line each
+    **{f"module that {what} at import": (
+        {"mods/bad.py": code, "c.yaml": "components:\n  - {type: X, module: bad, name: g}\n"},
+        ["-o", "manager.modules.load_path:mods", "c.yaml"],
+        [r"^rtcf: \S*c\.yaml: components\[0\]\.module: importing module 'bad' failed "
+         r"\(\S*mods/bad\.py:\d+\): " + shown + r"\n"])
+       for what, code, shown in (
+           ("raises", "x = 1\nraise RuntimeError('no robot here')\n",
+            r"RuntimeError: no robot here"),
+           ("has a SyntaxError", "def f(:\n    pass\n", r"SyntaxError: invalid syntax"),
+           ("calls sys.exit(3)", "import sys\nsys.exit(3)\n",
+            r"it called sys\.exit\(3\) while being imported"),
+           ("imports a missing module", "import nosuch_dependency_xyz\n",
+            r"ModuleNotFoundError: No module named 'nosuch_dependency_xyz'"))},
+    "package whose component module raises": (
+        {"mods/pkg/__init__.py": "", "mods/pkg/component.py": "raise ValueError('bad')\n",
+         "c.yaml": "components:\n  - {type: X, module: pkg, name: g}\n"},
+        ["-o", "manager.modules.load_path:mods", "c.yaml"],
+        [r"components\[0\]\.module: importing module 'pkg\.component' failed "
+         r"\(\S*mods/pkg/component\.py:1\): ValueError: bad"]),
+    # issue 18 item 9: names the naming service cannot carry, or that split a line
+    "instance name outside Latin-1": (
+        {"c.yaml": "components:\n  - {type: Gain, module: examples, name: \"g\u540d\"}\n"},
+        ["c.yaml"], [r"c\.yaml: components\[0\]\.name: expected an instance name without "
+                     r".*characters outside Latin-1, got 'g\u540d'"]),
+    "instance name with a newline": (
+        {"c.yaml": "components:\n  - {type: Gain, module: examples, name: \"g\\nx\"}\n"},
+        ["c.yaml"], [r"components\[0\]\.name: .*control characters.*got 'g\\nx'"]),
+    "instance name with a control character": (
+        {"c.yaml": "components:\n  - {type: Gain, module: examples, name: \"g\\x07\"}\n"},
+        ["c.yaml"], [r"components\[0\]\.name: .*got 'g\\x07'"]),
+    "precreate instance name with a control character": (
+        {}, ["-o", "rtcf.composition:", "-o",
+             "manager.components.precreate:Gain?module=examples&instance_name=g\x01"],
+        [r"-o: manager\.components\.precreate\[0\]\.instance_name: .*control characters"]),
+    "naming.formats giving a name outside Latin-1": (
+        {"c.yaml": GAIN}, ["c.yaml", "-o", "naming.formats:%h.host_cxt/%n\u540d.rtc"],
+        [r"c\.yaml: components\[0\]\.name: naming\.formats .* gives the name "
+         r"'[^']*g\u540d\.rtc' with a character outside Latin-1"]),
+    "naming.formats with an unknown conversion": (
+        {"c.yaml": GAIN}, ["c.yaml", "-o", "naming.formats:%h.host_cxt/%q.rtc"],
+        [r"components\[0\]\.name: -o: naming\.formats: .*unknown conversion %q"]),
+    "-o naming.formats: (empty)": (
+        {"c.yaml": GAIN}, ["c.yaml", "-o", "naming.formats:"],
+        [r"-o: naming\.formats: expected at least one name format .*naming\.enable: NO"
+         r".*got ''"]),
+    "a connection listed twice": (
+        {"c.yaml": "components:\n  - {type: SineGenerator, module: examples, name: gen}\n"
+                   "  - {type: Gain, module: examples, name: g}\n"
+                   "connections:\n  - {from: gen.out, to: g.in}\n"
+                   "  - {from: g.in, to: gen.out, subscription_type: new}\n"},
+        ["c.yaml"], [r"c\.yaml: connections\[1\]: the same connection as connections\[0\] "
+                     r".*allow_dup_connection: YES.*got 'g\.in -> gen\.out'"]),
+    "empty numeric rtc.conf value": (
+        {"c.yaml": GAIN, "r.conf": "# numbers\nexec_cxt.periodic.spin_us:\n"},
+        ["-f", "r.conf", "c.yaml"],
+        [r"r\.conf:2: exec_cxt\.periodic\.spin_us: expected a number >= 0, got ''"]),
+    "empty -o rtcf.connector.check_interval": (
+        {"c.yaml": GAIN}, ["c.yaml", "-o", "rtcf.connector.check_interval:"],
+        [r"-o: rtcf\.connector\.check_interval: expected a number > 0, got ''"]),
+    "-o rtcf.connector.suspect_timeout:-1 names -o": (
+        {"c.yaml": GAIN}, ["c.yaml", "-o", "rtcf.connector.suspect_timeout:-1"],
+        [r"^rtcf: -o: rtcf\.connector\.suspect_timeout: expected a number > 0, got '-1'"]),
+    "corba.endpoints of another host": (
+        {"c.yaml": GAIN}, ["c.yaml", "-o", "corba.endpoints:192.0.2.1"],
+        [r"-o: corba\.endpoints: '192\.0\.2\.1' is not an address of this host .*got "
+         r"'192\.0\.2\.1'"]),
+    "corba.endpoints that does not resolve": (
+        {"c.yaml": GAIN}, ["c.yaml", "-o", "corba.endpoints:no-such-host.invalid"],
+        [r"-o: corba\.endpoints: cannot resolve 'no-such-host\.invalid'"]),
+    "an ORB endpoint of another host in corba.args": (
+        {"c.yaml": GAIN}, ["c.yaml", "-o", "corba.args:-ORBendPoint giop:tcp:192.0.2.1:"],
+        [r"rtcf: the ORB cannot start: cannot listen on corba\.endpoints"]),
+    # issue 18 item 5: a connection's call timeout, checked with the composition
+    "connection call_timeout 0": (
+        {"c.yaml": "components:\n  - {type: SineGenerator, module: examples, name: gen}\n"
+                   "  - {type: Gain, module: examples, name: g, process: two}\n"
+                   "connections:\n  - {from: gen.out, to: g.in, call_timeout: 0}\n"},
+        ["c.yaml"], [r"c\.yaml: connections\[0\]\.call_timeout: expected a number of "
+                     r"seconds between 0\.001 and 60, got 0"]),
+    # issue 18 item 10: special files
+    "composition is a FIFO with no writer": (
+        {"c.fifo": FIFO}, ["c.fifo"],
+        [r"c\.fifo: cannot read composition: it is a FIFO, not a regular file"]),
+    "-f is a FIFO with no writer": (
+        {"c.yaml": GAIN, "r.fifo": FIFO}, ["-f", "r.fifo", "c.yaml"],
+        [r"r\.fifo: cannot read configuration file: it is a FIFO, not a regular file"]),
+    "-o rtcf.composition names a FIFO": (
+        {"c.fifo": FIFO}, ["-o", "rtcf.composition:c.fifo"], [r"c\.fifo: .*it is a FIFO"]),
+    "composition is /dev/zero": (
+        {}, ["/dev/zero"],
+        [r"/dev/zero: cannot read composition: it is a character device, not a regular "
+         r"file"]),
+    "-f /dev/zero": ({"c.yaml": GAIN}, ["-f", "/dev/zero", "c.yaml"],
+                     [r"/dev/zero: cannot read configuration file: it is a character device"]),
+    "composition through a symlink to /dev/zero": (
+        {"c.yaml": Path("/dev/zero")}, ["c.yaml"], [r"c\.yaml: .*a character device"]),
+    "composition larger than the limit": (
+        {"c.yaml": "#" * (8 * 1024 * 1024 + 10)}, ["c.yaml"],
+        [r"c\.yaml: cannot read composition: larger than the 8 MiB limit"]),
 }
 
 # Warnings: the run goes on (exit 0), and says what it ignored and where.
@@ -198,11 +299,15 @@ WARNED: dict[str, tuple[dict[str, str | bytes], list[str], list[str]]] = {
 
 # -- helpers -------------------------------------------------------------------------------------
 
-def _write(folder: Path, files: dict[str, str | bytes]) -> None:
+def _write(folder: Path, files: dict[str, object]) -> None:
     for name, content in files.items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
+        if content is FIFO:
+            os.mkfifo(path)
+        elif isinstance(content, Path):
+            path.symlink_to(content)
+        elif isinstance(content, bytes):
             path.write_bytes(content)
         else:
             path.write_text(content)

@@ -81,6 +81,19 @@ def _gaps_after(times: list[float], t0: float) -> tuple[float, float]:
     return float(np.max(d)), float(np.sum(d[d > 0.1]))
 
 
+def _stall_while_stopped(pid: int, seconds: float, times: list[float]) -> tuple[float, float]:
+    """SIGSTOP process group ``pid`` for ``seconds``, continue it; (largest gap, total of
+    the stalls) of the cycle ``times`` from the stop on."""
+    t0 = time.monotonic()
+    os.killpg(pid, signal.SIGSTOP)
+    try:
+        time.sleep(seconds)
+    finally:
+        os.killpg(pid, signal.SIGCONT)
+    time.sleep(0.3)
+    return _gaps_after(times, t0)
+
+
 def _ids(it, port) -> list[str]:
     return [cp.connector_id for cp in it.connector_profiles(port)]
 
@@ -141,6 +154,48 @@ def test_sigstop_reader_costs_one_timeout_and_both_ends_agree(launch, it, probe,
         time.sleep(0.5)                        # and stays consistent
         assert _ids(it, wout) == [] and _ids(it, rin) == []
     assert it.component_state(r.ref(f"hung_{tag}")) == "ACTIVE"
+
+
+@pytest.mark.parametrize("props, want_ms", [
+    ({"subscription_type": "flush"}, 100),              # the put runs in the writer's EC
+    ({"dataflow_type": "pull"}, 100),                   # the get runs in the reader's EC
+    ({"subscription_type": "new"}, 1000),               # a publisher thread waits
+    ({"subscription_type": "periodic"}, 1000),
+    ({"subscription_type": "flush", "call_timeout": "0.25"}, 250),
+    ({"subscription_type": "new", "call_timeout": "0.02"}, 20)])
+def test_call_timeout_per_connector(it, props, want_ms):
+    """Issue 18 item 5: the timeout a connector's calls to a remote peer get."""
+    from rtcf.corba.dataport import DataPortServant
+    full = {(k if k.startswith("dataport.") else "dataport." + k): v for k, v in props.items()}
+    cp = it.make_profile([], full)
+    servant = DataPortServant.__new__(DataPortServant)
+    servant.rt = it.probe_runtime()
+    assert servant.call_timeout_ms(cp) == want_ms
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "nan", "100"])
+def test_bad_call_timeout_is_refused(it, probe, value):
+    RTC = it.stubs("RTC")
+    p = probe()
+    code, _ = p.ref.connect(it.make_profile([p.ref], {"dataport.call_timeout": value}))
+    assert code == RTC.BAD_PARAMETER
+    assert not it.connector_profiles(p.ref)
+
+
+def test_flush_writer_to_a_hung_reader_stalls_a_tenth_of_what_it_did(launch, it, probe,
+                                                                      writer):
+    """Issue 18 item 5: a flush connector's put runs in the writer's EC; a hung reader used
+    to stall it for the 1 s call timeout (200 overruns at 200 Hz). The EC-path default is
+    now 100 ms: the bound below is 5x that, and half the old stall."""
+    comp, rt = writer
+    tag = f"f{time.monotonic_ns() % 10**6}"
+    r = launch(_reader(tag), f"hung_{tag}")
+    rin = r.port(f"hung_{tag}", "in")
+    it.connect_ports(rt.port_servant(comp.out).ref, rin, subscription_type="flush")
+    time.sleep(0.3)
+    gap, stalled = _stall_while_stopped(r.pid, 1.5, comp.times)
+    print(f"writer's largest cycle gap {gap:.3f} s, stalls in total {stalled:.3f} s")
+    assert stalled < 0.5, f"the writer's EC stalled {stalled:.2f} s in total"
 
 
 def test_writer_with_a_stopped_reader_shuts_down_promptly(launch, it):
@@ -216,14 +271,7 @@ activate: [pw_{tag}]
         rin = rt.port_servant(comp.inp).ref
         cid = it.connect_ports(wout, rin, dataflow_type="pull", **{"buffer.length": "4"})
         it.wait_until(lambda: comp.received > 50, 5.0, what="pulled samples")
-        t0 = time.monotonic()
-        os.killpg(w.pid, signal.SIGSTOP)
-        try:
-            time.sleep(2.5)
-        finally:
-            os.killpg(w.pid, signal.SIGCONT)
-        time.sleep(0.3)
-        gap, stalled = _gaps_after(comp.times, t0)
+        gap, stalled = _stall_while_stopped(w.pid, 2.5, comp.times)
         print(f"reader's largest cycle gap {gap:.3f} s, stalls in total {stalled:.3f} s")
         assert stalled < 2 * TIMEOUT, f"the reader's EC stalled {stalled:.2f} s in total"
         it.wait_until(lambda: not rt.liveness.suspects(), 3.0, what="the reader to resume")

@@ -182,6 +182,84 @@ def test_failing_launch_leaves_the_live_system_alone(launch, it, tmp_path, namin
     assert it.component_state(gref) == "ACTIVE" and live.alive()
 
 
+MULTI_FAILING = """
+name: multifail
+components:
+  - {{type: SineGenerator, module: examples, name: {gen}}}
+  - {{type: Recorder, module: examples, name: {rec}, process: other}}
+  - {{type: InitFails, module: faulty, name: broken, process: other}}
+connections:
+  - {{from: {gen}.out, to: {rec}.in}}
+execution_contexts:
+  - {{name: main, kind: periodic, rate: 50, members: [{gen}, {rec}, broken]}}
+"""
+
+
+def test_failing_child_process_leaves_the_live_names_alone(launch, it, tmp_path, naming):
+    """Issue 18 item 6: a multi-process relaunch is atomic. Its child fails in
+    on_initialize: the command exits 2, and at no moment does a name of the live system
+    point at the failing one (it used to for 0.8 s, and the command exited 0)."""
+    import threading
+    tag = f"{time.monotonic_ns() % 10**6}"
+    gen, rec = f"mgen{tag}", f"mrec{tag}"
+    live = launch(LIVE.format(gen=gen, rec=rec), [gen, rec])
+    refs = {gen: live.ref(gen), rec: live.ref(rec)}
+    client = it.naming_client(naming.port)
+    moved: list[str] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            for inst, ref in refs.items():
+                try:
+                    held = client.resolve(f"{HOST}.host_cxt/{inst}.rtc")
+                    if not held._is_equivalent(ref):
+                        moved.append(inst)
+                except Exception as e:
+                    moved.append(f"{inst}: {e!r}")
+            time.sleep(0.01)
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    t0 = time.monotonic()
+    try:
+        cp = _run(tmp_path, MULTI_FAILING.format(gen=gen, rec=rec), f"localhost:{naming.port}")
+    finally:
+        done.set()
+        watcher.join(5)
+    assert cp.returncode == 2, cp.stderr
+    assert "process 'other' failed" in cp.stderr and "InitFails" in cp.stderr, cp.stderr
+    assert time.monotonic() - t0 < 20
+    assert not moved, f"the live names moved during the failed launch: {moved[:5]}"
+    assert it.component_state(refs[gen]) == "ACTIVE" and live.alive()
+    assert not _processes_with("rtcf.manager", "--process other", "multifail")
+
+
+def test_child_with_a_name_the_naming_service_cannot_carry_fails_at_once(tmp_path, naming):
+    """It used to leave the main process running 30 s before giving up."""
+    text = MULTI_FAILING.replace("name: broken", "name: br\u00f6ken\u540d").replace(
+        "broken]", "br\u00f6ken\u540d]").format(gen="ngen", rec="nrec")
+    t0 = time.monotonic()
+    cp = _run(tmp_path, text, f"localhost:{naming.port}")
+    assert cp.returncode == 2 and "outside Latin-1" in cp.stderr, cp.stderr
+    assert time.monotonic() - t0 < 10, "the launch took its time to fail"
+
+
+def test_child_process_dying_while_running_ends_the_launch_non_zero(tmp_path, naming,
+                                                                     started):
+    tag = f"{time.monotonic_ns() % 10**6}"
+    gen, rec = f"xgen{tag}", f"xrec{tag}"
+    text = MULTI_FAILING.replace("  - {{type: InitFails, module: faulty, name: broken, "
+                                 "process: other}}\n", "").replace(", broken]", "]")
+    proc = started.start(tmp_path, text.format(gen=gen, rec=rec), f"localhost:{naming.port}")
+    client = _Client(f"127.0.0.1:{naming.port}")
+    _wait_bound(proc, client, gen, rec)
+    children = _processes_with("rtcf.manager", "--process other", f"sys{len(started.procs) - 1}")
+    assert len(children) == 1, children
+    os.kill(next(iter(children)), signal.SIGKILL)
+    assert proc.wait(20) == 1, proc.log_path.read_text()
+    assert "a process of the system exited" in proc.log_path.read_text()
+
+
 def test_parameter_error_starts_no_naming_service(tmp_path):
     port = nm.free_port()
     text = LIVE.replace("name: {gen}}", "name: {gen}, params: {{frequency: -1}}}")
@@ -304,6 +382,14 @@ def _resolves_safe(client, instance: str) -> bool:
         return False
 
 
+def _wait_bound(proc: subprocess.Popen, client, *instances: str) -> None:
+    """Until every instance resolves to a live object (the started manager still runs)."""
+    deadline = time.monotonic() + 20
+    while not all(_resolves_safe(client, i) for i in instances):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.log_path.read_text()
+        time.sleep(0.1)
+
+
 def _not_zombie(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
@@ -343,6 +429,18 @@ def test_components_listed_again_after_a_naming_service_restart(tmp_path, starte
         ns.stop()
 
 
+def _start_restart(cmd: list[str], port: int) -> subprocess.Popen:
+    """Run an offered omniNames restart command; returns once it answers on ``port``."""
+    restart = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    deadline = time.monotonic() + 10
+    while not nm.naming_service_alive("127.0.0.1", port):
+        assert restart.poll() is None, f"the offered restart command failed: {cmd}"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    return restart
+
+
 def test_offered_restart_command_works_while_the_data_file_exists(tmp_path):
     from rtcf.corba.orb import init_orb
     port = nm.free_port()
@@ -356,13 +454,7 @@ def test_offered_restart_command_works_while_the_data_file_exists(tmp_path):
         assert nm.has_data_file(data)
         cmd = ns.restart_command()
         assert "-start" not in cmd
-        restart = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
-        deadline = time.monotonic() + 10
-        while not nm.naming_service_alive("127.0.0.1", port):
-            assert restart.poll() is None, f"the offered restart failed: {cmd}"
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        restart = _start_restart(cmd, port)
         assert client.resolve("kept.host_cxt/x.rtc") is not None   # its data came back
         restart.terminate()
         restart.wait(5)
@@ -375,6 +467,55 @@ def test_offered_restart_command_works_while_the_data_file_exists(tmp_path):
         if restart is not None and restart.poll() is None:
             restart.kill()
             restart.wait(5)
+
+
+def test_printed_restart_command_works_after_omninames_was_killed(tmp_path, started):
+    """Issue 18 item 11: the command rtcf prints when it starts an omniNames restarts it
+    after that omniNames died: the data folder stays while the system runs (it used to go
+    with omniNames) and the command has no -start. The folder goes when the system ends."""
+    import re
+    import shlex
+    port = nm.free_port()
+    tag = f"{time.monotonic_ns() % 10**6}"
+    gen, rec = f"kgen{tag}", f"krec{tag}"
+    proc = started.start(tmp_path, LIVE.format(gen=gen, rec=rec), f"localhost:{port}",
+                         "naming.update.enable:NO")    # the names must come from the file
+    client = _Client(f"127.0.0.1:{port}")
+    restart = None
+    try:
+        deadline = time.monotonic() + 20
+        while not _resolves_safe(client, gen):
+            assert proc.poll() is None and time.monotonic() < deadline, \
+                proc.log_path.read_text()
+            time.sleep(0.1)
+        m = re.search(r"started omniNames on \S+ \(data in (\S+); .*to restart it by hand "
+                      r"meanwhile: (.*)\)$", proc.log_path.read_text(), re.M)
+        assert m, proc.log_path.read_text()
+        folder, cmd = Path(m.group(1)), shlex.split(m.group(2))
+        names = {pid: c for pid, c in _processes_with("-logdir", str(folder)).items()
+                 if "nsguard" not in c}
+        assert len(names) == 1, names
+        os.kill(next(iter(names)), signal.SIGKILL)         # omniNames dies
+        deadline = time.monotonic() + 10
+        while nm.naming_service_alive("127.0.0.1", port):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        time.sleep(1.0)                                    # the guard has seen it die
+        assert folder.is_dir() and nm.has_data_file(folder), "the data folder went"
+        restart = _start_restart(cmd, port)
+        fresh = _Client(f"127.0.0.1:{port}")
+        assert _resolves_safe(fresh, gen) and _resolves_safe(fresh, rec)   # from the file
+        assert proc.poll() is None
+    finally:
+        if restart is not None:
+            restart.terminate()
+            restart.wait(5)
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(15)
+    deadline = time.monotonic() + 5
+    while folder.exists():                                 # gone with the system
+        assert time.monotonic() < deadline, f"{folder} left behind"
+        time.sleep(0.1)
 
 
 # -- defect 14 ----------------------------------------------------------------------------------
@@ -408,10 +549,7 @@ def test_kill_9_of_a_single_process_manager_unbinds_its_names(tmp_path, naming, 
     gen, rec = f"sgen{tag}", f"srec{tag}"
     proc = started.start(tmp_path, LIVE.format(gen=gen, rec=rec), f"localhost:{naming.port}")
     client = _Client(f"127.0.0.1:{naming.port}")
-    deadline = time.monotonic() + 20
-    while not (_resolves_safe(client, gen) and _resolves_safe(client, rec)):
-        assert proc.poll() is None and time.monotonic() < deadline, proc.log_path.read_text()
-        time.sleep(0.1)
+    _wait_bound(proc, client, gen, rec)
     reapers = {pid for pid, cmd in _processes_with("reaper.py").items()
                if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]
                == str(proc.pid)}

@@ -278,6 +278,29 @@ def test_rtcon_within_one_process(procs, it, probe):
     assert p.quiet_for(0.6)
 
 
+def test_rtcon_twice_makes_one_connector(procs, it):
+    """Issue 18 item 3: the second rtcon of the same two ports is refused (OpenRTM:
+    allow_dup_connection off, PRECONDITION_NOT_MET), across processes and within one;
+    with -p dataport.allow_dup_connection=YES it is made."""
+    a, b = procs
+    for out, inp in ((a.port("shgen", "out"), b.port("shgainB", "in")),
+                     (a.port("shgen", "out"), a.port("shgainA", "in"))):
+        outp = a.path("shgen", "out")
+        inp_path = b.path("shgainB", "in") if inp._is_equivalent(b.port("shgainB", "in")) \
+            else a.path("shgainA", "in")
+        it.rtsh("rtcon", outp, inp_path)
+        second = it.rtsh("rtcon", outp, inp_path)
+        try:
+            assert len(connectors_between(it, out, inp)) == 1, second.stdout + second.stderr
+            assert len(it.connector_profiles(inp)) == 1
+            it.rtsh("rtcon", outp, inp_path, "-p", "dataport.allow_dup_connection=YES")
+            assert len(connectors_between(it, out, inp)) == 2
+        finally:
+            for cp in connectors_between(it, out, inp):
+                out.disconnect(cp.connector_id)
+        assert connectors_between(it, out, inp) == []
+
+
 def test_rtcon_with_a_bogus_property_leaves_no_connector(procs, it):
     a, b = procs
     gen_out, gain_in = a.port("shgen", "out"), b.port("shgainB", "in")
@@ -389,3 +412,51 @@ execution_contexts:
     assert mp.proc.returncode == 0
     client = it.naming_client(mp.ns_port)
     assert not _bound(client, f"{it.HOST}.host_cxt/leaving.rtc")
+
+
+# -- the stepped EC as OpenRTM's ExtTrigExecutionContext (issue 18 item 4) -----------------------
+
+STEPPED = """
+name: stepsys
+components:
+  - {type: Gain, module: examples, name: stgain}
+  - {type: Gain, module: examples, name: stper}
+execution_contexts:
+  - {name: st, kind: stepped, rate: 200, members: [stgain]}
+  - {name: per, kind: periodic, rate: 50, members: [stper]}
+activate: none
+"""
+EXTTRIG = "IDL:openrtm.aist.go.jp/OpenRTM/ExtTrigExecutionContextService:1.0"
+ECSERVICE = "IDL:omg.org/RTC/ExecutionContextService:1.0"
+
+
+def test_stepped_ec_kind_repository_id_and_immediate_activation(launch, it):
+    RTC = it.stubs("RTC")
+    mp = launch(STEPPED, ["stgain", "stper"], duration=30)
+    step_ec = it.component_ec(mp.ref("stgain"))._narrow(RTC.ExecutionContextService)
+    per_ec = it.component_ec(mp.ref("stper"))._narrow(RTC.ExecutionContextService)
+    # kind PERIODIC like OpenRTM's ExtTrig EC; each EC's repository id is its real kind
+    assert step_ec.get_kind() == RTC.PERIODIC
+    assert step_ec.get_profile().kind == RTC.PERIODIC
+    assert step_ec.get_rate() == 200.0
+    assert step_ec._is_a(EXTTRIG) and step_ec._is_a(ECSERVICE)
+    assert per_ec.get_kind() == RTC.PERIODIC
+    assert per_ec._is_a(ECSERVICE) and not per_ec._is_a(EXTTRIG)
+    # rtact: Active at once, no tick needed (OpenRTM applies the transition right away)
+    it.rtsh("rtact", mp.path("stgain"))
+    assert it.component_state(mp.ref("stgain")) == "ACTIVE"
+    cp = it.rtsh("rtcat", mp.path("stgain"))
+    assert re.search(r"\bActive\b", cp.stdout), cp.stdout
+    it.rtsh("rtdeact", mp.path("stgain"))
+    assert it.component_state(mp.ref("stgain")) == "INACTIVE"
+    it.rtsh("rtact", mp.path("stgain"))
+    stepper = step_ec._narrow(it.stubs("OpenRTM").ExtTrigExecutionContextService)
+    for _ in range(3):
+        stepper.tick()
+    assert it.component_state(mp.ref("stgain")) == "ACTIVE"
+    # the exit summary gives no rate for an EC that was only ticked
+    assert mp.stop() == 0
+    log = mp.log()
+    assert re.search(r"^st: 3 cycles, ticked \(no rate of its own\)$", log, re.M), log
+    assert not re.search(r"^st: .*Hz", log, re.M), log
+    assert re.search(r"^per: \d+ cycles, [\d.]+ Hz \(nominal 50\)", log, re.M), log

@@ -18,8 +18,9 @@ name: wire
 components:
   - {type: Gain, module: examples, name: wgain, params: {gain: 2.0}}
   - {type: LongSink, module: typed, name: wsink}
+  - {type: DcmClient, module: dcmclient, name: wclient}
 execution_contexts:
-  - {name: main, kind: periodic, rate: 100, members: [wgain, wsink]}
+  - {name: main, kind: periodic, rate: 100, members: [wgain, wsink, wclient]}
 """
 
 DOUBLES = "IDL:RTC/TimedDoubleSeq:1.0"
@@ -134,6 +135,87 @@ def test_connect_with_a_duplicate_connector_id(wire, it, RTC):
     finally:
         assert gin.disconnect(cp.connector_id) == RTC.RTC_OK
     assert no_connectors(it, gin)
+
+
+# -- duplicate connections and raw profiles (issue 18, items 3 and 7) ---------------------------
+
+def test_second_connection_of_the_same_two_ports_is_refused(wire, it, RTC, probe):
+    """OpenRTM's allow_dup_connection is off by default: the second connect of the same two
+    ports returns PRECONDITION_NOT_MET and leaves the first alone; either port first."""
+    gout = wire.port("wgain", "out")
+    p = probe()
+    cid = it.connect_ports(gout, p.ref)
+    try:
+        for ports in ([gout, p.ref], [p.ref, gout]):
+            code, _ = ports[0].connect(it.make_profile(ports, {}))
+            assert code == RTC.PRECONDITION_NOT_MET
+            assert [c.connector_id for c in it.connector_profiles(gout)] == [cid]
+            assert [c.connector_id for c in it.connector_profiles(p.ref)] == [cid]
+    finally:
+        assert gout.disconnect(cid) == RTC.RTC_OK
+    assert no_connectors(it, gout, p.ref)
+
+
+def test_duplicate_connection_allowed_when_asked(wire, it, RTC, probe):
+    """The same opt-in as OpenRTM: dataport.allow_dup_connection: YES in the profile."""
+    gout = wire.port("wgain", "out")
+    p = probe()
+    a = it.connect_ports(gout, p.ref)
+    b = it.connect_ports(gout, p.ref, allow_dup_connection="YES")
+    try:
+        assert a != b and len(it.connector_profiles(p.ref)) == 2
+    finally:
+        gout.disconnect(a)
+        gout.disconnect(b)
+    assert no_connectors(it, gout, p.ref)
+
+
+def test_duplicate_connection_allowed_by_the_ports_rtc_conf_key(launch, it, RTC):
+    """OpenRTM's per-port rtc.conf opt-in (each end checks its own): port.outport.<name>.
+    allow_dup_connection and port.inport.dataport.allow_dup_connection."""
+    yaml = WIRE.replace("wgain", "dgain").replace("wsink", "dsink").replace("wclient", "dcl")
+    mp = launch(yaml, "dgain", "port.outport.out.allow_dup_connection:YES",
+                "port.inport.dataport.allow_dup_connection:YES")
+    gout, gin = mp.port("dgain", "out"), mp.port("dgain", "in")
+    a = it.connect_ports(gout, gin)
+    b = it.connect_ports(gout, gin)
+    try:
+        assert a != b and len(it.connector_profiles(gin)) == 2
+    finally:
+        gout.disconnect(a)
+        gout.disconnect(b)
+    assert "unknown key" not in mp.log()
+    # without the keys the same second connect is refused
+    mp2 = launch(yaml.replace("dgain", "egain").replace("dsink", "esink")
+                 .replace("dcl", "ecl"), "egain")
+    gout, gin = mp2.port("egain", "out"), mp2.port("egain", "in")
+    a = it.connect_ports(gout, gin)
+    code, _ = gout.connect(it.make_profile([gout, gin], {}))
+    assert code == RTC.PRECONDITION_NOT_MET
+    gout.disconnect(a)
+
+
+@pytest.mark.parametrize("order", ["AA", "AAB", "ABA"])
+def test_profile_naming_the_same_port_twice_is_refused(wire, it, RTC, probe, order):
+    """It used to recurse until RecursionError (the caller saw CORBA.UNKNOWN)."""
+    gout = wire.port("wgain", "out")
+    p = probe()
+    ports = [gout if c == "A" else p.ref for c in order]
+    code, _ = gout.connect(it.make_profile(ports, {}))
+    assert code == RTC.BAD_PARAMETER
+    assert no_connectors(it, gout, p.ref)
+
+
+def test_refused_connect_leaves_no_half_connection_on_the_peer(wire, it, RTC):
+    """A data port to a service port: whichever end is asked, neither keeps a connector
+    (OpenRTM's connect() disconnects the ports already notified)."""
+    gout = wire.port("wgain", "out")
+    svc = wire.port("wclient", "dcm")
+    for ports in ([gout, svc], [svc, gout]):
+        code, _ = ports[0].connect(it.make_profile(ports, {}))
+        assert code != RTC.RTC_OK
+        assert no_connectors(it, gout, svc), ports
+    assert it.component_state(wire.ref("wgain")) == "ACTIVE"
 
 
 def _ior_cases(it, wire) -> dict[str, str]:
