@@ -1,0 +1,265 @@
+"""The physics core (components/simulator/core.py): physical checks with tolerances."""
+
+import math
+
+import numpy as np
+import pytest
+
+from simulator import SimError, SimModel, Simulation
+
+G = 9.81
+
+
+@pytest.fixture(scope="module")
+def nao():
+    return SimModel.load("nao_v5")
+
+
+@pytest.fixture(scope="module")
+def arm():
+    return SimModel.load("m1013")
+
+
+def run(sim, seconds):
+    for _ in range(round(seconds / sim.period)):
+        sim.step()
+
+
+def foot_corners(sim):
+    """World xy of the 8 sole-box corners."""
+    m, d = sim.mj_model, sim.mj_data
+    pts = []
+    for name in ("lfoot", "rfoot"):
+        g = m.geom(name).id
+        R, c, h = d.geom_xmat[g].reshape(3, 3), d.geom_xpos[g], m.geom_size[g]
+        for sx in (-1, 1):
+            for sy in (-1, 1):
+                pts.append((c + R @ (h * [sx, sy, -1]))[:2])
+    return np.array(pts)
+
+
+def test_period_must_be_a_multiple_of_the_timestep(nao):
+    with pytest.raises(SimError, match="not a whole multiple of the model's timestep"):
+        Simulation(nao, 0.0015)
+    for bad in (0.0, -0.01, math.nan, "x"):
+        with pytest.raises(SimError, match="period"):
+            Simulation(nao, bad)
+    assert Simulation(nao, 0.01).substeps == 10
+
+
+def test_nao_stands_fsr_total_is_the_weight_and_zmp_inside_the_feet(nao):
+    sim = Simulation(nao, 0.01)
+    s = sim.sensors
+    z0 = s.base_pos[2]
+    assert 0.30 < z0 < 0.36                          # torso height standing on straight legs
+    run(sim, 2.0)
+    weight = nao.mass * G
+    assert s.fsr.sum() == pytest.approx(weight, rel=0.02)
+    assert s.lfoot[2] + s.rfoot[2] == pytest.approx(weight, rel=0.02)
+    assert s.fsr.min() > 0                            # every FSR loaded
+    hull = foot_corners(sim)
+    assert hull[:, 0].min() < s.zmp[0] < hull[:, 0].max()
+    assert hull[:, 1].min() < s.zmp[1] < hull[:, 1].max()
+    assert abs(s.base_pos[2] - z0) < 0.005           # torso height drift [m]
+    assert abs(s.base_rpy[0]) < 0.05 and abs(s.base_rpy[1]) < 0.05
+    # a standing accelerometer reads +g along the torso's up axis; the gyro about nothing
+    assert np.linalg.norm(s.acc) == pytest.approx(G, rel=0.01)
+    assert s.acc[2] > 0.99 * G * math.cos(s.base_rpy[1]) - 0.1
+    assert np.abs(s.gyro).max() < 0.01
+    assert np.all(s.q >= nao.lower - 1e-3) and np.all(s.q <= nao.upper + 1e-3)
+    # the CoP of each foot lies inside its sole, its FSRs share its normal force
+    for cop, fsr, f in ((s.lcop, s.fsr[:4], s.lfoot), (s.rcop, s.fsr[4:], s.rfoot)):
+        assert -0.055 < cop[0] < 0.105 and abs(cop[1]) < 0.045
+        assert fsr.sum() == pytest.approx(f[2], rel=1e-9)
+
+
+def test_stiffness_zero_falls(nao):
+    sim = Simulation(nao, 0.01)
+    sim.set_position_targets(sim.sensors.q, 0.0)
+    run(sim, 2.0)
+    assert sim.sensors.base_pos[2] < 0.2             # torso on the floor, not at 0.33 m
+    assert np.all(np.abs(sim.sensors.tau) < 1e-9)    # no servo torque at all
+
+
+def test_half_stiffness_halves_the_torque_limit(nao):
+    sim = Simulation(nao, 0.01)
+    q = sim.sensors.q.copy()
+    j = nao.joint_names.index("LShoulderPitch")
+    q[j] += 1.0                                       # far target: saturates
+    sim.set_position_targets(q, 0.5)
+    sim.step()
+    assert abs(sim.sensors.tau[j]) == pytest.approx(0.5 * nao.effort_limit[j], rel=1e-6)
+
+
+def test_position_servo_tracks_a_target(nao):
+    sim = Simulation(nao, 0.01)
+    q = sim.sensors.q.copy()
+    j = nao.joint_names.index("HeadYaw")
+    q[j] = 0.5
+    sim.set_position_targets(q, 1.0)
+    run(sim, 1.0)
+    assert sim.sensors.q[j] == pytest.approx(0.5, abs=0.02)
+
+
+def test_torques_saturate_and_are_counted(arm):
+    sim = Simulation(arm, 0.001)
+    tau = np.zeros(6)
+    tau[0] = 1000.0
+    tau[5] = -1000.0
+    sim.set_torques(tau)
+    sim.step()
+    assert sim.saturations == 2
+    assert sim.sensors.tau[0] == pytest.approx(arm.effort_limit[0])
+    assert sim.sensors.tau[5] == pytest.approx(-arm.effort_limit[5])
+    sim.set_torques(np.zeros(6))
+    assert sim.saturations == 2
+
+
+def test_arm_is_limp_by_default_and_torques_move_it(arm):
+    sim = Simulation(arm, 0.001)
+    assert arm.default_stiffness == 0.0
+    tau = np.zeros(6)
+    tau[0] = 10.0                                     # joint1 (vertical axis): no gravity
+    sim.set_torques(tau)
+    run(sim, 0.5)
+    assert sim.sensors.q[0] > 0.05 and sim.sensors.dq[0] > 0
+
+
+def test_arm_servo_holds_the_upright_pose(arm):
+    sim = Simulation(arm, 0.001)
+    sim.set_position_targets(np.zeros(6), 1.0)
+    run(sim, 1.0)
+    assert np.abs(sim.sensors.q).max() < 0.02
+
+
+def test_push_moves_the_robot(nao):
+    sim = Simulation(nao, 0.01)
+    run(sim, 0.2)
+    before = sim.body_state("torso")[0].copy()
+    sim.push("torso", [40.0, 0.0, 0.0], 0.1)
+    run(sim, 0.3)
+    pos, quat, lin, ang = sim.body_state("torso")
+    assert pos[0] - before[0] > 0.01                  # pushed forward
+    assert sim.mj_data.xfrc_applied.any() == False    # noqa: E712  the push has ended
+
+
+def test_push_duration_is_rounded_to_timesteps(nao):
+    sim = Simulation(nao, 0.01)
+    sim.push("torso", [1.0, 0, 0], 0.0234)
+    assert sim._push_left == 23
+    sim.step()
+    assert sim._push_left == 13
+    sim.step()
+    sim.step()
+    assert sim._push_left == 0 and not sim.mj_data.xfrc_applied.any()
+
+
+@pytest.mark.parametrize("body, force, duration, match", [
+    ("Tail", [1, 0, 0], 0.1, "unknown body 'Tail'; bodies of nao_v5: torso, "),
+    ("torso", [1, 0], 0.1, "push force: expected 3 numbers"),
+    ("torso", [1, math.nan, 0], 0.1, "push force: expected finite numbers"),
+    ("torso", [1, 0, 0], -1.0, "push duration"),
+    ("torso", [1, 0, 0], math.inf, "push duration"),
+])
+def test_bad_push_is_refused_and_changes_nothing(nao, body, force, duration, match):
+    sim = Simulation(nao, 0.01)
+    with pytest.raises(SimError, match=match):
+        sim.push(body, force, duration)
+    assert sim._push_left == 0
+
+
+def test_nan_commands_are_refused_and_change_nothing(nao):
+    sim = Simulation(nao, 0.01)
+    ctrl = sim.mj_data.ctrl.copy()
+    frc = sim.mj_model.actuator_forcerange.copy()
+    q = sim.sensors.q.copy()
+    bad_q = q.copy()
+    bad_q[3] = math.nan
+    with pytest.raises(SimError, match=r"q_ref: expected finite numbers, got \[.*nan"):
+        sim.set_position_targets(bad_q, 1.0)
+    with pytest.raises(SimError, match="q_ref: expected 26 numbers, got shape"):
+        sim.set_position_targets(q[:5], 1.0)
+    with pytest.raises(SimError, match=r"stiffness: expected a number in \[0, 1\], got 1.5"):
+        sim.set_position_targets(q, 1.5)
+    with pytest.raises(SimError, match=r"stiffness: expected a number in \[0, 1\], got nan"):
+        sim.set_position_targets(q, math.nan)
+    stiff = np.ones(26)
+    stiff[0] = -0.1
+    with pytest.raises(SimError, match=r"stiffness: expected numbers in \[0, 1\]"):
+        sim.set_position_targets(q, stiff)
+    with pytest.raises(SimError, match="tau: expected finite numbers"):
+        sim.set_torques(np.full(26, math.inf))
+    with pytest.raises(SimError, match="tau: expected 26 numbers"):
+        sim.set_torques([1.0])
+    np.testing.assert_array_equal(sim.mj_data.ctrl, ctrl)
+    np.testing.assert_array_equal(sim.mj_model.actuator_forcerange, frc)
+    sim.step()                                         # and it keeps running
+    assert sim.time == pytest.approx(0.01)
+
+
+def test_time_is_an_exact_multiple_of_the_period(nao):
+    sim = Simulation(nao, 0.01)
+    for _ in range(1000):
+        sim.step()
+    assert sim.time == 1000 * 0.01
+    assert sim.mj_data.time == pytest.approx(10.0, abs=1e-9)
+    sim.reset()
+    assert sim.time == 0.0 and sim.mj_data.time == 0.0
+
+
+def test_determinism_two_runs_are_bit_identical(nao):
+    def log():
+        sim = Simulation(nao, 0.01)
+        q = sim.sensors.q.copy()
+        out = []
+        for k in range(150):
+            q[0] = 0.5 * math.sin(0.1 * k)
+            sim.set_position_targets(q, 0.8)
+            if k == 50:
+                sim.push("torso", [10.0, 5.0, 0.0], 0.05)
+            sim.step()
+            s = sim.sensors
+            out.append(np.concatenate([s.q, s.dq, s.tau, s.acc, s.gyro, s.fsr, s.lfoot,
+                                       s.rfoot, s.zmp, s.base_pos, s.base_quat]))
+        return np.array(out)
+    a, b = log(), log()
+    assert a.tobytes() == b.tobytes()
+
+
+def test_reset_to_a_posture_and_bad_reset(nao):
+    sim = Simulation(nao, 0.01)
+    q = np.zeros(26)
+    knee = [nao.joint_names.index(n) for n in ("LKneePitch", "RKneePitch")]
+    hip = [nao.joint_names.index(n) for n in ("LHipPitch", "RHipPitch")]
+    ankle = [nao.joint_names.index(n) for n in ("LAnklePitch", "RAnklePitch")]
+    q[knee], q[hip], q[ankle] = 0.8, -0.4, -0.4
+    sim.reset(q)
+    assert sim.sensors.base_pos[2] < 0.32             # crouched
+    np.testing.assert_allclose(sim.sensors.q[knee], 0.8, atol=0.02)
+    with pytest.raises(SimError, match="q: expected 26 numbers"):
+        sim.reset([0.0])
+    np.testing.assert_allclose(sim.sensors.q[knee], 0.8, atol=0.02)
+
+
+def test_body_state(nao):
+    sim = Simulation(nao, 0.01)
+    pos, quat, lin, ang = sim.body_state("torso")
+    np.testing.assert_allclose(pos, sim.sensors.base_pos)
+    assert np.linalg.norm(quat) == pytest.approx(1.0)
+    assert np.abs(lin).max() < 0.05 and np.abs(ang).max() < 0.5
+    with pytest.raises(SimError, match="unknown body 'nope'"):
+        sim.body_state("nope")
+
+
+def test_velocity_limit_exceedances_are_counted(nao):
+    """MuJoCo has no joint velocity limit: a 2 rad jump of the head's target drives it
+    faster than the URDF's 8.27 rad/s, and the core counts the samples."""
+    sim = Simulation(nao, 0.01)
+    q = sim.sensors.q.copy()
+    j = nao.joint_names.index("HeadYaw")
+    q[j] = 2.0
+    sim.set_position_targets(q, 1.0)
+    run(sim, 0.5)
+    assert sim.velocity_exceeded > 0
+    sim.reset()
+    assert sim.velocity_exceeded == 0
