@@ -52,6 +52,18 @@ class ManualClock:
         return self._t
 
 
+_stamp_clock: Clock | None = None   # simulated time in simulation mode (rtcf.simtime)
+
+
+def set_stamp_clock(clock: Clock | None) -> None:
+    """Make data-port timestamps read ``clock`` (simulation mode) or, with None, the
+    epoch clock again. Called by rtcf.simtime.enable/disable_process_simulation."""
+    global _stamp_clock
+    _stamp_clock = clock
+
+
 def wall_time() -> float:
-    """Seconds since the epoch, for data-port timestamps (RTC::Time)."""
-    return time.time()
+    """Seconds since the epoch, for data-port timestamps (RTC::Time); in simulation mode
+    the simulated time instead (so that timestamps repeat from run to run)."""
+    c = _stamp_clock
+    return time.time() if c is None else c.now()

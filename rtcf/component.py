@@ -33,7 +33,8 @@ class ECInfo:
     id: the EC's handle for this component (0.. owned, 1000.. participating, as OpenRTM);
     period: nominal period [s]; planned: the deadline this cycle was planned for [s, EC clock];
     now: when the cycle started [s, EC clock]; measured_period: time since the previous
-    cycle start [s]; cycle: cycles run by the EC.
+    cycle start [s]; cycle: cycles run by the EC. On a SimulationEC (rtcf.simtime) every
+    time is simulated seconds: planned = now = the cycle's instant.
     """
 
     __slots__ = ("id", "ec", "period", "planned", "now", "measured_period", "cycle")
@@ -106,6 +107,16 @@ class Component:
     @property
     def params(self) -> ParamStore:
         return self._params
+
+    @property
+    def time_base(self) -> Any:
+        """The rtcf.simtime.SimTimeBase of this component's execution contexts in
+        simulation mode (pause/resume/advance simulated time), None on wall-clock ECs."""
+        for ec in self.ecs:
+            base = getattr(ec, "time_base", None)
+            if base is not None:
+                return base
+        return None
 
     # -- ports ---------------------------------------------------------------------------
     def _add_port(self, port: Port) -> Port:

@@ -30,6 +30,8 @@ The YAML format (every key except ``components[].type`` is optional)::
     activate: all                   # "all" (default), "none", or a list of instance names
     processes:                      # optional: per-process settings (free-form mappings)
       main: {}
+    simulation:                     # optional: every EC runs in simulated time (rtcf.simtime)
+      real_time_factor: 1.0         # 0 = as fast as possible, 1 = real time, 20 = 20x
 
 Connector properties are stored without the ``dataport.`` prefix and with OpenRTM's key
 names: ``push_policy``, ``push_rate`` and ``skip_count`` become ``publisher.push_policy``,
@@ -56,10 +58,12 @@ from typing import Any, Callable, Literal, Mapping
 from rtcf import rtcconf
 from rtcf.errors import CompositionError, ConfigError, show_value
 from rtcf.execution import check_rate
+from rtcf.simtime import check_factor
 from rtcf.yamlio import load_yaml_file
 
 __all__ = [
-    "ComponentDecl", "ConnectionDecl", "ECDecl", "Composition", "CompositionError",
+    "ComponentDecl", "ConnectionDecl", "ECDecl", "SimulationDecl", "Composition",
+    "CompositionError",
     "load_composition", "parse_composition", "check_params", "from_rtc_conf", "merge",
     "DEFAULT_EC",
 ]
@@ -67,7 +71,8 @@ __all__ = [
 DEFAULT_EC = "default"
 EC_KINDS = ("periodic", "stepped")
 _TOP_KEYS = ("name", "components", "connections", "execution_contexts", "activate",
-             "processes")
+             "processes", "simulation")
+_SIMULATION_KEYS = ("real_time_factor",)
 _COMPONENT_KEYS = ("type", "module", "name", "params", "config_set", "process", "ec")
 _EC_KEYS = ("name", "kind", "rate", "members")
 # OpenRTM connector keys that people write without their "publisher." level.
@@ -122,6 +127,15 @@ class ECDecl:
 
 
 @dataclass(frozen=True)
+class SimulationDecl:
+    """The composition's ``simulation`` key: run every EC in simulated time (rtcf.simtime)
+    at ``real_time_factor`` (0 = as fast as possible, 1 = real time)."""
+
+    real_time_factor: float = 1.0
+    where: tuple[str, str] = field(default=("", ""), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
 class Composition:
     """A whole system: what to create, wire, attach to which EC, and activate."""
 
@@ -132,6 +146,7 @@ class Composition:
     execution_contexts: list[ECDecl] = field(default_factory=list)
     activate: list[str] = field(default_factory=list)
     processes: dict[str, dict] = field(default_factory=dict)
+    simulation: SimulationDecl | None = None
 
     def component(self, name: str) -> ComponentDecl:
         """The component declared under instance ``name`` (KeyError if none)."""
@@ -312,11 +327,12 @@ def parse_composition(data: object, filename: str = "<composition>",
     ecs = _parse_ecs(data.get("execution_contexts"), err, default_rate)
     processes = _parse_processes(data.get("processes"), err)
     activate = _parse_activate(data.get("activate", "all"), err)
+    simulation = _parse_simulation(data, err)
 
     if not components and not err.lines and allow_empty is False:
         err.add("components", "no components declared: nothing to run")
     comp = Composition(name, filename, components, connections, ecs,
-                       [] if activate is None else activate, processes)
+                       [] if activate is None else activate, processes, simulation)
     comp = _finish(comp, err, default_rate, activate_all=activate is None)
     err.raise_if_any()
     return comp
@@ -470,6 +486,28 @@ def _parse_processes(raw: object, err: _Errors) -> dict[str, dict]:
             continue
         out[name] = dict(settings)
     return out
+
+
+def _parse_simulation(data: dict, err: _Errors) -> SimulationDecl | None:
+    """``simulation: {real_time_factor: F}``; an empty ``simulation:`` means factor 1."""
+    if "simulation" not in data:
+        return None
+    raw = data["simulation"]
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        err.add("simulation", "expected a mapping, e.g. {real_time_factor: 1.0}", raw)
+        return None
+    for key in raw:
+        if key not in _SIMULATION_KEYS:
+            err.add(f"simulation.{key}",
+                    f"unknown key (known: {', '.join(_SIMULATION_KEYS)})")
+    factor = raw.get("real_time_factor", 1.0)
+    problem = check_factor(factor)
+    if problem:
+        err.add("simulation.real_time_factor", problem, factor)
+        return None
+    return SimulationDecl(float(factor), where=(err.filename, "simulation"))
 
 
 def _parse_activate(raw: object, err: _Errors) -> list[str] | None:
@@ -724,7 +762,8 @@ def merge(a: Composition, b: Composition) -> Composition:
     processes = {**a.processes, **b.processes}
     result = Composition(b.name or a.name, b.source_file, a.components + b.components,
                          connections, list(ecs.values()),
-                         list(dict.fromkeys(a.activate + b.activate)), processes)
+                         list(dict.fromkeys(a.activate + b.activate)), processes,
+                         b.simulation if b.simulation is not None else a.simulation)
     _check_refs(result, err)
     err.raise_if_any()
     return result

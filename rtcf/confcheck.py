@@ -56,6 +56,7 @@ KNOWN_KEYS = frozenset({
     "manager.cpu_affinity", "manager.preload.modules",
     # rtcf's own keys (those with a built-in default in rtcconf are known anyway)
     "exec_cxt.periodic.spin_us", "exec_cxt.periodic.sched_fifo", "rtcf.composition",
+    "rtcf.simulation.enable", "rtcf.simulation.real_time_factor",
 })
 
 KNOWN_PREFIXES = (
@@ -101,7 +102,8 @@ def unknown_key_warnings(conf: Mapping[str, str]) -> list[str]:
 
 _BOOL_KEYS = ("logger.enable", "naming.enable", "naming.update.enable",
               "exec_cxt.sync_transition", "exec_cxt.periodic.sched_fifo",
-              "manager.corba_servant", "manager.shutdown_on_nortcs", "manager.is_master")
+              "manager.corba_servant", "manager.shutdown_on_nortcs", "manager.is_master",
+              "rtcf.simulation.enable")
 _TRUE_FALSE = {"yes", "no", "true", "false", "1", "0", "on", "off"}
 
 
@@ -136,6 +138,12 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
             value = _number(text)
             if value is None or value < lo:
                 bad(key, f"expected a number >= {lo:g}")
+    text = present("rtcf.simulation.real_time_factor")
+    if text is not None:
+        value = _number(text)
+        if value is None or value < 0:
+            bad("rtcf.simulation.real_time_factor",
+                "expected a number >= 0 (0 = as fast as possible, 1 = real time)")
     for key in _BOOL_KEYS:
         text = present(key)
         if text is not None and text.lower() not in _TRUE_FALSE:

@@ -8,11 +8,17 @@ CompositionError naming the file, the path and the bad value.
 
 Shutdown (SIGINT/SIGTERM, --duration, or shutdown()): every Active component is deactivated
 (on_deactivated), every EC stops (on_shutdown), every component is finalised (on_finalize).
+
+Simulation time (the composition's ``simulation`` key, or rtc.conf's
+``rtcf.simulation.enable``): every EC of the process is a rtcf.simtime.SimulationEC on one
+time base (``Manager.time_base``); the ECs start and the components are activated with
+simulated time held at 0, and ``--duration`` counts simulated seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib
 import inspect
@@ -36,6 +42,8 @@ from .lifecycle import LifeCycleState, ReturnCode
 from .params import ParamStore
 from .ports import InPort, OutPort, connect
 from .services import ServicePort, connect_services
+from .simtime import (SimTimeBase, SimulationEC, disable_process_simulation,
+                      enable_process_simulation, process_time_base)
 
 COMPOSITION_KEY = "rtcf.composition"   # rtcf's own rtc.conf key: the default composition
 # scripts/run changes into the repository; it passes the directory the user ran it in here,
@@ -70,6 +78,9 @@ class Manager:
         self._stop_flag = False      # set by signal handlers (no lock)
         self._shut = False
         self.corba: Any = None
+        self.time_base: SimTimeBase | None = None   # simulation mode: the one time base
+        self.sim_stop_at: float | None = None       # simulated time where the run ends
+        self._sim_mark: tuple[float, float] | None = None
         want_corba = corba if corba is not None else rtcconf.get_bool(
             self.conf, "manager.corba_servant", True)
         self.corba_enabled = want_corba
@@ -319,10 +330,14 @@ class Manager:
             # freeze the heap built so far before any EC thread runs (a full collection of
             # the start-up heap would hold the GIL for tens of ms inside a cycle)
             self.realtime["gc_freeze"] = realtime.freeze_heap(self.conf)
-            for ec in ecs.values():
-                ec.start()
-            for name in composition.activate:
-                self.activate(name)
+            # simulation: held at its current time (0) until every EC runs and every
+            # component is active, so that each run starts alike
+            tb = self.time_base
+            with tb.held() if tb is not None else contextlib.nullcontext():
+                for ec in ecs.values():
+                    ec.start()
+                for name in composition.activate:
+                    self.activate(name)
 
     def _create_from(self, decl: ComponentDecl, composition: Composition) -> Component:
         try:
@@ -388,6 +403,25 @@ class Manager:
             raise CompositionError(errors)
         return pairs
 
+    def simulation_factor(self, composition: Composition) -> float | None:
+        """The real-time factor when this composition runs in simulation time, else None:
+        rtc.conf's rtcf.simulation.enable (YES / NO) wins over the composition's
+        ``simulation`` key, rtcf.simulation.real_time_factor over its factor."""
+        key = "rtcf.simulation.enable"
+        enable = rtcconf.get_bool(self.conf, key) if str(self.conf.get(key) or "").strip() \
+            else None
+        factor = rtcconf.get_float(self.conf, "rtcf.simulation.real_time_factor", None, ge=0)
+        sim = composition.simulation
+        if enable is False or (enable is None and sim is None):
+            if factor is not None:
+                self.log.warning("rtcf.simulation.real_time_factor is set but simulation "
+                                 "time is off (set rtcf.simulation.enable: YES or the "
+                                 "composition's simulation key): ignored")
+            return None
+        if factor is None:
+            factor = sim.real_time_factor if sim is not None else 1.0
+        return factor
+
     def _make_ecs(self, composition: Composition) -> dict[str, ExecutionContext]:
         spin = rtcconf.get_float(self.conf, "exec_cxt.periodic.spin_us", 200.0, ge=0) * 1e-6
         fifo = rtcconf.get_bool(self.conf, "exec_cxt.periodic.sched_fifo", False)
@@ -398,11 +432,24 @@ class Manager:
         trace_file = self.conf.get("exec_cxt.periodic.trace_file", "rtcf-trace-%n-%p.npz")
         sync = rtcconf.get_bool(self.conf, "exec_cxt.sync_transition", True)
         timeout = rtcconf.get_float(self.conf, "exec_cxt.transition_timeout", 0.5, ge=0)
+        factor = self.simulation_factor(composition)
+        if factor is not None and self.time_base is None:
+            self.time_base = SimTimeBase(factor)
+            if self.sim_stop_at is not None:
+                self.time_base.set_stop_time(self.sim_stop_at)
+            enable_process_simulation(self.time_base)
+            self.log.info("simulation time: every execution context runs on one time base "
+                          "at real-time factor %g%s", factor,
+                          " (as fast as possible)" if factor == 0 else "")
         out: dict[str, ExecutionContext] = {}
         for d in composition.execution_contexts:
             if d.name in self.ecs:
                 raise CompositionError(f"{composition.source_file}: execution context "
                                        f"{d.name!r} already exists in this process")
+            if self.time_base is not None:
+                out[d.name] = SimulationEC(d.rate, name=d.name, time_base=self.time_base,
+                                           sync_transition=sync, transition_timeout=timeout)
+                continue
             if d.kind == "stepped":
                 out[d.name] = SteppedEC(d.rate, name=d.name, sync_transition=sync,
                                         transition_timeout=timeout)
@@ -429,9 +476,14 @@ class Manager:
         ring the EC thread fills anyway: costs the EC thread nothing."""
         parts = []
         now = time.monotonic()
+        if self.time_base is not None:
+            parts.append(self._sim_status(now))
         for ec in self.ecs.values():
             states = " ".join(f"{m.comp.instance_name}:{m.state.name[:3]}"
                               for m in ec._members)
+            if isinstance(ec, SimulationEC):
+                parts.append(f"[{ec.name} {ec.rate:g} Hz {ec.cycles} cycles] {states}")
+                continue
             if ec.kind != "PERIODIC":
                 parts.append(f"[{ec.name} stepped {ec.cycles} cycles] {states}")
                 continue
@@ -448,10 +500,36 @@ class Manager:
             parts.append(f"| {note}")
         return " ".join(parts) or "no execution contexts"
 
+    def _sim_status(self, wall: float) -> str:
+        """[sim t=... s x<achieved factor> (target F)] since the previous status line."""
+        tb = self.time_base
+        t = tb.now
+        t0, w0 = self._sim_mark if self._sim_mark is not None else (t, wall)
+        self._sim_mark = (t, wall)
+        achieved = f"x{(t - t0) / (wall - w0):.2f}" if wall > w0 else "x-"
+        target = "as fast as possible" if tb.real_time_factor == 0 else \
+            f"target x{tb.real_time_factor:g}"
+        state = (" stopped" if tb.stop_reached.is_set() else " paused" if tb.paused
+                 else " held" if tb.holding else "")
+        return f"[sim t={t:.3f} s {achieved} ({target}){state}]"
+
     def final_report(self) -> str:
         """A few lines for the end of a run: per EC cycles, rate, overruns, lateness."""
         lines = []
+        if self.time_base is not None:
+            st = self.time_base.stats()
+            target = "as fast as possible" if st["real_time_factor"] == 0 else \
+                f"target {st['real_time_factor']:g}"
+            lines.append(f"simulation: {st['now']:.3f} s of simulated time in "
+                         f"{st['wall_elapsed']:.3f} s wall, real-time factor "
+                         f"{st['achieved_factor']:.2f} ({target}), {st['instants']} instants")
         for ec in self.ecs.values():
+            if isinstance(ec, SimulationEC):
+                st = ec.stats()
+                worst = max((m["exec_max"] for m in st["members"].values()), default=0.0)
+                lines.append(f"{ec.name}: {ec.cycles} cycles at {ec.rate:g} Hz of simulated "
+                             f"time, longest member cycle {worst * 1e6:.1f} us (wall)")
+                continue
             st = ec.stats()
             lines.append(f"{ec.name}: {st['cycles']} cycles, {st['achieved_rate']:.2f} Hz "
                          f"(nominal {ec.rate:g}), overruns {st['overruns']}, lateness p50 "
@@ -476,17 +554,24 @@ class Manager:
 
     def run(self, duration: float | None = None, status_interval: float = 1.0,
             stream: Any = None, alive: Any = None) -> None:
-        """Block until SIGINT/SIGTERM or ``duration`` seconds; print a status line."""
+        """Block until SIGINT/SIGTERM or ``duration`` seconds; print a status line. In
+        simulation time ``duration`` counts simulated seconds (from now, unless
+        ``sim_stop_at`` set the end before the build)."""
         stream = stream or sys.stderr
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, self.request_stop)
             signal.signal(signal.SIGTERM, self.request_stop)
-        end = time.monotonic() + duration if duration is not None else None
+        tb = self.time_base
+        if tb is not None and duration is not None and tb.stop_time is None:
+            tb.set_stop_time(tb.now + duration)
+        end = time.monotonic() + duration if duration is not None and tb is None else None
         tty = stream.isatty()
         last = 0.0
         while not (self._stop_flag or self._stop.is_set()):
             now = time.monotonic()
             if end is not None and now >= end:
+                break
+            if tb is not None and duration is not None and tb.stop_reached.is_set():
                 break
             if status_interval and now - last >= status_interval:
                 last = now
@@ -516,6 +601,8 @@ class Manager:
         for ec in self.ecs.values():
             if ec.is_running():
                 ec.stop()
+        if self.time_base is not None and process_time_base() is self.time_base:
+            disable_process_simulation()
         for comp in list(self.components.values()):
             comp.finalize()
         for c in self.connectors:
@@ -536,7 +623,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("-o", dest="overrides", action="append", default=[],
                     metavar="key:value", help="override an rtc.conf key (repeatable)")
     ap.add_argument("--duration", type=_seconds, default=None, metavar="S",
-                    help="stop after S seconds")
+                    help="stop after S seconds (in simulation time: when simulated time "
+                    "reaches S; see rtcf.simulation.enable)")
     ap.add_argument("--no-corba", action="store_true",
                     help="run without the ORB (in-process only)")
     ap.add_argument("--quiet", action="store_true", help="no status line")
@@ -606,6 +694,13 @@ def main(argv: list[str] | None = None) -> int:
         if multi and not mgr.corba_enabled:
             raise CompositionError("a composition with several processes needs CORBA "
                                    "(drop --no-corba)")
+        if multi and mgr.simulation_factor(composition) is not None:
+            raise CompositionError(
+                f"{composition.source_file}: simulation time runs every execution context "
+                f"in lockstep in one process, but this composition spans processes "
+                f"{', '.join(launcher.processes(composition))}: put every component in one "
+                f"process, or set rtcf.simulation.enable: NO")
+        mgr.sim_stop_at = args.duration
         mgr.check(composition)                 # the whole system, before the ORB
         from . import realtime
         mgr.realtime = realtime.before_start(conf, mgr.log)

@@ -7,6 +7,12 @@ publisher (the subscription type) decides when a written sample is handed over:
 * ``new``: by a publisher thread woken by each write (push_policy all | fifo | skip | new);
 * ``periodic``: by a publisher thread at ``push_rate`` Hz (same push policies).
 
+In simulation mode (rtcf.simtime) a publisher thread would hand samples over at a moment
+that depends on the machine, not on simulated time. There, ``new`` and ``periodic``
+connectors whose receiver lives in this process deliver in the writer's thread at write()
+(still through their push policy; ``periodic`` at the first write at or after each push
+instant k / push_rate of simulated time), so two runs are bit-identical.
+
 Within one process the sample is copied into a preallocated buffer slot; no CORBA, no
 pickling. The CORBA layer supplies other ``deliver`` functions (CDR over InPortCdr.put) and
 reuses the same publishers. Properties use OpenRTM's ``dataport.*`` names without the prefix.
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import math
 import threading
 import time
 import uuid
@@ -255,6 +262,17 @@ class RingBuffer:
 
 Deliver = Callable[[DataType], PortStatus]
 
+# The clock of simulated time while the process is in simulation mode (rtcf.simtime sets
+# it), else None; read when a publisher is made.
+_sim_clock: Any = None
+
+
+def set_simulation_clock(clock: Any) -> None:
+    """In simulation mode, the clock of simulated time (None: wall-clock mode). Publishers
+    made while it is set deliver in-process samples in the writer's thread."""
+    global _sim_clock
+    _sim_clock = clock
+
 
 class Publisher:
     """Hands written samples to ``deliver`` according to the subscription type."""
@@ -269,6 +287,10 @@ class Publisher:
         self.failed = 0
         self.last_status = PortStatus.PORT_OK
         self._thread: threading.Thread | None = None
+        # simulation mode, receiver in this process: deliver at write (module docstring)
+        self._sync = _sim_clock if self.kind != "flush" and getattr(
+            deliver, "in_process", False) else None
+        self._next_push = -math.inf
         if self.kind != "flush":
             # queued copies live in preallocated samples recycled through _free: a write
             # allocates nothing once the pool is warm
@@ -278,6 +300,8 @@ class Publisher:
             self._cond = threading.Condition(threading.Lock())
             self._stop = False
             self._skip_counter = 0
+            if self._sync is not None:
+                return
             self._thread = threading.Thread(target=self._run, daemon=True,
                                             name=f"rtcf-pub-{name}")
             self._thread.start()
@@ -301,8 +325,25 @@ class Publisher:
             slot = self._free.pop() if self._free else self.data_type()
             slot.assign(sample)
             q.append(slot)
-            self._cond.notify()
-        return PortStatus.PORT_OK
+            if self._sync is None:
+                self._cond.notify()
+                return PortStatus.PORT_OK
+            if self.kind == "periodic":
+                t = self._sync.now()
+                if t < self._next_push:
+                    return PortStatus.PORT_OK
+                rate = self.props.push_rate
+                n = math.floor(t * rate) + 1
+                while n / rate <= t:
+                    n += 1
+                self._next_push = n / rate
+            batch = self._pick()
+        status = PortStatus.PORT_OK
+        for s in batch:
+            status = self._send(s)
+        with self._cond:
+            self._free.extend(batch)
+        return status
 
     def _send(self, sample: DataType) -> PortStatus:
         if self.props.timestamp_policy == "on_send":
@@ -559,6 +600,7 @@ class InPort(Port):
             return status
         # overwrite never refuses a sample: the writer may skip the status bookkeeping
         deliver.fast_ok = props.full_policy == "overwrite"  # type: ignore[attr-defined]
+        deliver.in_process = True  # type: ignore[attr-defined]  (simulation mode: sync)
         return deliver
 
 

@@ -250,6 +250,11 @@ _DEFAULTS: dict[str, str] = {
     "exec_cxt.periodic.trace": "NO",
     "exec_cxt.periodic.trace_cycles": "65536",
     "exec_cxt.periodic.trace_file": "rtcf-trace-%n-%p.npz",
+    # simulation time (rtcf.simtime): YES runs every EC of the process in simulated time,
+    # NO in wall-clock time, empty follows the composition's `simulation` key; the factor
+    # (0 = as fast as possible, 1 = real time) overrides the composition's when set
+    "rtcf.simulation.enable": "",
+    "rtcf.simulation.real_time_factor": "",
     # real-time process settings (rtcf.realtime): lock memory where permitted, freeze the
     # start-up heap after activation, the interpreter's switch interval [us]
     "manager.realtime.mlockall": "YES",

@@ -1,0 +1,681 @@
+"""Simulation time: execution contexts whose clock is simulated time, all of a process in
+lockstep on one time base driven by one thread (OpenRTM's OpenHRP / Simulator execution
+contexts, where the simulator ticks every controller once per simulation step).
+
+* :class:`SimTimeBase` owns simulated time (``now`` [s]) and the one thread that runs every
+  cycle. It runs the cycles of each simulated *instant* back to back, as fast as the machine
+  allows (real-time factor 0) or paced against a wall clock at a factor (1 = real time,
+  20 = twenty times faster). ``pause()``, ``resume()``, ``advance(seconds)`` and
+  ``set_real_time_factor()`` may be called from any thread (e.g. an ORB thread serving a
+  Simulator's service).
+* :class:`SimulationEC` is an :class:`~rtcf.execution.ExecutionContext` (so the lifecycle,
+  members, ECInfo, the CORBA EC service and rtshell work unchanged) whose cycles the time
+  base runs: cycle k of an EC at rate r runs at the instant k / r [s] exactly; ECInfo.now and
+  ECInfo.planned are that instant, ECInfo.measured_period the simulated time since the
+  EC's previous cycle.
+* :class:`SimClock` reads simulated time; it is every SimulationEC's ``clock``.
+
+What ``now`` means: the simulated time the system has reached. The cycles of every instant
+before ``now`` have run, those of ``now`` have not (they are about to run, or are running: a
+hook reading its EC's clock sees its own instant). Simulated time starts at 0.
+
+Order. At an instant, the due ECs run one after the other in the order they were created on
+the time base (in a composition: the order of ``execution_contexts``, the implicit
+``default`` EC last), each running its members in their declared order. Declaration order
+rather than a rule such as "the faster EC first" because which EC should go first at a
+shared instant depends on the data flow (a 100 Hz SequencePlayer feeding a 1 kHz controller
+wants the player first; a 1 kHz simulator feeding a 100 Hz DCM wants the simulator first):
+the author of the composition decides, and declares the producer first.
+
+Lifecycle requests and commands. At full speed they are applied at the start of the EC's
+next cycle, as on a wall-clock EC. Whenever the time base thread waits (paused, held, at
+the stop time, or ahead of the wall clock when paced) it wakes for them and applies them at
+once, at the current simulated time (ECInfo.now = now, ECInfo.planned = that EC's next
+instant): a synchronous activation from another thread therefore never hangs, paused or
+not. The thread also runs the EC-thread calls of ``set_rate``, ``remove_component`` etc.
+between two instants.
+
+Threads: one thread per time base (``rtcf-sim``), started when the first SimulationEC
+starts and ended when the last one stops. Everything a component does in its hooks runs in
+it; a hook that blocks stops simulated time for every EC (lockstep has no other way).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from collections import deque
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from .clock import Clock, MonotonicClock
+from .component import Component
+from .errors import ConfigError, show_value
+from .execution import HISTORY, ExecutionContext
+from .lifecycle import LifeCycleState, ReturnCode
+from .log import get_logger
+
+__all__ = ["SimTimeBase", "SimClock", "SimulationEC", "check_factor", "enable_process_simulation",
+           "disable_process_simulation", "process_time_base", "EPS"]
+
+_S = LifeCycleState
+INF = math.inf
+# Simulated times within EPS of an instant count as that instant: advance(0.001) repeated
+# a thousand times accumulates float error, and must still run exactly one 1 kHz cycle each.
+EPS = 1e-9
+# Paced at a factor, a time base more than this behind the wall clock [s] stops trying to
+# catch up (a suspended process would otherwise run a burst when it resumes).
+RESYNC_LAG = 1.0
+CALL_TIMEOUT = 10.0   # [s] wall: how long a call into the time base thread may wait
+
+
+def check_factor(factor: object) -> str | None:
+    """None when ``factor`` is a finite number >= 0, else what is wrong."""
+    if isinstance(factor, bool) or not isinstance(factor, (int, float, np.integer,
+                                                            np.floating)):
+        return "expected a number >= 0 (0 = as fast as possible, 1 = real time)"
+    if not 0.0 <= float(factor) < INF:      # False for NaN
+        return "expected a number >= 0 (0 = as fast as possible, 1 = real time)"
+    return None
+
+
+def _seconds(seconds: object, what: str) -> float:
+    try:
+        value = float(seconds)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        value = math.nan
+    if isinstance(seconds, bool) or not 0.0 <= value < INF:
+        raise ValueError(f"{what}: expected a finite number of seconds >= 0, "
+                         f"got {show_value(seconds)}")
+    return value
+
+
+class SimClock:
+    """A :class:`~rtcf.clock.Clock` reading a time base's simulated time [s]."""
+
+    __slots__ = ("_base",)
+
+    def __init__(self, base: "SimTimeBase"):
+        self._base = base
+
+    def now(self) -> float:
+        """Runs in: any thread."""
+        return self._base.now
+
+
+class SimTimeBase:
+    """Simulated time and the one thread that runs every SimulationEC of it in lockstep.
+
+    ``real_time_factor``: 0 runs cycles back to back, F > 0 paces simulated time at F times
+    the wall clock. ``wall_clock``: what pacing reads (a ManualClock in tests).
+
+    Runs in: the public methods may be called from any thread unless said otherwise.
+    """
+
+    def __init__(self, real_time_factor: float = 1.0, *, wall_clock: Clock | None = None,
+                 name: str = "sim"):
+        problem = check_factor(real_time_factor)
+        if problem:
+            raise ConfigError(f"simulation time: real_time_factor: {problem}, got "
+                              f"{show_value(real_time_factor)}")
+        self.name = name
+        self.log = get_logger(f"simtime.{name}")
+        self.now = 0.0                      # written by the time base thread only
+        self.clock = SimClock(self)
+        self._factor = float(real_time_factor)
+        self._wall = wall_clock or MonotonicClock()
+        self._paused = False
+        self._holds = 0
+        self._target: float | None = None   # advance(): stop here, stay paused
+        self._stop_at: float | None = None  # never pass this time (--duration)
+        self.stop_reached = threading.Event()
+        self._created: list[SimulationEC] = []   # every EC of this base, creation order
+        self._ecs: list[SimulationEC] = []       # the running ones, creation order
+        self._next_due = INF
+        self._cond = threading.Condition(threading.Lock())
+        self._run_lock = threading.RLock()       # held while an instant / pending work runs
+        self._advance_lock = threading.Lock()    # one advance() at a time
+        self._calls: deque[tuple[Callable[[], Any], threading.Event, list]] = deque()
+        self._thread: threading.Thread | None = None
+        self._ident: int | None = None
+        self._wakes = 0
+        self._seen = 0
+        self._idle_gen = -1
+        self._anchored = False
+        self._anchor_wall = 0.0
+        self._anchor_sim = 0.0
+        # statistics (read by the manager's status line and report)
+        self.instants = 0
+        self.resyncs = 0
+        self.lateness_max = 0.0             # paced: worst wall lateness of an instant [s]
+        self.wall_started: float | None = None   # wall clock at the first instant
+        self.wall_reached: float | None = None   # wall clock when the stop time was reached
+
+    # -- the contract ---------------------------------------------------------------------
+    @property
+    def real_time_factor(self) -> float:
+        return self._factor
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    def pause(self) -> None:
+        """Stop simulated time after the current instant. From another thread it returns
+        once no cycle runs any more (``now`` then stays put); from the time base thread
+        (a hook, a command) it takes effect when the current instant ends."""
+        with self._cond:
+            self._paused = True
+            self._anchored = False
+            self._wake_locked()
+        self._wait_instant()
+
+    def resume(self) -> None:
+        """Let simulated time run again (paced from now on at the factor)."""
+        with self._cond:
+            self._paused = False
+            self._anchored = False
+            self._wake_locked()
+
+    def advance(self, seconds: float) -> float:
+        """Run every cycle due in the next ``seconds`` of simulated time (the instants t
+        with now <= t < now + seconds), unpaced, and stay paused; return the new ``now``.
+        Pauses first if running. ValueError for a negative, NaN or infinite value. From
+        another thread it blocks until done; from the time base thread (a hook or a command)
+        it only sets the target and returns it (the cycles run after the current instant).
+        At the stop time (``set_stop_time``) it returns there."""
+        s = _seconds(seconds, "advance")
+        if self.in_thread():
+            with self._cond:
+                self._paused = True
+                self._target = max(self._target or self.now, self.now) + s
+                self._wake_locked()
+                return self._target
+        with self._advance_lock:
+            self.pause()
+            with self._cond:
+                if not self._alive():
+                    # no EC runs: nothing is due, time just moves
+                    with self._run_lock:
+                        self.now = self._clamp(self.now + s)
+                    return self.now
+                self._target = self.now + s
+                self._wake_locked()
+                while self._target is not None and self._alive():
+                    self._cond.wait(0.5)
+                self._target = None
+            return self.now
+
+    def set_real_time_factor(self, factor: float) -> None:
+        """0 = as fast as possible, 1 = real time, F = F times real time. ValueError for a
+        negative, NaN or infinite factor (nothing changes)."""
+        problem = check_factor(factor)
+        if problem:
+            raise ValueError(f"set_real_time_factor: {problem}, got {show_value(factor)}")
+        with self._cond:
+            self._factor = float(factor)
+            self._anchored = False
+            self._wake_locked()
+
+    # -- extras for the manager and tests ---------------------------------------------------
+    @contextlib.contextmanager
+    def held(self) -> Iterator["SimTimeBase"]:
+        """A context in which simulated time does not advance (requests and commands are
+        still applied): the manager starts the ECs and activates the components inside
+        one, so every run starts at t = 0 with the same states."""
+        with self._cond:
+            self._holds += 1
+            self._anchored = False
+        self._wait_instant()
+        try:
+            yield self
+        finally:
+            with self._cond:
+                self._holds -= 1
+                self._anchored = False
+                self._wake_locked()
+
+    def set_stop_time(self, t: float | None) -> None:
+        """Never run past simulated time ``t`` [s] (None: no limit): the instants before
+        ``t`` run, then ``now`` becomes ``t`` and ``stop_reached`` is set (--duration)."""
+        if t is not None:
+            t = _seconds(t, "stop time")
+        with self._cond:
+            self._stop_at = t
+            self.stop_reached.clear()
+            if t is not None and self.now >= t - EPS:
+                self.stop_reached.set()
+            self._wake_locked()
+
+    @property
+    def stop_time(self) -> float | None:
+        return self._stop_at
+
+    @property
+    def holding(self) -> bool:
+        return self._holds > 0
+
+    def wake(self) -> None:
+        """Something is pending for the time base thread (request, command, parameter).
+        Runs in: any thread."""
+        with self._cond:
+            self._wake_locked()
+
+    def wait_idle(self, timeout: float = 5.0) -> bool:
+        """Block until the thread has handled everything asked of it so far and waits
+        (paused, held, at the stop time, or ahead of the wall clock): True, or False after
+        ``timeout`` (e.g. it runs flat out). For tests; never call it from the thread."""
+        with self._cond:
+            if not self._alive():
+                return True
+            self._wake_locked()
+            gen = self._wakes
+            return self._cond.wait_for(lambda: self._idle_gen >= gen or not self._alive(),
+                                       timeout)
+
+    def in_thread(self) -> bool:
+        return self._ident is not None and self._ident == threading.get_ident()
+
+    def thread_alive(self) -> bool:
+        t = self._thread
+        return t is not None and t.is_alive()
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` in the time base thread between two instants and return its result
+        (re-raises its exception); at once when called from that thread."""
+        if self.in_thread():
+            return fn()
+        done = threading.Event()
+        box: list = []
+        with self._cond:
+            self._calls.append((fn, done, box))
+            self._ensure_thread()
+            self._wake_locked()
+        if not done.wait(CALL_TIMEOUT):
+            raise TimeoutError(f"simulation time base {self.name!r} did not run the call "
+                               f"within {CALL_TIMEOUT:g} s (a hook blocks?)")
+        if box and isinstance(box[0], BaseException):
+            raise box[0]
+        return box[0] if box else None
+
+    def stats(self) -> dict[str, Any]:
+        """Simulated time, factor, state and counters. Runs in: any thread."""
+        wall = self._wall.now()
+        end = self.wall_reached if self.wall_reached is not None else wall
+        elapsed = end - self.wall_started if self.wall_started is not None else 0.0
+        return {"now": self.now, "real_time_factor": self._factor, "paused": self._paused,
+                "held": self._holds > 0, "instants": self.instants, "resyncs": self.resyncs,
+                "lateness_max": self.lateness_max, "wall": wall, "wall_elapsed": elapsed,
+                "achieved_factor": self.now / elapsed if elapsed > 0 else 0.0,
+                "ecs": [ec.name for ec in self._ecs]}
+
+    def __repr__(self) -> str:
+        state = "paused" if self._paused else "held" if self._holds else "running"
+        return (f"<SimTimeBase {self.name!r} t={self.now:.6f} s factor {self._factor:g} "
+                f"{state}>")
+
+    # -- internals: registration -------------------------------------------------------------
+    def _register(self, ec: "SimulationEC") -> None:
+        with self._cond:
+            self._created.append(ec)
+
+    def _attach(self, ec: "SimulationEC") -> None:
+        """Runs in: the time base thread. Schedule ``ec`` from the current time and run
+        on_startup of its members."""
+        ec._schedule_from(self.now)
+        order = {id(e): i for i, e in enumerate(self._created)}
+        self._ecs = sorted([*self._ecs, ec], key=lambda e: order.get(id(e), len(order)))
+        self._refresh_due()
+        ec._startup_all()
+
+    def _detach(self, ec: "SimulationEC") -> None:
+        """Runs in: the time base thread."""
+        self._ecs = [e for e in self._ecs if e is not ec]
+        self._refresh_due()
+        ec._shutdown_members(self.now)
+
+    def _refresh_due(self) -> None:
+        due = INF
+        for ec in self._ecs:
+            if ec._next < due:
+                due = ec._next
+        self._next_due = due
+
+    # -- internals: the thread -----------------------------------------------------------------
+    def _alive(self) -> bool:
+        t = self._thread
+        return t is not None and t.is_alive()
+
+    def _wake_locked(self) -> None:
+        self._wakes += 1
+        self._cond.notify_all()
+
+    def _wait_instant(self) -> None:
+        """From another thread: return once the current instant (if any) has ended."""
+        if self._alive() and not self.in_thread():
+            with self._run_lock:
+                pass
+
+    def _ensure_thread(self) -> None:
+        """Called with the condition held."""
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._main, name=f"rtcf-{self.name}",
+                                            daemon=True)
+            self._thread.start()
+
+    def _clamp(self, t: float) -> float:
+        if self._stop_at is not None and t >= self._stop_at - EPS:
+            self.stop_reached.set()
+            if self.wall_reached is None:
+                self.wall_reached = self._wall.now()
+            return max(self.now, self._stop_at)
+        return t
+
+    def _main(self) -> None:
+        me = threading.current_thread()
+        ident = self._ident = threading.get_ident()
+        try:
+            self._loop()
+        except BaseException:
+            self.log.exception("simulation time base %r stopped by an internal error",
+                               self.name)
+        finally:
+            calls: list = []
+            with self._cond:
+                if self._thread is me:        # ended by an error: nobody runs the calls
+                    self._thread = None
+                    self._target = None
+                    calls, self._calls = list(self._calls), deque()
+                if self._ident == ident:
+                    self._ident = None
+                self._cond.notify_all()
+            for _, done, box in calls:
+                box.append(RuntimeError("the simulation time base thread stopped"))
+                done.set()
+
+    def _run_calls(self) -> None:
+        with self._run_lock:
+            while self._calls:
+                fn, done, box = self._calls.popleft()
+                try:
+                    box.append(fn())
+                except BaseException as e:
+                    box.append(e)
+                done.set()
+
+    def _apply_pending(self) -> None:
+        """Requests, commands and staged parameters of every EC, at the current time."""
+        with self._run_lock:
+            now = self.now
+            for ec in self._ecs:
+                ec._apply_pending(now)
+
+    def _idle(self, timeout: float | None) -> None:
+        """Wait for a wake-up (or ``timeout`` [s]); nothing when one is pending."""
+        with self._cond:
+            if self._calls or self._wakes != self._seen:
+                return
+            self._idle_gen = self._seen
+            self._cond.notify_all()
+            self._cond.wait(timeout)
+
+    def _loop(self) -> None:
+        wall = self._wall
+        while True:
+            if self._calls:
+                self._run_calls()
+            if self._wakes != self._seen:
+                self._seen = self._wakes
+                self._apply_pending()
+            if not self._ecs:
+                with self._cond:
+                    if not self._ecs and not self._calls:
+                        self._thread = None
+                        self._cond.notify_all()
+                        return
+                continue
+            target = self._target
+            stop = self._stop_at
+            if stop is not None and self.now >= stop - EPS:
+                if target is not None:      # an advance cannot pass the stop time
+                    with self._cond:
+                        self._target = None
+                        self._cond.notify_all()
+                self.stop_reached.set()
+                self._idle(None)
+                continue
+            if self._holds or (self._paused and target is None):
+                self._anchored = False
+                self._idle(None)
+                continue
+            limit = target if target is not None else INF
+            if stop is not None and stop < limit:
+                limit = stop
+            t = self._next_due
+            if t >= limit - EPS:
+                self._reach(limit, t)
+                continue
+            lateness = 0.0
+            factor = self._factor
+            if factor > 0.0 and target is None:
+                w = wall.now()
+                if not self._anchored:
+                    self._anchor_wall, self._anchor_sim = w, t
+                    self._anchored = True
+                left = self._anchor_wall + (t - self._anchor_sim) / factor - w
+                if left > 0.0:
+                    self._idle(left)
+                    continue
+                lateness = -left
+                if lateness > RESYNC_LAG:
+                    self.resyncs += 1
+                    self._anchor_wall, self._anchor_sim = w, t
+                    lateness = 0.0
+                elif lateness > self.lateness_max:
+                    self.lateness_max = lateness
+            self._instant(t, limit, lateness)
+
+    def _reach(self, limit: float, due: float) -> None:
+        """Time reaches ``limit`` (an advance target or the stop time) with no cycle left
+        before it; a limit within EPS of the next instant snaps onto it."""
+        with self._run_lock:
+            t = due if abs(due - limit) <= EPS else limit
+            if t > self.now:
+                self.now = t
+            if self._stop_at is not None and self.now >= self._stop_at - EPS:
+                self.stop_reached.set()
+                if self.wall_reached is None:
+                    self.wall_reached = self._wall.now()
+        with self._cond:
+            if self._target is not None and self.now >= self._target - EPS:
+                self._target = None
+                self._cond.notify_all()
+
+    def _instant(self, t: float, limit: float, lateness: float) -> None:
+        """Run the cycles of every EC due at ``t``, in creation order; then time reaches
+        the next instant (or ``limit``)."""
+        with self._run_lock:
+            if self._holds or (self._paused and self._target is None):
+                return                  # paused while this thread was deciding
+            if self.wall_started is None:
+                self.wall_started = self._wall.now()
+            self.now = t
+            due = INF
+            for ec in self._ecs:
+                if ec._next == t:
+                    ec._sim_cycle(t, lateness)
+                if ec._next < due:
+                    due = ec._next
+            self._next_due = due
+            self.instants += 1
+            self.now = due if due < limit else limit
+
+
+class SimulationEC(ExecutionContext):
+    """An execution context whose cycles a :class:`SimTimeBase` runs in simulated time:
+    cycle k at instant ``k / rate`` [s]. Lifecycle, members, ECInfo, set_rate and the CORBA
+    EC service are those of every EC; start/stop attach it to / detach it from the time
+    base. Its thread is the time base's thread."""
+
+    kind = "PERIODIC"
+
+    def __init__(self, rate: float = 1000.0, name: str = "",
+                 time_base: SimTimeBase | None = None, **kw: Any):
+        if not isinstance(time_base, SimTimeBase):
+            raise ConfigError(f"execution context {name}: a SimulationEC needs a SimTimeBase,"
+                              f" got {show_value(time_base)}")
+        kw.pop("clock", None)
+        super().__init__(rate, name, time_base.clock, **kw)
+        self.time_base = time_base
+        self._k = 0            # index of the next cycle on this EC's grid
+        self._next = INF       # its instant [s]
+        self._lateness_now = 0.0
+        time_base._register(self)
+
+    # -- control --------------------------------------------------------------------------
+    def start(self) -> ReturnCode:
+        """Attach to the time base (on_startup of the members in its thread); the first
+        cycle runs at the first multiple of the period at or after the current time."""
+        if self._running:
+            return ReturnCode.PRECONDITION_NOT_MET
+        self._running = True
+        self.started_at = self.time_base.now
+        try:
+            self.time_base.call(lambda: self.time_base._attach(self))
+        except BaseException:
+            self._running = False
+            raise
+        return ReturnCode.RTC_OK
+
+    def stop(self) -> ReturnCode:
+        """Detach from the time base: active members are deactivated, on_shutdown runs."""
+        if not self._running:
+            return ReturnCode.PRECONDITION_NOT_MET
+        try:
+            if self.time_base.thread_alive() or self.in_ec_thread():
+                self.time_base.call(lambda: self.time_base._detach(self))
+            else:
+                with self.time_base._run_lock:
+                    self._shutdown_members(self.time_base.now)
+        finally:
+            self._running = False
+        return ReturnCode.RTC_OK
+
+    def add_component(self, comp: Component, owned: bool = False) -> int:
+        ec_id = super().add_component(comp, owned)
+        if self._running and not self.in_ec_thread():
+            m = self.member(comp)
+            self._run_in_thread(lambda: self._startup(m))
+        return ec_id
+
+    def wake(self) -> None:
+        self.time_base.wake()
+
+    def in_ec_thread(self) -> bool:
+        return self.time_base.in_thread()
+
+    def _thread_alive(self) -> bool:
+        return self.time_base.thread_alive()
+
+    def _run_in_thread(self, fn: Callable[[], Any]) -> Any:
+        return self.time_base.call(fn)
+
+    def exclusive(self) -> Any:
+        return self.time_base._run_lock
+
+    def clock_is_real(self) -> bool:
+        # cycles come by themselves and pending requests are applied even while paused:
+        # callers may wait for them (sync transitions, Component.call)
+        return True
+
+    def _rate_changed(self) -> None:
+        """Runs in: the time base thread (set_rate). The new grid starts at the first
+        multiple of the new period at or after the current time."""
+        if self._running and self in self.time_base._ecs:
+            self._schedule_from(self.time_base.now)
+            self.time_base._refresh_due()
+
+    # -- driven by the time base (its thread) ----------------------------------------------
+    def _schedule_from(self, t: float) -> None:
+        rate = self.rate
+        k = math.ceil(t * rate - EPS * rate)
+        if k < 0:
+            k = 0
+        while k / rate < t - EPS:
+            k += 1
+        while k > 0 and (k - 1) / rate >= t - EPS:
+            k -= 1
+        self._k = k
+        self._next = k / rate
+
+    def _sim_cycle(self, t: float, lateness: float) -> None:
+        i = self.cycles % HISTORY
+        self._lateness[i] = lateness
+        if self._last_start is not None:
+            self._periods[i] = t - self._last_start
+        self._cycle(t, t)
+        k = self._k + 1
+        self._k = k
+        self._next = k / self.rate
+
+    def _apply_pending(self, now: float) -> None:
+        """Drain commands, apply lifecycle requests and staged parameters of the members
+        with something pending, at simulated time ``now`` (no on_execute)."""
+        planned = self._next if self._next < INF else now
+        for m in self._members:
+            comp = m.comp
+            staged = m.primary and comp._params._staged and m.state is _S.ACTIVE
+            commands = m.primary and comp._commands
+            if not (m.requests or m.next_state is not m.state or commands or staged):
+                continue
+            info = m.info
+            info.now = now
+            info.planned = planned
+            if commands:
+                comp._drain_commands()
+            n = 0
+            while (m.requests or m.next_state is not m.state) and n < 16:
+                self._transition(m)
+                n += 1
+            if m.primary and comp._params._staged and m.state is _S.ACTIVE:
+                self._apply_params(m)
+
+    def _shutdown_members(self, now: float) -> None:
+        for m in self._members:
+            m.info.now = now
+            m.info.planned = now
+        self._shutdown_all()
+        self._next = INF
+
+
+# -- the process's simulation mode ------------------------------------------------------------
+
+_PROCESS_BASE: SimTimeBase | None = None
+
+
+def enable_process_simulation(base: SimTimeBase) -> None:
+    """Put this process in simulation mode on ``base``: data-port timestamps
+    (timestamp_policy on_write / on_send / on_read / on_received) read simulated time, and
+    in-process ``new`` / ``periodic`` connectors made from now on deliver in the writer's
+    thread (see rtcf.ports), so that two runs are bit-identical. Called by the manager."""
+    global _PROCESS_BASE
+    from . import clock, ports
+    _PROCESS_BASE = base
+    clock.set_stamp_clock(base.clock)
+    ports.set_simulation_clock(base.clock)
+
+
+def disable_process_simulation() -> None:
+    """Back to wall-clock mode (manager shutdown, tests)."""
+    global _PROCESS_BASE
+    from . import clock, ports
+    _PROCESS_BASE = None
+    clock.set_stamp_clock(None)
+    ports.set_simulation_clock(None)
+
+
+def process_time_base() -> SimTimeBase | None:
+    """The time base of this process in simulation mode, else None."""
+    return _PROCESS_BASE
