@@ -10,7 +10,7 @@ by MuJoCo's offscreen renderer) and nao_tracking.png (commanded against measured
 angles of the joints the pattern moves). M1013: compositions/arm_sim.yaml runs a blended
 square of BlendingPlanner0 through the 1 kHz joint effort PID; writes arm_filmstrip.png and
 arm_tracking.png (planned against measured TCP path, TCP error and speed, joint torques).
-The compositions run in this process on stepped ECs (simulated time, deterministic).
+The compositions run in this process in simulation time (rtcf.simtime, deterministic).
 
 Rendering without a GPU uses OSMesa (MUJOCO_GL=osmesa, Debian's libosmesa6). When the
 library is missing the script installs it if it runs as root (apt-get update, then
@@ -115,13 +115,13 @@ def nao(out: Path, film: bool) -> None:
 
     render = None
     if film:
-        from simulator.system import SteppedSystem
-        system = SteppedSystem("compositions/nao_sim.yaml",
+        from simulator.system import SimSystem
+        system = SimSystem("compositions/nao_sim.yaml",
                                params={"qLog": {"path": ""}, "sensorLog": {"path": ""}})
         cam = Camera(system["DCM0"].robot_body.sim, "torso", 1.3, -12.0, 150.0,
                      offset=(0.0, 0.0, -0.12))
         render = cam
-        rec = run_nao(6.0, pattern=WAVE, render=render, frame_every=0.5, stepped=system)
+        rec = run_nao(6.0, pattern=WAVE, render=render, frame_every=0.5, system=system)
         cam.close()
         system.close()
         filmstrip(rec.frames, "NAO V5 on MuJoCo: the wave pattern through SequencePlayer -> "

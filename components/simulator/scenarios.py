@@ -1,7 +1,7 @@
-"""The scenarios of issue 15's "What must be shown", run in process on stepped ECs.
+"""The scenarios of issue 15's "What must be shown", run in process in simulation time.
 
 Each builds a composition (compositions/nao_sim.yaml or arm_sim.yaml) with
-:class:`~simulator.system.SteppedSystem`, drives it as a user would (the SequencePlayer's
+:class:`~simulator.system.SimSystem`, drives it as a user would (the SequencePlayer's
 pattern, the DCM's setAlias, BlendingPlanner's moveBlending), records every cycle into
 preallocated arrays and returns them. Used by the acceptance tests
 (tests/integration/test_sim_acceptance.py), scripts/sim_demo and bench/bench_sim_system.py.
@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .metrics import box_corners_xy, convex_hull, signed_distance
-from .system import ROOT, SteppedSystem
+from .system import ROOT, SimSystem
 
 __all__ = ["NaoRecord", "run_nao", "ArmRecord", "run_arm", "SQUARE", "WAVE"]
 
@@ -76,7 +76,7 @@ def support_polygon(sim: Any, feet: list[int], min_force: float = 1.0) -> np.nda
 def run_nao(seconds: float, pattern: str | None = WAVE, pattern_time: float = 1.0,
             limp_at: float | None = None, render: Callable[[Any], Any] | None = None,
             frame_every: float = 0.5, params: dict | None = None,
-            stepped: SteppedSystem | None = None) -> NaoRecord:
+            system: SimSystem | None = None) -> NaoRecord:
     """Run nao_sim for ``seconds`` of simulated time.
 
     pattern: a SequencePlayer pattern base name (loaded after the first cycle; None: stand);
@@ -84,7 +84,8 @@ def run_nao(seconds: float, pattern: str | None = WAVE, pattern_time: float = 1.
     service (createAlias + setAliasTimeSeparate, as a NAOqi program does); render(sim) ->
     image every ``frame_every`` s into ``frames``.
     """
-    system = stepped or SteppedSystem("compositions/nao_sim.yaml",
+    own = system is None
+    system = system or SimSystem("compositions/nao_sim.yaml",
                                       params={"qLog": {"path": ""}, "sensorLog": {"path": ""},
                                               **(params or {})})
     try:
@@ -143,7 +144,7 @@ def run_nao(seconds: float, pattern: str | None = WAVE, pattern_time: float = 1.
             setattr(rec, name, getattr(rec, name)[:k])
         return rec
     finally:
-        if stepped is None:
+        if own:
             system.close()
 
 
@@ -181,7 +182,7 @@ def run_arm(segments: list | None = None, vel: float = 150.0, acc: float = 600.0
     """Run arm_sim: hold ``settle`` s, then one moveBlending of ``segments`` (default: the
     blended SQUARE in the TOOL frame) at ``vel`` / ``acc``, then ``tail`` s."""
     segments = SQUARE if segments is None else segments
-    system = SteppedSystem("compositions/arm_sim.yaml",
+    system = SimSystem("compositions/arm_sim.yaml",
                            params={"qLog": {"path": ""}, "qRefLog": {"path": ""},
                                    **(params or {})})
     try:

@@ -1,12 +1,15 @@
-"""Run a simulation composition in this process on stepped execution contexts.
+"""Run a simulation composition in this process in simulation time, one step at a time.
 
 For the demos (scripts/sim_demo), the acceptance tests and the benchmarks: the composition
-is loaded as scripts/run would load it, every execution context is made ``stepped`` (no ORB,
-no threads), and :meth:`SteppedSystem.advance` runs every EC cycle due in the next seconds of
-simulated time, in time order (ECs due at the same instant in composition order), so ECs of
-different rates stay in lockstep and a run is deterministic.
+is loaded as scripts/run would load it and built by the manager in simulation mode
+(rtcf.simtime: every EC a SimulationEC on one time base, here at real-time factor 0), with
+no ORB. The time base is held at t = 0 through the build and then paused;
+:meth:`SimSystem.advance` runs every EC cycle due in the next seconds of simulated time
+(``SimTimeBase.advance``: the ECs of different rates in lockstep, in composition order at a
+shared instant), so a run is deterministic and the caller can look at the components
+between two steps.
 
-    with SteppedSystem("compositions/nao_sim.yaml") as system:
+    with SimSystem("compositions/nao_sim.yaml") as system:
         system.advance(2.0)
         dcm = system["DCM0"]
 """
@@ -25,78 +28,75 @@ from rtcf.manager import Manager
 
 ROOT = Path(__file__).resolve().parents[2]
 
-__all__ = ["SteppedSystem", "ROOT"]
+__all__ = ["SimSystem", "ROOT"]
 
 
-class SteppedSystem:
-    """A composition built in process with stepped ECs (see the module doc).
+class SimSystem:
+    """A composition built in process on a paused simulation time base (module doc).
 
-    params: {instance: {param: value}} overrides merged into the composition's params;
-    drop: instance names left out (with their connections and EC membership).
+    params: {instance: {param: value}} overrides merged into the composition's params.
     """
 
-    def __init__(self, composition: str | Path, params: Mapping[str, Mapping[str, Any]] |
-                 None = None, drop: tuple[str, ...] = ()):
+    def __init__(self, composition: str | Path,
+                 params: Mapping[str, Mapping[str, Any]] | None = None):
         path = Path(composition)
         if not path.is_absolute():
             path = ROOT / path
         data = yaml.safe_load(path.read_text())
-        data.pop("simulation", None)          # this runner is its own time base
         comps = []
-        for i, c in enumerate(data.get("components", [])):
+        for c in data.get("components", []):
             name = c.get("name") or f"{c['type']}0"
-            if name in drop:
-                continue
             if params and name in params:
                 c = dict(c)
                 c["params"] = {**(c.get("params") or {}), **params[name]}
             comps.append(c)
         data["components"] = comps
-        data["connections"] = [
-            c for c in data.get("connections", [])
-            if c["from"].split(".")[0] not in drop and c["to"].split(".")[0] not in drop]
-        for ec in data["execution_contexts"]:
-            ec["kind"] = "stepped"
-            ec["members"] = [m for m in ec["members"] if m not in drop]
-        if "activate" in data and isinstance(data["activate"], list):
-            data["activate"] = [a for a in data["activate"] if a not in drop]
         conf = rtcconf.merge_conf(rtcconf.defaults(), {
-            "manager.modules.load_path": str(ROOT / "components")})
+            "manager.modules.load_path": str(ROOT / "components"),
+            "rtcf.simulation.enable": "YES", "rtcf.simulation.real_time_factor": "0"})
         self.manager = Manager(conf, corba=False)
-        self.manager.build(parse_composition(data, path.name))
-        self.ecs = list(self.manager.ecs.values())
-        self._ticks = [0 for _ in self.ecs]        # cycles run by each EC
-        self.now = 0.0
+        self.manager.sim_stop_at = 0.0           # held at t = 0 until paused below
+        try:
+            self.manager.build(parse_composition(data, path.name))
+        except BaseException:
+            self.manager.shutdown()
+            raise
+        tb = self.time_base = self.manager.time_base
+        tb.pause()
+        tb.set_stop_time(None)
         self.cycles = 0
+
+    @property
+    def now(self) -> float:
+        return self.time_base.now
 
     def __getitem__(self, name: str) -> Any:
         return self.manager.components[name]
 
-    def advance(self, seconds: float, each: Callable[[float], None] | None = None) -> float:
-        """Run every cycle due in the next ``seconds`` of simulated time; ``each(t)`` is
-        called after each cycle of the first (fastest-listed) EC. Returns the new time."""
+    def advance(self, seconds: float, each: Callable[[float], None] | None = None,
+                step: float | None = None) -> float:
+        """Run every cycle due in the next ``seconds`` of simulated time. With ``each``, the
+        time runs in steps of ``step`` (default: the period of the first EC) and
+        ``each(t)`` is called after each, t the simulated time the step began. Returns the
+        new time."""
         if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds >= 0):
             raise ValueError(f"advance: expected seconds >= 0, got {seconds!r}")
-        end = self.now + seconds
-        eps = 1e-9
-        while True:
-            due = [n * ec.period for n, ec in zip(self._ticks, self.ecs)]
-            k = min(range(len(self.ecs)), key=lambda i: (due[i], i))
-            t = due[k]
-            if t >= end - eps:
-                break
-            self.ecs[k].tick()
-            self.cycles += 1
-            self._ticks[k] += 1
-            if each is not None and k == 0:
-                each(t)
-        self.now = end
-        return self.now
+        tb = self.time_base
+        if each is None:
+            return tb.advance(seconds)
+        dt = step or next(iter(self.manager.ecs.values())).period
+        n = int(round(seconds / dt))
+        t0 = tb.now
+        for k in range(n):
+            t = t0 + k * dt
+            tb.advance(t0 + (k + 1) * dt - tb.now)
+            each(t)
+        return tb.now
 
     def close(self) -> None:
         self.manager.shutdown()
 
-    def __enter__(self) -> "SteppedSystem":
+    def __enter__(self) -> "SimSystem":
         return self
 
     def __exit__(self, *exc: Any) -> None:
