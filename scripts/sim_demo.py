@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "components"))
 
-NAO_PLOT_JOINTS = ("HeadPitch", "RShoulderPitch", "RShoulderRoll", "RElbowYaw", "RElbowRoll")
+NAO_PLOT_JOINTS = ("HeadYaw", "RShoulderPitch", "RShoulderRoll", "RElbowYaw", "RElbowRoll")
 
 
 def ensure_osmesa() -> str:
@@ -83,6 +83,8 @@ class Camera:
         self.cam.lookat[:] = [p[0] + self.offset[0], p[1] + self.offset[1],
                               p[2] + self.offset[2]]
         self.renderer.update_scene(sim.mj_data, self.cam)
+        # OSMesa's shadow map is coarse: it draws dark slabs beside the feet
+        self.renderer.scene.flags[self.mujoco.mjtRndFlag.mjRND_SHADOW] = False
         return self.renderer.render().copy()
 
     def close(self):
@@ -93,7 +95,9 @@ def filmstrip(frames, title: str, path: Path, per_row: int = 6) -> None:
     import matplotlib.pyplot as plt
     n = len(frames)
     rows = (n + per_row - 1) // per_row
-    fig, axes = plt.subplots(rows, per_row, figsize=(2.2 * per_row, 2.2 * rows * 1.25 + 0.4),
+    h, w = frames[0][1].shape[:2]
+    fig, axes = plt.subplots(rows, per_row, figsize=(2.2 * per_row,
+                                                     2.2 * rows * h / w + 0.3 * rows + 0.4),
                              squeeze=False)
     for ax in axes.flat:
         ax.axis("off")
@@ -118,8 +122,8 @@ def nao(out: Path, film: bool) -> None:
         from simulator.system import SimSystem
         system = SimSystem("compositions/nao_sim.yaml",
                                params={"qLog": {"path": ""}, "sensorLog": {"path": ""}})
-        cam = Camera(system["DCM0"].robot_body.sim, "torso", 1.3, -12.0, 150.0,
-                     offset=(0.0, 0.0, -0.12))
+        cam = Camera(system["DCM0"].robot_body.sim, "torso", 1.0, -12.0, 150.0,
+                     size=(400, 300), offset=(0.0, 0.0, -0.04))
         render = cam
         rec = run_nao(6.0, pattern=WAVE, render=render, frame_every=0.5, system=system)
         cam.close()
@@ -137,13 +141,16 @@ def nao(out: Path, film: bool) -> None:
         ax.plot(rec.t, rec.q_cmd[:, j], "C0", lw=1, label="Position actuator (DCM)")
         ax.plot(rec.t, rec.q[:, j], "C3", lw=1.2, label="measured (physics)")
         ax.set_ylabel(f"{rec.joint_names[j]}\n[rad]", fontsize=8)
-    axes[0].legend(fontsize=7, loc="upper right")
+    axes[0].legend(fontsize=7, loc="lower left")
     axes[0].set_title(f"NAO wave on MuJoCo: tracking vs qRef over the moved joints: RMS "
                       f"{tr.rms_all:.3f} rad, max {tr.max_all:.3f} rad", fontsize=10)
     ax = axes[-1]
-    ax.plot(rec.t, rec.base_pos[:, 2] * 100, "C2", label="torso height [cm]")
-    ax.plot(rec.t, rec.fsr_total_kg, "C1", label=f"FSR total [kg] (mass {rec.mass:.2f})")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.plot(rec.t, rec.base_pos[:, 2] * 100, "C2")
+    ax.set_ylabel("torso height\n[cm]", fontsize=8, color="C2")
+    ax2 = ax.twinx()
+    ax2.plot(rec.t, rec.fsr_total_kg, "C1")
+    ax2.axhline(rec.mass, color="C1", ls=":", lw=1)
+    ax2.set_ylabel(f"FSR total [kg]\n(mass {rec.mass:.2f}, dotted)", fontsize=8, color="C1")
     ax.set_xlabel("simulated time [s]")
     fig.tight_layout()
     path = out / "nao_tracking.png"
