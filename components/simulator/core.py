@@ -30,7 +30,7 @@ FSR_SITES = (("LFoot/FSR/FrontLeft", "LFsrFL_frame"), ("LFoot/FSR/FrontRight", "
              ("RFoot/FSR/FrontLeft", "RFsrFL_frame"), ("RFoot/FSR/FrontRight", "RFsrFR_frame"),
              ("RFoot/FSR/RearLeft", "RFsrRL_frame"), ("RFoot/FSR/RearRight", "RFsrRR_frame"))
 FOOT_SITES = ("l_sole", "r_sole")
-SETTLE_TIME = 0.3          # [s] a floating robot settles on the floor in reset() before t = 0
+SETTLE_TIME = 1.0          # [s] a floating robot settles on the floor in reset() before t = 0
 PUSH_MAX_DURATION = 60.0   # [s]
 
 
@@ -51,7 +51,7 @@ def _vector(value, n: int, what: str) -> np.ndarray:
         raise SimError(f"{what}: expected {n} numbers, got {_show(value)}") from None
     if a.shape != (n,):
         raise SimError(f"{what}: expected {n} numbers, got shape {a.shape}: {_show(value)}")
-    if not math.isfinite(float(np.sum(a))) or not np.isfinite(a).all():
+    if not math.isfinite(float(np.sum(a))):      # no temporary array when all is well
         raise SimError(f"{what}: expected finite numbers, got {_show(a.tolist())}")
     return a
 
@@ -156,6 +156,18 @@ def _compile(path: Path) -> mujoco.MjModel:
     except Exception as e:   # MuJoCo raises ValueError; anything else is as bad
         msg = " ".join(str(e).split())
         raise SimError(f"{path}: MuJoCo cannot load this model: {msg}") from None
+
+
+def check_push(model: SimModel, body, force, duration) -> tuple[np.ndarray, int]:
+    """Validate a push completely: (force (3,) [N], duration in timesteps) or SimError.
+
+    Runs in: any thread (the component's servant validates on the ORB thread)."""
+    if not isinstance(body, str) or body not in model.body_names:
+        raise SimError(f"push: unknown body {_show(body)}; bodies of {model.name}: "
+                       f"{', '.join(model.body_names)}")
+    f = _vector(force, 3, "push force").copy()
+    dur = _finite_positive(duration, "push duration", PUSH_MAX_DURATION)
+    return f, max(1, round(dur / model.timestep))
 
 
 class Sensors:
@@ -307,6 +319,11 @@ class Simulation:
             np.multiply(self._effort, sv, out=self._frc_hi)
         np.negative(self._frc_hi, out=self._frc_lo)
 
+    def set_stiffness(self, stiffness) -> None:
+        """Change only the stiffness (a number or one per joint), keeping the targets.
+        Runs in: owner thread. SimError as set_position_targets."""
+        self.set_position_targets(self._ctrl_servo, stiffness)
+
     def set_torques(self, tau) -> None:
         """Joint torque inputs [N m], clamped at +-effort_limit (each clamped joint counts
         in `saturations`). Runs in: owner thread. SimError on a wrong length or NaN/inf."""
@@ -321,16 +338,11 @@ class Simulation:
         """Apply `force` [N] (world frame, at the body's centre of mass) for `duration` [s]
         (rounded to whole timesteps, at least one) from the next step; replaces a push in
         progress. Runs in: owner thread. SimError: unknown body, bad force or duration."""
-        bid = self._body_ids.get(body) if isinstance(body, str) else None
-        if bid is None:
-            raise SimError(f"push: unknown body {_show(body)}; bodies of {self.model.name}: "
-                           f"{', '.join(self.model.body_names)}")
-        f = _vector(force, 3, "push force")
-        dur = _finite_positive(duration, "push duration", PUSH_MAX_DURATION)
+        f, steps = check_push(self.model, body, force, duration)
         self._clear_push()
-        self._push_body = bid
+        self._push_body = self._body_ids[body]
         self._push_force[:] = f
-        self._push_left = max(1, round(dur / self.model.timestep))
+        self._push_left = steps
 
     def _clear_push(self) -> None:
         if self._push_left:

@@ -1,0 +1,193 @@
+"""The Simulator RT component: MuJoCo physics as the robot, with hrpsys RobotHardware's ports.
+
+hrpsys's RobotHardware (rtc/RobotHardware/RobotHardware.cpp) reads qRef / dqRef / tauRef and
+writes q / dq / tau plus one port per sensor of the robot model, named after the sensor
+(hrpsys sample models call them gsensor, gyrometer, lfsensor, rfsensor). The Simulator keeps
+those names; dqRef is not taken (MuJoCo's servos here are position servos), `stiffness` is
+an rtcf addition (hrpsys sets servo gains through RobotHardwareService instead).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from rtcf import Component, Param, ReadStatus, TimedDoubleSeq
+from rtcf.datatypes import stamp
+from rtcf.log import Throttled
+from rtcf.services import ServicePort
+
+from .core import SimError, SimModel, Simulation
+
+
+class Simulator(Component):
+    """MuJoCo physics as the robot: position servos and torques in, joint and body sensors out.
+
+    | port | type | unit | meaning |
+    |---|---|---|---|
+    | qRef (in) | TimedDoubleSeq | rad | position servo targets, model joint order (NAO: the DCM's 26 joints) |
+    | tauRef (in) | TimedDoubleSeq | N m | joint torques added to the servos', clamped at the effort limit (counted) |
+    | stiffness (in) | TimedDoubleSeq | 0..1 | servo strength: one value for all joints or one per joint; 0 = limp |
+    | q, dq, tau | TimedDoubleSeq | rad, rad/s, N m | measured joint position, velocity, applied torque |
+    | gsensor | TimedAcceleration3D | m/s^2 | torso accelerometer (reads +g up at rest); floating models |
+    | gyrometer | TimedAngularVelocity3D | rad/s | torso rate gyro; floating models |
+    | lfsensor, rfsensor | TimedDoubleSeq | N, N m | foot force/torque Fx Fy Fz Tx Ty Tz, sole frame; models with feet |
+    | zmp | TimedPoint3D | m | zero moment point on the floor, world frame; models with feet |
+    | basePos, baseRpy | TimedPoint3D, TimedOrientation3D | m, rad | ground-truth base pose; floating models |
+    | SimulatorService | service | - | Simulation::SimulatorService (idl/SimulatorService.idl) |
+
+    Each cycle writes the sensors of the current state (stamped with the cycle's time),
+    then applies the newest commands and advances the physics by one EC period (the period
+    must be a multiple of the model's 1 ms timestep). A command sample that is malformed
+    (wrong length, NaN, stiffness outside [0, 1]) is refused whole with a throttled warning
+    naming it; the previous command stays.
+    """
+
+    type_name = "Simulator"
+    category = "simulation"
+    model = Param(str, "nao_v5", read_only=True,
+                  doc="bundled model (nao_v5, m1013) or path to an MJCF file made like them")
+    stiffness = Param(float, -1.0, bounds=(-1.0, 1.0),
+                      doc="servo stiffness at activation and reset, 0..1; -1: the model's "
+                          "default (NAO 1, M1013 0: torque control)")
+
+    # -- lifecycle (EC thread) -------------------------------------------------------------
+    def on_initialize(self) -> None:
+        try:
+            self.sim_model = SimModel.load(self.model)
+        except SimError as e:
+            raise SimError(f"{self.instance_name}: model: {e}") from None
+        m = self.sim_model
+        n = len(m.joint_names)
+        self.sim: Simulation | None = None
+        self.q_in = self.add_in_port("qRef", TimedDoubleSeq)
+        self.tau_in = self.add_in_port("tauRef", TimedDoubleSeq)
+        self.stiff_in = self.add_in_port("stiffness", TimedDoubleSeq)
+        self.q_out = self._seq_out("q", n)
+        self.dq_out = self._seq_out("dq", n)
+        self.tau_out = self._seq_out("tau", n)
+        self.outs = [self.q_out, self.dq_out, self.tau_out]
+        self.acc_out = self.gyro_out = self.lf_out = self.rf_out = None
+        self.zmp_out = self.pos_out = self.rpy_out = None
+        if m.floating:
+            self.acc_out = self.add_out_port("gsensor", "TimedAcceleration3D")
+            self.gyro_out = self.add_out_port("gyrometer", "TimedAngularVelocity3D")
+            self.pos_out = self.add_out_port("basePos", "TimedPoint3D")
+            self.rpy_out = self.add_out_port("baseRpy", "TimedOrientation3D")
+            self.outs += [self.acc_out, self.gyro_out, self.pos_out, self.rpy_out]
+        if m.fsr_names:
+            self.lf_out = self._seq_out("lfsensor", 6)
+            self.rf_out = self._seq_out("rfsensor", 6)
+            self.zmp_out = self.add_out_port("zmp", "TimedPoint3D")
+            self.outs += [self.lf_out, self.rf_out, self.zmp_out]
+        self._stiff = np.zeros(n)
+        self.paused = False          # wall-clock pause (simulation time pauses the time base)
+        self.pending_steps = 0
+        self.refused = 0             # command samples refused
+        self._saturations_seen = 0
+        self._warn = Throttled(self.log, 5.0)
+        from .service import SimulatorServiceImpl   # the servant needs the compiled stubs
+        self.service = SimulatorServiceImpl(self)
+        port = self.add_service_port(ServicePort("SimulatorService"))
+        port.provide("service0", "SimulatorService", self.service)
+
+    def _seq_out(self, name: str, size: int) -> Any:
+        port = self.add_out_port(name, TimedDoubleSeq)
+        port.value.data = np.zeros(size)
+        return port
+
+    def on_activated(self, ec: Any) -> None:
+        if self.sim is None or abs(self.sim.period - ec.period) > 1e-12:
+            self.sim = Simulation(self.sim_model, ec.period)   # SimError names the period
+        self.reset_robot()
+        self.paused = False
+        self.pending_steps = 0
+
+    def reset_robot(self) -> None:
+        """Initial posture at rest, servos holding it at the `stiffness` parameter.
+        Runs in: EC thread."""
+        sim = self.sim
+        sim.reset()
+        s = self.stiffness if self.stiffness >= 0 else self.sim_model.default_stiffness
+        self._stiff.fill(s)
+        sim.set_stiffness(self._stiff)          # targets: the reset posture
+
+    def on_execute(self, ec: Any) -> None:
+        """Runs in: EC thread. Sensors of the current state out, commands in, one period."""
+        if self.paused:
+            if not self.pending_steps:
+                return
+            self.pending_steps -= 1
+        sim = self.sim
+        self._write(ec.now)
+        self._read_commands()
+        sim.step()
+        if sim.saturations != self._saturations_seen:
+            self._warn.warning("tauRef: %d joint torques beyond the effort limit clamped so "
+                               "far", sim.saturations)
+            self._saturations_seen = sim.saturations
+
+    def _read_commands(self) -> None:
+        sim = self.sim
+        if self.stiff_in.read_newest() is ReadStatus.NEW:
+            self._take_stiffness(self.stiff_in.value.data)
+        if self.q_in.read_newest() is ReadStatus.NEW:
+            try:
+                sim.set_position_targets(self.q_in.value.data, self._stiff)
+            except SimError as e:
+                self._refuse("qRef", e)
+        if self.tau_in.read_newest() is ReadStatus.NEW:
+            try:
+                sim.set_torques(self.tau_in.value.data)
+            except SimError as e:
+                self._refuse("tauRef", e)
+
+    def _take_stiffness(self, data: np.ndarray) -> None:
+        sim = self.sim
+        n = self._stiff.size
+        if data.size not in (1, n):
+            self._refuse("stiffness", SimError(f"expected 1 or {n} values, got {data.size}"))
+            return
+        lo, hi = float(np.min(data)), float(np.max(data))
+        if not (0.0 <= lo and hi <= 1.0) or math.isnan(lo + hi):
+            self._refuse("stiffness", SimError(f"expected values in [0, 1], got "
+                                               f"{np.asarray(data).tolist()[:8]}"))
+            return
+        self._stiff[:] = data
+        sim.set_stiffness(self._stiff)          # the current targets stay
+
+    def _refuse(self, port: str, e: Exception) -> None:
+        self.refused += 1
+        self._warn.warning("%s: sample refused (%s); the previous command stays", port, e)
+
+    def _write(self, t: float) -> None:
+        s = self.sim.sensors
+        np.copyto(self.q_out.value.data, s.q)
+        np.copyto(self.dq_out.value.data, s.dq)
+        np.copyto(self.tau_out.value.data, s.tau)
+        if self.acc_out is not None:
+            a = self.acc_out.value.data
+            a.ax, a.ay, a.az = float(s.acc[0]), float(s.acc[1]), float(s.acc[2])
+            g = self.gyro_out.value.data
+            g.avx, g.avy, g.avz = float(s.gyro[0]), float(s.gyro[1]), float(s.gyro[2])
+            p = self.pos_out.value.data
+            p.x, p.y, p.z = float(s.base_pos[0]), float(s.base_pos[1]), float(s.base_pos[2])
+            r = self.rpy_out.value.data
+            r.r, r.p, r.y = float(s.base_rpy[0]), float(s.base_rpy[1]), float(s.base_rpy[2])
+        if self.lf_out is not None:
+            np.copyto(self.lf_out.value.data, s.lfoot)
+            np.copyto(self.rf_out.value.data, s.rfoot)
+            z = self.zmp_out.value.data
+            z.x, z.y, z.z = float(s.zmp[0]), float(s.zmp[1]), float(s.zmp[2])
+        for port in self.outs:
+            stamp(port.value, t)
+            port.write()
+
+    # -- for the servant ---------------------------------------------------------------------
+    @property
+    def time_base_or_none(self) -> Any:
+        """The simulated time base of the EC (rtcf.simtime.SimTimeBase) or None on a wall
+        clock. Runs in: any thread."""
+        return getattr(self, "time_base", None)

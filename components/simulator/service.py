@@ -1,0 +1,141 @@
+"""Simulation::SimulatorService servant. Runs in: ORB threads.
+
+Arguments are validated here, on the ORB thread, completely (check_push, step counts,
+factors); work on the physics is handed to the EC thread (Component.call) and applied at the
+start of the next cycle. In simulation time, pause / resume / step / setRealTimeFactor go to
+the component's time base (rtcf.simtime.SimTimeBase, `Component.time_base`); on a wall-clock
+EC they act on the component's physics only. Every refusal is a SimulatorError whose reason
+names what was wrong; nothing changes then.
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, Callable
+
+from rtcf.corba.idl import stub_module
+
+from .core import SimError, check_push, quat_rpy
+
+Simulation = stub_module("Simulation")
+Simulation__POA = stub_module("Simulation__POA")
+CALL_TIMEOUT = 5.0     # [s] a call is applied at the next cycle
+MAX_STEPS = 10_000_000
+
+
+def _error(text: str) -> Exception:
+    # a CORBA string is Latin-1: an echoed non-Latin-1 value must not make the reply fail
+    return Simulation.SimulatorError(text.encode("latin-1", "backslashreplace").decode("latin-1"))
+
+
+class SimulatorServiceImpl(Simulation__POA.SimulatorService):
+    def __init__(self, comp: Any):
+        self.comp = comp
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _call(self, op: str, fn: Callable[[], Any]) -> Any:
+        """Run fn in the EC thread; its SimError (or a stalled EC) as SimulatorError."""
+        try:
+            return self.comp.call(fn, timeout=CALL_TIMEOUT)
+        except (SimError, ValueError) as e:
+            raise _error(f"{op}: {e}") from None
+        except (FutureTimeout, TimeoutError):
+            raise _error(f"{op}: {self.comp.instance_name} ran no cycle within {CALL_TIMEOUT} "
+                         "s: is its execution context running?") from None
+
+    def _active(self, op: str) -> None:
+        if self.comp.sim is None:
+            raise _error(f"{op}: {self.comp.instance_name} has not been activated yet "
+                         "(no physics)")
+
+    # -- time ---------------------------------------------------------------------------------
+    def pause(self) -> None:
+        tb = self.comp.time_base_or_none
+        if tb is not None:
+            tb.pause()
+        else:
+            self._call("pause", lambda: setattr(self.comp, "paused", True))
+
+    def resume(self) -> None:
+        tb = self.comp.time_base_or_none
+        if tb is not None:
+            tb.resume()
+        else:
+            def run() -> None:
+                self.comp.paused = False
+                self.comp.pending_steps = 0
+            self._call("resume", run)
+
+    def isPaused(self) -> bool:
+        tb = self.comp.time_base_or_none
+        return bool(tb.paused) if tb is not None else bool(self.comp.paused)
+
+    def step(self, n: int) -> None:
+        if not isinstance(n, int) or not 1 <= n <= MAX_STEPS:
+            raise _error(f"step: expected a number of periods in [1, {MAX_STEPS}], got {n!r}")
+        self._active("step")
+        comp = self.comp
+        tb = comp.time_base_or_none
+        if not self.isPaused():
+            raise _error("step: the simulation is running; pause() it first")
+        if tb is not None:
+            try:
+                tb.advance(n * comp.sim.period)
+            except ValueError as e:
+                raise _error(f"step: {e}") from None
+            return
+
+        def run() -> None:
+            if not comp.paused:
+                raise SimError("the simulation was resumed meanwhile")
+            comp.pending_steps += n
+        self._call("step", run)
+
+    def getTime(self) -> float:
+        tb = self.comp.time_base_or_none
+        if tb is not None:
+            return float(tb.now)
+        sim = self.comp.sim
+        return float(sim.time) if sim is not None else 0.0
+
+    def setRealTimeFactor(self, factor: float) -> None:
+        tb = self.comp.time_base_or_none
+        if tb is None:
+            raise _error(f"setRealTimeFactor: {self.comp.instance_name}'s execution context "
+                         "runs on the wall clock, not in simulation time (rtcf.simulation."
+                         "enable: YES)")
+        if not (isinstance(factor, (int, float)) and math.isfinite(factor) and factor >= 0):
+            raise _error(f"setRealTimeFactor: expected a finite factor >= 0, got {factor!r}")
+        try:
+            tb.set_real_time_factor(float(factor))
+        except ValueError as e:
+            raise _error(f"setRealTimeFactor: {e}") from None
+
+    # -- the robot ----------------------------------------------------------------------------
+    def reset(self) -> None:
+        self._active("reset")
+        self._call("reset", self.comp.reset_robot)
+
+    def push(self, body: str, force: Any, duration: float) -> None:
+        try:
+            f, _ = check_push(self.comp.sim_model, body, (force.x, force.y, force.z), duration)
+        except SimError as e:
+            raise _error(str(e)) from None
+        self._active("push")
+        self._call("push", lambda: self.comp.sim.push(body, f, duration))
+
+    def getBodyState(self, body: str) -> Any:
+        if body not in self.comp.sim_model.body_names:
+            raise _error(f"getBodyState: unknown body {body!r}; bodies: "
+                         f"{', '.join(self.comp.sim_model.body_names)}")
+        self._active("getBodyState")
+        pos, quat, lin, ang = self._call("getBodyState", lambda: self.comp.sim.body_state(body))
+        rpy = [0.0, 0.0, 0.0]
+        quat_rpy(quat, rpy)
+        V = Simulation.Vector3
+        return Simulation.BodyState(V(*map(float, pos)), Simulation.Quaternion(*map(float, quat)),
+                                    V(*rpy), V(*map(float, lin)), V(*map(float, ang)))
+
+    def getBodyNames(self) -> list:
+        return list(self.comp.sim_model.body_names)

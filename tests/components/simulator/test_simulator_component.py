@@ -1,0 +1,233 @@
+"""The Simulator component on a stepped EC (rtcf.testing.Harness, no ORB) and its servant."""
+
+import math
+
+import numpy as np
+import pytest
+
+from rtcf import ReadStatus, TimedDoubleSeq
+from rtcf.testing import Harness
+
+from simulator.component import Simulator
+from simulator.service import Simulation
+
+G = 9.81
+
+
+@pytest.fixture
+def nao():
+    h = Harness(Simulator, rate=100)
+    h.activate()
+    yield h
+    h.close()
+
+
+@pytest.fixture
+def arm():
+    h = Harness(Simulator, params={"model": "m1013"}, rate=1000)
+    h.activate()
+    yield h
+    h.close()
+
+
+def latest(h, port):
+    status, v = h.read_latest(port)
+    assert status is ReadStatus.NEW, port
+    return v
+
+
+def seq(values):
+    return TimedDoubleSeq(data=np.asarray(values, dtype=float))
+
+
+def test_ports_follow_robothardware_names(nao, arm):
+    assert {"qRef", "tauRef", "stiffness", "q", "dq", "tau", "gsensor", "gyrometer",
+            "lfsensor", "rfsensor", "basePos", "baseRpy", "zmp"} <= set(nao.comp.ports)
+    assert "SimulatorService" in nao.comp.service_ports
+    # the fixed arm has no IMU, feet or base pose
+    assert set(arm.comp.ports) == {"qRef", "tauRef", "stiffness", "q", "dq", "tau"}
+
+
+def test_outputs_are_stamped_with_the_cycle_time_and_the_robot_stands(nao):
+    nao.step(100)
+    w = nao.comp.sim_model.mass * G
+    lf, rf = latest(nao, "lfsensor"), latest(nao, "rfsensor")
+    t = lf.tm.sec + lf.tm.nsec * 1e-9
+    assert t == pytest.approx(nao.now - 0.01, abs=1e-9)     # the last cycle's time
+    assert lf.data[2] + rf.data[2] == pytest.approx(w, rel=0.02)
+    acc = latest(nao, "gsensor").data
+    assert math.hypot(acc.ax, acc.ay, acc.az) == pytest.approx(G, rel=0.01)
+    assert latest(nao, "basePos").data.z > 0.3
+    z = latest(nao, "zmp").data
+    assert abs(z.y) < 0.01 and -0.05 < z.x < 0.1
+    q = latest(nao, "q")
+    assert q.data.shape == (26,) and latest(nao, "tau").data.shape == (26,)
+
+
+def test_qref_moves_a_joint(nao):
+    q = latest(nao, "q").data.copy()
+    q[0] = 0.6                                              # HeadYaw
+    nao.write("qRef", seq(q))
+    nao.step(100)
+    assert latest(nao, "q").data[0] == pytest.approx(0.6, abs=0.02)
+
+
+def test_stiffness_port_zero_makes_it_fall(nao):
+    nao.write("stiffness", seq([0.0]))
+    nao.step(200)
+    assert latest(nao, "basePos").data.z < 0.2
+    assert np.abs(latest(nao, "tau").data).max() < 1e-9
+
+
+@pytest.mark.parametrize("port, values, reason", [
+    ("qRef", [math.nan] * 26, "qRef: sample refused"),
+    ("qRef", [0.0] * 3, "qRef: sample refused"),
+    ("tauRef", [math.inf] * 26, "tauRef: sample refused"),
+    ("stiffness", [2.0], "stiffness: sample refused"),
+    ("stiffness", [0.5] * 3, "stiffness: sample refused"),
+    ("stiffness", [math.nan], "stiffness: sample refused"),
+])
+def test_bad_command_samples_are_refused_and_it_keeps_running(nao, caplog, port, values,
+                                                              reason):
+    ctrl = nao.comp.sim.mj_data.ctrl.copy()
+    t0 = nao.comp.sim.time
+    nao.write(port, seq(values))
+    nao.step(10)
+    assert nao.comp.refused == 1
+    assert reason in caplog.text
+    np.testing.assert_array_equal(nao.comp.sim.mj_data.ctrl, ctrl)
+    assert nao.comp.sim.time == pytest.approx(t0 + 0.1)
+    assert latest(nao, "basePos").data.z > 0.3            # still standing
+
+
+def test_torques_saturate_and_are_counted(arm, caplog):
+    eff = arm.comp.sim_model.effort_limit
+    arm.write("tauRef", seq(2 * eff))
+    arm.step(2)
+    assert arm.comp.sim.saturations == 6
+    np.testing.assert_allclose(latest(arm, "tau").data, eff)
+    assert "beyond the effort limit clamped" in caplog.text
+
+
+def test_arm_torque_mode_by_default(arm):
+    arm.write("tauRef", seq([20.0, 0, 0, 0, 0, 0]))        # joint1: vertical axis
+    arm.step(300)
+    assert latest(arm, "q").data[0] > 0.05
+
+
+def test_period_not_a_multiple_of_the_timestep_fails_activation():
+    h = Harness(Simulator, rate=300)                        # 3.33 ms
+    try:
+        h.activate()
+        assert h.comp.sim is None
+        assert str(h.state) != "LifeCycleState.ACTIVE_STATE"
+    finally:
+        h.close()
+
+
+def test_unknown_model_fails_initialisation(tmp_path):
+    with pytest.raises(Exception, match="model: .*nope.xml: no such model file"):
+        Harness(Simulator, params={"model": str(tmp_path / "nope.xml")})
+
+
+# -- the service (servant called directly; the wire is tested in tests/integration) ----------
+
+def test_pause_step_resume_on_a_wall_clock_ec(nao):
+    svc, sim = nao.comp.service, nao.comp.sim
+    svc.pause()
+    assert svc.isPaused()
+    t0 = sim.time
+    nao.step(5)
+    assert sim.time == t0                                    # paused physics does not advance
+    with pytest.raises(Simulation.SimulatorError, match=r"step: expected a number of periods"):
+        svc.step(-1)
+    with pytest.raises(Simulation.SimulatorError, match=r"step: expected a number of periods"):
+        svc.step(0)
+    svc.step(3)
+    nao.step(10)
+    assert sim.time == pytest.approx(t0 + 0.03)              # exactly three periods
+    svc.resume()
+    with pytest.raises(Simulation.SimulatorError, match="pause\\(\\) it first"):
+        svc.step(1)
+    nao.step(2)
+    assert sim.time == pytest.approx(t0 + 0.05)
+    assert svc.getTime() == pytest.approx(t0 + 0.05)
+
+
+def test_set_real_time_factor_needs_simulation_time(nao):
+    with pytest.raises(Simulation.SimulatorError,
+                       match="runs on the wall clock, not in simulation time"):
+        nao.comp.service.setRealTimeFactor(2.0)
+
+
+class FakeTimeBase:
+    """The contract's SimTimeBase, recorded (sim-time provides the real one)."""
+
+    def __init__(self):
+        self.now, self.paused, self.real_time_factor, self.advanced = 0.0, False, 1.0, []
+
+    def pause(self):
+        self.paused = True
+
+    def resume(self):
+        self.paused = False
+
+    def advance(self, seconds):
+        if not (math.isfinite(seconds) and seconds >= 0):
+            raise ValueError(f"advance: bad {seconds}")
+        self.advanced.append(seconds)
+        return self.now
+
+    def set_real_time_factor(self, factor):
+        if factor < 0:
+            raise ValueError("factor < 0")
+        self.real_time_factor = factor
+
+
+def test_time_calls_go_to_the_time_base_in_simulation_time(nao):
+    tb = FakeTimeBase()
+    nao.comp.time_base = tb
+    svc = nao.comp.service
+    svc.pause()
+    assert tb.paused and svc.isPaused() and not nao.comp.paused
+    svc.step(4)
+    assert tb.advanced == [pytest.approx(0.04)]
+    svc.setRealTimeFactor(20.0)
+    assert tb.real_time_factor == 20.0
+    for bad in (-1.0, math.nan, math.inf):
+        with pytest.raises(Simulation.SimulatorError, match="setRealTimeFactor: expected"):
+            svc.setRealTimeFactor(bad)
+    assert tb.real_time_factor == 20.0
+    svc.resume()
+    assert not tb.paused
+    tb.now = 12.5
+    assert svc.getTime() == 12.5
+
+
+def test_push_and_body_state_through_the_servant(nao):
+    svc = nao.comp.service
+    V = Simulation.Vector3
+    x0 = svc.getBodyState("torso").position.x
+    svc.push("torso", V(40.0, 0.0, 0.0), 0.1)
+    nao.step(30)
+    assert svc.getBodyState("torso").position.x - x0 > 0.01
+    with pytest.raises(Simulation.SimulatorError, match="push: unknown body 'Tail'; bodies"):
+        svc.push("Tail", V(1, 0, 0), 0.1)
+    with pytest.raises(Simulation.SimulatorError, match="push force: expected finite"):
+        svc.push("torso", V(math.nan, 0, 0), 0.1)
+    with pytest.raises(Simulation.SimulatorError, match="push duration"):
+        svc.push("torso", V(1, 0, 0), -1.0)
+    with pytest.raises(Simulation.SimulatorError, match="getBodyState: unknown body 'x'"):
+        svc.getBodyState("x")
+    assert "l_ankle" in svc.getBodyNames()
+
+
+def test_reset_through_the_servant(nao):
+    svc = nao.comp.service
+    nao.write("stiffness", seq([0.0]))
+    nao.step(150)
+    assert latest(nao, "basePos").data.z < 0.2
+    svc.reset()
+    nao.step(1)
+    assert latest(nao, "basePos").data.z > 0.3
+    assert nao.comp.sim.time == pytest.approx(0.01)
