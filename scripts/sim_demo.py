@@ -64,10 +64,12 @@ class Camera:
     """An offscreen renderer with a free camera that follows a body."""
 
     def __init__(self, sim, body: str, distance: float, elevation: float, azimuth: float,
-                 size=(320, 400), offset=(0.0, 0.0, 0.0)):
+                 size=(320, 400), offset=(0.0, 0.0, 0.0), marks=None):
         import mujoco
         self.mujoco = mujoco
         self.sim = sim
+        global np
+        import numpy as np
         h, w = size
         self.renderer = mujoco.Renderer(sim.mj_model, h, w)
         self.cam = mujoco.MjvCamera()
@@ -77,6 +79,7 @@ class Camera:
         if self.body < 0:
             raise ValueError(f"no body {body!r} in the model to look at")
         self.offset = offset
+        self.marks = [] if marks is None else list(marks)   # world points [m]: small dots
 
     def __call__(self, sim):
         p = sim.mj_data.xpos[self.body]
@@ -85,6 +88,14 @@ class Camera:
         self.renderer.update_scene(sim.mj_data, self.cam)
         # OSMesa's shadow map is coarse: it draws dark slabs beside the feet
         self.renderer.scene.flags[self.mujoco.mjtRndFlag.mjRND_SHADOW] = False
+        scene = self.renderer.scene
+        mj = self.mujoco
+        for p in self.marks:
+            if scene.ngeom >= scene.maxgeom:
+                break
+            mj.mjv_initGeom(scene.geoms[scene.ngeom], mj.mjtGeom.mjGEOM_SPHERE,
+                            [0.006, 0, 0], p, np.eye(3).flatten(), [0.9, 0.2, 0.1, 1.0])
+            scene.ngeom += 1
         return self.renderer.render().copy()
 
     def close(self):
@@ -168,11 +179,14 @@ def arm(out: Path, film: bool) -> None:
     render = None
     cams = []
     if film:
+        path = run_arm().tcp_plan[::40] / 1000.0     # the planned TCP path, drawn as dots
+
         def render(sim):           # the renderer needs the simulation: made at first call
             if not cams:
-                cams.append(Camera(sim, "base_0", 2.6, -20.0, 130.0, offset=(0.3, 0.0, 0.6)))
+                cams.append(Camera(sim, "base_0", 1.9, -28.0, 135.0, size=(360, 400),
+                                   offset=(0.35, 0.1, 0.55), marks=path))
             return cams[0](sim)
-    rec = run_arm(render=render, frame_every=0.4)
+    rec = run_arm(render=render, frame_every=0.5)
     for c in cams:
         c.close()
     if film:

@@ -168,7 +168,7 @@ class ControllerManager(Component):
                                       f"joints than model {self.model!r}")
             hw.attach()
             self.hw = self.core.hardware = hw
-        if self.hardware == "simulator" and self.hw.sim is None:
+        if self.hardware == "simulator" and self.hw.owner is None:
             sim = find_component(self.simulator)
             if sim is None:
                 raise ControllerError(f"{self.instance_name}: hardware=simulator but no "

@@ -49,6 +49,9 @@ class Simulator(Component):
     category = "simulation"
     model = Param(str, "nao_v5", read_only=True,
                   doc="bundled model (nao_v5, m1013) or path to an MJCF file made like them")
+    initial_q = Param(list, [], elem=float, unit="rad", read_only=True,
+                      doc="joint angles at activation and reset, model order; empty: the "
+                          "zero posture clipped to the limits")
     stiffness = Param(float, -1.0, bounds=(-1.0, 1.0),
                       doc="servo stiffness at activation and reset, 0..1; -1: the model's "
                           "default (NAO 1, M1013 0: torque control)")
@@ -100,7 +103,8 @@ class Simulator(Component):
 
     def on_activated(self, ec: Any) -> None:
         if self.sim is None or abs(self.sim.period - ec.period) > 1e-12:
-            self.sim = Simulation(self.sim_model, ec.period)   # SimError names the period
+            self.sim = Simulation(self.sim_model, ec.period,   # SimError names the period
+                                  self.initial_q or None)
         self.reset_robot()
         self.paused = False
         self.pending_steps = 0

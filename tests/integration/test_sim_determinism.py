@@ -1,7 +1,7 @@
-"""Determinism at the composition level: compositions/nao_sim.yaml run twice by the manager
-as a user runs it (its own process, CORBA, ``--duration`` in simulated seconds, real-time
-factor 0 from -o) gives bit-identical sensor logs (the SampleLoggers' .npz: measured joints,
-IMU and FSR values, their time stamps)."""
+"""Determinism at the composition level: compositions/nao_sim.yaml and arm_sim.yaml, each run
+twice by the manager as a user runs it (its own process, CORBA, ``--duration`` in simulated
+seconds, real-time factor 0 from -o), give bit-identical sensor logs (the SampleLoggers'
+.npz: measured joints, IMU and FSR values, their time stamps)."""
 
 from __future__ import annotations
 
@@ -48,3 +48,12 @@ def test_nao_sim_twice_gives_bit_identical_sensor_logs(naming, tmp_path):
     for n in names:
         assert a[n][2] >= 299                    # 3 s at 100 Hz were logged
         assert a[n] == b[n], f"{n} differs between the two runs"
+
+
+def test_arm_sim_twice_gives_bit_identical_joint_logs(naming, tmp_path):
+    names = ["arm_sim_q.npz"]
+    run_once(tmp_path / "a", naming.port, "arm_sim.yaml", 1.0)
+    run_once(tmp_path / "b", naming.port, "arm_sim.yaml", 1.0)
+    a, b = logs(tmp_path / "a", names), logs(tmp_path / "b", names)
+    assert a["arm_sim_q.npz"][2] >= 999                 # 1 s at 1 kHz
+    assert a == b
