@@ -38,6 +38,9 @@ class Simulator(Component):
     | basePos, baseRpy | TimedPoint3D, TimedOrientation3D | m, rad | ground-truth base pose; floating models |
     | SimulatorService | service | - | Simulation::SimulatorService (idl/SimulatorService.idl) |
 
+    Activation puts the robot back to its initial posture at rest (a floating robot standing
+    on the floor) with the servos at the `stiffness` parameter; the physics is created at
+    the first activation, for the EC's period.
     Each cycle writes the sensors of the current state (stamped with the cycle's time),
     then applies the newest commands and advances the physics by one EC period (the period
     must be a multiple of the model's 1 ms timestep). A command sample that is malformed

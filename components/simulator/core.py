@@ -370,7 +370,11 @@ class Simulation:
             if not self._push_left:
                 d.xfrc_applied[self._push_body, :] = 0.0
             n -= k
-        if n:
+            if n:
+                self._run(n, last=True)
+        elif n == 1:
+            mujoco.mj_step(m, d)
+        else:
             self._run(n, last=True)
         self._periods += 1
         self._read_sensors()
@@ -403,13 +407,19 @@ class Simulation:
             d.qpos[2] -= self._lowest_point()
             self.set_position_targets(q0, 1.0)
             mujoco.mj_step(m, d, round(SETTLE_TIME / m.opt.timestep))
-            d.qvel[:6] = 0.0
+            d.qvel[:] = 0.0                     # at rest: no residual sway
         self.set_position_targets(q0, self.model.default_stiffness)
         d.time = 0.0
         self._periods = 0
         self.saturations = 0
         self.velocity_exceeded = 0
         mujoco.mj_forward(m, d)
+        if not self.model.floating:             # a fixed base: its pose never changes
+            s = self.sensors
+            s.base_pos[:] = d.xpos[self._root]
+            s.base_quat[:] = d.xquat[self._root]
+            quat_rpy(s.base_quat, s.base_rpy)
+            s.torso_rpy[:] = s.base_rpy
         self._read_sensors()
 
     def _lowest_point(self) -> float:
@@ -435,7 +445,7 @@ class Simulation:
     # ------------------------------------------------------------------ sensors
 
     def _read_sensors(self) -> None:
-        m, d, s = self.mj_model, self.mj_data, self.sensors
+        d, s = self.mj_data, self.sensors
         s.q[:] = self._q_view
         s.dq[:] = self._dq_view
         s.tau[:] = self._tau_view
@@ -449,11 +459,8 @@ class Simulation:
         if self.model.floating:
             s.base_pos[:] = d.qpos[0:3]
             s.base_quat[:] = d.qpos[3:7]
-        else:
-            s.base_pos[:] = d.xpos[self._root]
-            s.base_quat[:] = d.xquat[self._root]
-        quat_rpy(s.base_quat, s.base_rpy)
-        s.torso_rpy[:] = s.base_rpy
+            quat_rpy(s.base_quat, s.base_rpy)
+            s.torso_rpy[:] = s.base_rpy
         if self._feet is not None:
             self._read_feet()
 

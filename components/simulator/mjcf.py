@@ -52,6 +52,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from kinematics.model import rpy
+
 ROOT = Path(__file__).resolve().parents[2]
 MODEL_DIR = ROOT / "model"
 OUT_DIR = MODEL_DIR / "sim"
@@ -104,38 +106,15 @@ def vec(v) -> str:
 
 
 def rpy_matrix(r: float, p: float, y: float) -> np.ndarray:
-    """URDF rpy (fixed X, then Y, then Z): R = Rz(y) Ry(p) Rx(r)."""
-    cr, sr, cp, sp, cy, sy = (math.cos(r), math.sin(r), math.cos(p), math.sin(p),
-                              math.cos(y), math.sin(y))
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
+    """URDF rpy (fixed X, then Y, then Z) as a 3x3 rotation."""
+    return rpy(r, p, y)[:3, :3]
 
 
-def matrix_quat(R: np.ndarray) -> np.ndarray:
-    """Rotation matrix -> unit quaternion (w, x, y, z), w >= 0."""
-    t = R[0, 0] + R[1, 1] + R[2, 2]
-    if t > 0:
-        s = math.sqrt(t + 1.0) * 2
-        q = [0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s]
-    elif R[0, 0] > R[1, 1] and R[0, 0] > R[2, 2]:
-        s = math.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2]) * 2
-        q = [(R[2, 1] - R[1, 2]) / s, 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s]
-    elif R[1, 1] > R[2, 2]:
-        s = math.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2]) * 2
-        q = [(R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s]
-    else:
-        s = math.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1]) * 2
-        q = [(R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s]
-    q = np.array(q)
-    return q if q[0] >= 0 else -q
-
-
-def quat_attr(R: np.ndarray) -> str:
-    """' quat="..."' for a non-identity rotation, '' otherwise."""
-    if np.allclose(R, np.eye(3), atol=1e-12):
+def euler_attr(rpy_: np.ndarray) -> str:
+    """' euler="r p y"' (URDF's fixed-axis rpy; the compiler's eulerseq is XYZ) or ''."""
+    if not np.any(np.asarray(rpy_) != 0):
         return ""
-    return f' quat="{vec(matrix_quat(R))}"'
+    return f' euler="{vec(rpy_)}"'
 
 
 # ---------------------------------------------------------------------------- URDF reading
@@ -147,7 +126,7 @@ class UJoint:
     parent: str
     child: str
     xyz: np.ndarray
-    R: np.ndarray
+    rpy: np.ndarray
     axis: np.ndarray
     lower: float = 0.0
     upper: float = 0.0
@@ -160,7 +139,7 @@ class ULink:
     name: str
     mass: float = 0.0
     com: np.ndarray = field(default_factory=lambda: np.zeros(3))
-    com_R: np.ndarray = field(default_factory=lambda: np.eye(3))
+    com_rpy: np.ndarray = field(default_factory=lambda: np.zeros(3))
     inertia: tuple = ()          # ixx ixy ixz iyy iyz izz
 
 
@@ -180,7 +159,7 @@ def read_urdf(path: Path):
             o = inertial.find("origin")
             if o is not None:
                 link.com = _floats(o.get("xyz"), "0 0 0")
-                link.com_R = rpy_matrix(*_floats(o.get("rpy"), "0 0 0"))
+                link.com_rpy = _floats(o.get("rpy"), "0 0 0")
             i = inertial.find("inertia")
             link.inertia = tuple(float(i.get(k)) for k in
                                  ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
@@ -192,7 +171,7 @@ def read_urdf(path: Path):
         j = UJoint(el.get("name"), el.get("type"), el.find("parent").get("link"),
                    el.find("child").get("link"),
                    _floats(o.get("xyz") if o is not None else None, "0 0 0"),
-                   rpy_matrix(*_floats(o.get("rpy") if o is not None else None, "0 0 0")),
+                   _floats(o.get("rpy") if o is not None else None, "0 0 0"),
                    _floats(ax.get("xyz") if ax is not None else None, "1 0 0"))
         lim = el.find("limit")
         if lim is not None:
@@ -252,7 +231,7 @@ def _nao_geoms(link: str, child_offsets: list[np.ndarray], fsr: dict) -> list[st
 
 def _inertial(link: ULink) -> str:
     ixx, ixy, ixz, iyy, iyz, izz = link.inertia
-    return (f'<inertial pos="{vec(link.com)}"{quat_attr(link.com_R)} mass="{fmt(link.mass)}" '
+    return (f'<inertial pos="{vec(link.com)}"{euler_attr(link.com_rpy)} mass="{fmt(link.mass)}" '
             f'fullinertia="{vec((ixx, iyy, izz, ixy, ixz, iyz))}"/>')
 
 
@@ -287,11 +266,11 @@ def nao_xml() -> str:
         for j in kids:
             if j.child in NAO_SITES:
                 lines.append(f'{indent}<site name="{j.child}" pos="{vec(j.xyz)}"'
-                             f'{quat_attr(j.R)} size="0.005"/>')
+                             f'{euler_attr(j.rpy)} size="0.005"/>')
         for j in movable:
             child = links[j.child]
             actuated.append(j)
-            lines.append(f'{indent}<body name="{j.child}" pos="{vec(j.xyz)}"{quat_attr(j.R)}>')
+            lines.append(f'{indent}<body name="{j.child}" pos="{vec(j.xyz)}"{euler_attr(j.rpy)}>')
             lines.append(indent + "  " + _inertial(child))
             armature = ROTOR_INERTIA * reductions[j.name] ** 2
             lines.append(f'{indent}  <joint name="{j.name}" axis="{vec(j.axis)}" '
@@ -361,15 +340,20 @@ def _document(model: str, header: str, world: str, actuators: list[str], custom:
               sensors: list[str] = (), equality: list[str] = ()) -> str:
     parts = [f"<!-- {header} -->",
              f'<mujoco model="{model}">',
-             '  <compiler angle="radian" autolimits="true"/>',
+             '  <compiler angle="radian" eulerseq="XYZ" autolimits="true"/>',
              f'  <option timestep="{fmt(TIMESTEP)}" integrator="implicitfast"/>',
+             "  <asset>",
+             '    <texture name="grid" type="2d" builtin="checker" width="256" height="256" '
+             'rgb1="0.55 0.55 0.55" rgb2="0.7 0.7 0.7"/>',
+             '    <material name="grid" texture="grid" texrepeat="10 10" texuniform="true"/>',
+             "  </asset>",
              "  <default>",
              '    <geom solref="0.005 1" solimp="0.9 0.95 0.001" rgba="0.8 0.8 0.85 1"/>',
              "  </default>",
              "  <worldbody>",
              '    <light pos="0 0 3" dir="0 0 -1" directional="true"/>',
              '    <geom name="floor" type="plane" size="0 0 0.05" contype="1" '
-             'conaffinity="2" friction="1 0.005 0.0001" rgba="0.6 0.6 0.6 1"/>',
+             'conaffinity="2" friction="1 0.005 0.0001" material="grid"/>',
              world,
              "  </worldbody>",
              *custom]
@@ -399,15 +383,16 @@ def m1013_xml() -> str:
     for k, row in enumerate(chain):
         name = row["joint"]
         lim = limits[name]
-        R = rpy_matrix(*row["rpy"])
+        rpy_ = np.array(row["rpy"], dtype=float)
+        R = rpy_matrix(*rpy_)
         xyz = np.array(row["xyz"], dtype=float)
         T_p = T_p + T_R @ xyz
         T_R = T_R @ R
         link = f"link{k + 1}"
-        j = UJoint(name, "revolute", "", link, xyz, R, np.array(row["axis"], dtype=float),
+        j = UJoint(name, "revolute", "", link, xyz, rpy_, np.array(row["axis"], dtype=float),
                    lim["limits"][0], lim["limits"][1], M1013_EFFORT[k], lim["velocity"])
         ujoints.append(j)
-        lines.append(f'{indent}<body name="{link}" pos="{vec(xyz)}"{quat_attr(R)}>')
+        lines.append(f'{indent}<body name="{link}" pos="{vec(xyz)}"{euler_attr(rpy_)}>')
         lines.append(indent + "  " + _arm_inertial(M1013_INERTIALS[link], T_R, T_p))
         lines.append(f'{indent}  <joint name="{name}" axis="{vec(j.axis)}" '
                      f'range="{vec((j.lower, j.upper))}" armature="{fmt(M1013_ARMATURE[k])}" '

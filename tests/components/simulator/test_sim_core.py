@@ -48,11 +48,19 @@ def test_period_must_be_a_multiple_of_the_timestep(nao):
 
 
 def test_nao_stands_fsr_total_is_the_weight_and_zmp_inside_the_feet(nao):
+    """20 s of simulated time at the default stiffness: checked every period."""
     sim = Simulation(nao, 0.01)
     s = sim.sensors
     z0 = s.base_pos[2]
     assert 0.30 < z0 < 0.36                          # torso height standing on straight legs
-    run(sim, 2.0)
+    hull = foot_corners(sim)
+    for _ in range(2000):
+        sim.step()
+        assert np.all(s.q >= nao.lower - 1e-3) and np.all(s.q <= nao.upper + 1e-3)
+        assert hull[:, 0].min() < s.zmp[0] < hull[:, 0].max()
+        assert hull[:, 1].min() < s.zmp[1] < hull[:, 1].max()
+        assert abs(s.fsr.sum() - nao.mass * G) < 0.02 * nao.mass * G
+    np.testing.assert_allclose(foot_corners(sim), hull, atol=1e-3)   # the feet did not slide
     weight = nao.mass * G
     assert s.fsr.sum() == pytest.approx(weight, rel=0.02)
     assert s.lfoot[2] + s.rfoot[2] == pytest.approx(weight, rel=0.02)
@@ -91,12 +99,18 @@ def test_half_stiffness_halves_the_torque_limit(nao):
     assert abs(sim.sensors.tau[j]) == pytest.approx(0.5 * nao.effort_limit[j], rel=1e-6)
 
 
-def test_position_servo_tracks_a_target(nao):
-    sim = Simulation(nao, 0.01)
+def aim_head(model, target):
+    """A standing NAO whose HeadYaw servo is sent to `target` [rad]: (sim, joint index)."""
+    sim = Simulation(model, 0.01)
     q = sim.sensors.q.copy()
-    j = nao.joint_names.index("HeadYaw")
-    q[j] = 0.5
+    j = model.joint_names.index("HeadYaw")
+    q[j] = target
     sim.set_position_targets(q, 1.0)
+    return sim, j
+
+
+def test_position_servo_tracks_a_target(nao):
+    sim, j = aim_head(nao, 0.5)
     run(sim, 1.0)
     assert sim.sensors.q[j] == pytest.approx(0.5, abs=0.02)
 
@@ -256,11 +270,7 @@ def test_body_state(nao):
 def test_velocity_limit_exceedances_are_counted(nao):
     """MuJoCo has no joint velocity limit: a 2 rad jump of the head's target drives it
     faster than the URDF's 8.27 rad/s, and the core counts the samples."""
-    sim = Simulation(nao, 0.01)
-    q = sim.sensors.q.copy()
-    j = nao.joint_names.index("HeadYaw")
-    q[j] = 2.0
-    sim.set_position_targets(q, 1.0)
+    sim, _ = aim_head(nao, 2.0)
     run(sim, 0.5)
     assert sim.velocity_exceeded > 0
     sim.reset()

@@ -1,0 +1,106 @@
+"""The Simulator in another process (a manager on a 100 Hz wall-clock EC), its
+Simulation::SimulatorService called from this one over CORBA: pause / step / resume act on
+the physics, push moves the robot, bad calls get SimulatorError with a reason and the
+simulation keeps running. No timing assertions: waits poll with generous timeouts.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import wait_until
+
+from rtcf.corba.client import get_service
+from rtcf.corba.idl import stub_module
+
+Simulation = stub_module("Simulation")
+ROOT = Path(__file__).resolve().parents[2]
+
+COMPOSITION = """\
+name: simulator_only
+components:
+  - {type: Simulator, module: simulator, params: {model: nao_v5}}
+execution_contexts:
+  - {name: sim, kind: periodic, rate: 100, members: [Simulator0]}
+activate: all
+"""
+
+
+@pytest.fixture(scope="module")
+def svc(module_launch, naming):
+    module_launch(COMPOSITION, "Simulator0")
+    s = get_service("Simulator0", "SimulatorService", stub=Simulation.SimulatorService,
+                    nameserver=f"localhost:{naming.port}")
+    wait_until(lambda: s.getTime() > 0.05, 20.0, what="the simulation running")
+    return s
+
+
+def test_pause_step_resume(svc):
+    svc.pause()
+    assert svc.isPaused()
+    t0 = svc.getTime()
+    svc.step(5)
+    wait_until(lambda: svc.getTime() >= t0 + 0.05 - 1e-9, 10.0, what="five steps")
+    assert svc.getTime() == pytest.approx(t0 + 0.05, abs=1e-9)
+    svc.resume()
+    wait_until(lambda: svc.getTime() > t0 + 0.2, 10.0, what="running again")
+
+
+def test_push_moves_the_standing_robot(svc):
+    x0 = svc.getBodyState("torso").position.x
+    assert svc.getBodyState("torso").position.z > 0.3
+    svc.push("torso", Simulation.Vector3(40.0, 0.0, 0.0), 0.1)
+    wait_until(lambda: svc.getBodyState("torso").position.x > x0 + 0.01, 10.0,
+               what="the torso pushed forward")
+
+
+@pytest.mark.parametrize("call, reason", [
+    (lambda s: s.step(-1), "step: expected a number of periods in [1, 10000000], got -1"),
+    (lambda s: s.push("Tail", Simulation.Vector3(1, 0, 0), 0.1), "push: unknown body 'Tail'"),
+    (lambda s: s.push("torso", Simulation.Vector3(math.nan, 0, 0), 0.1),
+     "push force: expected finite numbers"),
+    (lambda s: s.getBodyState("nope"), "getBodyState: unknown body 'nope'"),
+    (lambda s: s.setRealTimeFactor(2.0), "runs on the wall clock, not in simulation time"),
+])
+def test_bad_calls_raise_simulator_error_and_it_keeps_running(svc, call, reason):
+    with pytest.raises(Simulation.SimulatorError) as info:
+        call(svc)
+    assert reason in info.value.reason
+    t = svc.getTime()
+    wait_until(lambda: svc.getTime() > t, 10.0, what="the simulation still running")
+
+
+def test_reset_puts_it_back_on_its_feet(svc):
+    svc.reset()
+    assert svc.getTime() < 1.0
+    assert svc.getBodyState("torso").position.z > 0.3
+    assert "r_ankle" in svc.getBodyNames()
+
+
+@pytest.mark.parametrize("content, reason", [
+    (None, r"nothere.xml: no such model file \(bundled models: nao_v5, m1013\)"),
+    ("<mujoco><worldbody><body>", r"broken.xml: MuJoCo cannot load this model: XML parse error"),
+])
+def test_a_model_that_does_not_load_is_refused_naming_the_file(naming, tmp_path, content,
+                                                               reason):
+    model = tmp_path / ("nothere.xml" if content is None else "broken.xml")
+    if content is not None:
+        model.write_text(content)
+    yaml_path = tmp_path / "bad.yaml"
+    yaml_path.write_text(COMPOSITION.replace("model: nao_v5", f"model: {model}"))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "components")]))
+    cp = subprocess.run([sys.executable, "-m", "rtcf.manager", str(yaml_path), "--duration", "2",
+                         "-o", f"corba.nameservers:localhost:{naming.port}",
+                         "-o", f"manager.modules.load_path:{ROOT / 'components'}"],
+                        capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    out = cp.stdout + cp.stderr
+    assert cp.returncode != 0, out
+    assert re.search(reason, out), out
+    assert "Traceback" not in out, out
