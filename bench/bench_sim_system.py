@@ -5,10 +5,15 @@
    through scripts/run with
    ``-o rtcf.simulation.real_time_factor:0 --duration S``: the real-time factor achieved =
    simulated seconds / wall seconds, and the wall time per cycle.
-2. ``realtime``: real-time factor 1 through scripts/run (its own process, CORBA, the EC
-   trace on), nao_sim at 100 Hz and arm_sim at 1 kHz, each round next to ``cyclictest`` at
-   the same interval for as long (bench/bench_system.py's runner and table: overruns,
-   lateness p50 / p99 / p99.9 / max, CPU).
+2. ``realtime``: real time, nao_sim at 100 Hz and arm_sim at 1 kHz, each round next to
+   ``cyclictest`` at the same interval for as long, two ways:
+   * simulation time paced at factor 1 (the compositions' own setting), in process: the time
+     base's wall lateness of each cycle (SimulationEC stats), cycles later than one period,
+     the achieved factor;
+   * the same composition on wall-clock periodic ECs through scripts/run
+     (``-o rtcf.simulation.enable:NO``: its own process, CORBA, the EC trace on;
+     bench/bench_system.py's runner and table: overruns, lateness p50 / p99 / p99.9 / max,
+     CPU).
 
 Prints figures and medians; asserts nothing. Keep runs short on a shared machine and say
 "loaded" beside any figure (the machine line prints the load average).
@@ -20,6 +25,7 @@ Prints figures and medians; asserts nothing. Keep runs short on a shared machine
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 import tempfile
@@ -81,24 +87,64 @@ def fast_scripts_run(name: str, seconds: float) -> list:
     if proc.returncode != 0:
         return [name, f"scripts/run failed ({proc.returncode}): "
                 f"{(proc.stderr or proc.stdout).strip()[-200:]}", seconds, wall, None, None]
-    return [name, "scripts/run, factor 0 (incl. start-up)", seconds, wall, seconds / wall,
+    m = re.search(r"simulation: ([\d.]+) s of simulated time in ([\d.]+) s wall",
+                  proc.stdout + proc.stderr)
+    if m is None:
+        return [name, "scripts/run, factor 0: no simulation report", seconds, wall, None, None]
+    sim_s, wall_s = float(m.group(1)), float(m.group(2))
+    return [name, f"scripts/run, factor 0 (whole command {wall:.2f} s)", sim_s, wall_s,
+            sim_s / wall_s, None]
+
+
+def paced_in_process(name: str, seconds: float) -> list:
+    """Simulation time at factor 1 in this process for ``seconds`` of wall time: a row of
+    the realtime table (lateness of the paced cycles against the wall clock)."""
+    from rtcf import rtcconf
+    from rtcf.composition import load_composition
+    from rtcf.manager import Manager
+    conf = rtcconf.merge_conf(rtcconf.defaults(), {
+        "manager.modules.load_path": str(ROOT / "components"),
+        "rtcf.simulation.enable": "YES", "rtcf.simulation.real_time_factor": "1"})
+    m = Manager(conf, corba=False)
+    comp = load_composition(SYSTEMS[name])
+    for c in comp.components:
+        if c.type == "SampleLogger":
+            c.params["path"] = ""
+    m.build(comp)
+    try:
+        time.sleep(seconds)
+        tb = m.time_base
+        st = tb.stats()
+        ec = next(iter(m.ecs.values()))
+        n = min(ec.cycles, len(ec._lateness))
+        late = np.sort(ec._lateness[:n]) * 1e6
+    finally:
+        m.shutdown()
+    p = np.percentile(late, bench_system.PS)
+    over = int(np.sum(late > ec.period * 1e6))
+    return [f"{name} sim time x1 (in process), achieved x{st['achieved_factor']:.3f}", 1, n,
+            over, p[0], p[1], p[2], float(late[-1]), int(np.sum(late > bench_system.LATE_US)),
             None]
 
 
 def realtime_rounds(name: str, seconds: float, rounds: int, warmup: float,
                     overrides: list[str]) -> tuple[list, list]:
-    """scripts/run at real-time factor 1 with the EC trace, next to cyclictest."""
+    """Per round: paced simulation time in process, the wall-clock periodic EC through
+    scripts/run with the EC trace, and cyclictest at the same rate."""
     path, rate = SYSTEMS[name], rate_of(SYSTEMS[name])
     # bench_system's runner launches bench_system.composition(name): point it at ours
     bench_system.composition = lambda n, tmp: (path, rate)
-    extra = list(overrides)
-    if simulation_mode_available():
-        extra += ["-o", "rtcf.simulation.enable:YES", "-o", "rtcf.simulation.real_time_factor:1"]
+    extra = list(overrides) + ["rtcf.simulation.enable:NO"]
     rows, summary = [], []
     with tempfile.TemporaryDirectory(prefix="bench-sim-") as tmpd:
         per_ec: dict[str, list] = {}
         cyc = []
+        paced = []
         for rnd in range(1, rounds + 1):
+            row = paced_in_process(name, seconds)
+            row[1] = rnd
+            rows.append(row)
+            paced.append(row)
             try:
                 r = bench_system.run_rtcf(name, seconds, Path(tmpd), extra, warmup)
             except RuntimeError as e:
@@ -121,10 +167,17 @@ def realtime_rounds(name: str, seconds: float, rounds: int, warmup: float,
             med = lambda k: float(np.median([x[k] for x in rs if x[k] is not None]))  # noqa
             cmed = (lambda k: float(np.median([x[k] for x in cyc]))) if cyc else None
             over = [int(str(x[3]).split()[0]) for x in rs if x[3] is not None]
-            summary.append([f"{name} EC {ec} ({rate:g} Hz)",
+            summary.append([f"{name} EC {ec} ({rate:g} Hz), wall-clock EC",
                             f"{int(np.median(over)) if over else '-'}", med(4), med(5),
                             cmed(4) if cmed else None, cmed(5) if cmed else None,
                             med(9), cmed(9) if cmed else None])
+        if paced:
+            pm = lambda k: float(np.median([x[k] for x in paced]))  # noqa: E731
+            cmed = (lambda k: float(np.median([x[k] for x in cyc]))) if cyc else None
+            summary.append([f"{name} ({rate:g} Hz), simulation time x1",
+                            f"{int(pm(3))} late > 1 period", pm(4), pm(5),
+                            cmed(4) if cmed else None, cmed(5) if cmed else None, None,
+                            cmed(9) if cmed else None])
     return rows, summary
 
 
