@@ -183,7 +183,7 @@ def arm(out: Path, film: bool) -> None:
 
         def render(sim):           # the renderer needs the simulation: made at first call
             if not cams:
-                cams.append(Camera(sim, "base_0", 1.9, -28.0, 135.0, size=(360, 400),
+                cams.append(Camera(sim, "base_0", 1.6, -28.0, 135.0, size=(360, 400),
                                    offset=(0.35, 0.1, 0.55), marks=path))
             return cams[0](sim)
     rec = run_arm(render=render, frame_every=0.5)
