@@ -108,3 +108,20 @@ def test_binding_to_the_wrong_robot_names_the_joints(arm_model):
     with pytest.raises(ControllerError, match="is not a Simulator"):
         hw.bind(object())
     assert hw.owner is None                                      # nothing changed
+
+
+def test_manager_without_its_simulator_refuses_to_activate(caplog):
+    from rtcf.lifecycle import LifeCycleState
+    from rtcf.testing import Harness
+
+    from controller_manager.component import ControllerManager
+    h = Harness(ControllerManager, params={"hardware": "simulator", "simulator": "NoSim0",
+                                           "model": "doosan_m1013.yaml"}, rate=1000,
+                name="CMnosim")
+    try:
+        h.activate()
+        h.step()
+        assert h.state is LifeCycleState.ERROR
+        assert "no Simulator named 'NoSim0'" in caplog.text
+    finally:
+        h.close()

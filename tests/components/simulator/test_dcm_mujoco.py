@@ -136,3 +136,8 @@ def test_body_refuses_a_model_that_does_not_match():
 def test_bad_body_name_is_refused():
     with pytest.raises(Exception, match="body"):
         Harness(DCM, params={"body": "ode"}, rate=100)
+
+
+def test_a_physics_model_that_does_not_load_is_named():
+    with pytest.raises(Exception, match="no_such_model"):
+        Harness(DCM, params={"body": "mujoco", "sim_model": "no_such_model"}, rate=100)
