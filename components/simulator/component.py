@@ -56,8 +56,9 @@ class Simulator(Component):
                       doc="joint angles at activation and reset, model order; empty: the "
                           "zero posture clipped to the limits")
     stiffness = Param(float, -1.0, bounds=(-1.0, 1.0),
-                      doc="servo stiffness at activation and reset, 0..1; -1: the model's "
-                          "default (NAO 1, M1013 0: torque control)")
+                      doc="servo stiffness of every joint, 0..1, from activation, reset and "
+                          "when set; negative: the model's default (NAO 1, M1013 0: torque "
+                          "control)")
 
     # -- lifecycle (EC thread) -------------------------------------------------------------
     def on_initialize(self) -> None:
@@ -115,11 +116,20 @@ class Simulator(Component):
     def reset_robot(self) -> None:
         """Initial posture at rest, servos holding it at the `stiffness` parameter.
         Runs in: EC thread."""
-        sim = self.sim
-        sim.reset()
-        s = self.stiffness if self.stiffness >= 0 else self.sim_model.default_stiffness
-        self._stiff.fill(s)
-        sim.set_stiffness(self._stiff)          # targets: the reset posture
+        self._stiff.fill(self._stiffness_param())
+        self.sim.reset(stiffness=self._stiff)
+
+    def _stiffness_param(self) -> float:
+        return self.stiffness if self.stiffness >= 0 else self.sim_model.default_stiffness
+
+    def _apply_stiffness_param(self) -> None:
+        self._stiff.fill(self._stiffness_param())
+        self.sim.set_stiffness(self._stiff)
+
+    def on_params_changed(self, names: set[str]) -> None:
+        """Runs in: EC thread. A new `stiffness` acts at once on every joint."""
+        if "stiffness" in names and self.sim is not None:
+            self._apply_stiffness_param()
 
     def on_execute(self, ec: Any) -> None:
         """Runs in: EC thread. Sensors of the current state out, commands in, one period."""
@@ -142,7 +152,7 @@ class Simulator(Component):
             self._take_stiffness(self.stiff_in.value.data)
         if self.q_in.read_newest() is ReadStatus.NEW:
             try:
-                sim.set_position_targets(self.q_in.value.data, self._stiff)
+                sim.set_position_targets(self.q_in.value.data)
             except SimError as e:
                 self._refuse("qRef", e)
         if self.tau_in.read_newest() is ReadStatus.NEW:

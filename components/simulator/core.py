@@ -299,30 +299,38 @@ class Simulation:
 
     # ------------------------------------------------------------------ commands
 
-    def set_position_targets(self, q_ref, stiffness) -> None:
-        """Servo targets [rad] and stiffness in [0, 1] (a number or one per joint).
+    def set_position_targets(self, q_ref, stiffness=None) -> None:
+        """Servo targets [rad] and stiffness in [0, 1] (a number or one per joint; None
+        keeps the current one, the cheap path for a stream of targets).
 
         Runs in: owner thread. SimError on a wrong length, NaN/inf or a stiffness outside
         [0, 1]; nothing changes then."""
         q = _vector(q_ref, self.n, "q_ref")
-        if np.ndim(stiffness) == 0:
-            s = float(stiffness) if isinstance(stiffness, (int, float, np.floating, np.integer)) else math.nan
-            if not 0.0 <= s <= 1.0:
-                raise SimError(f"stiffness: expected a number in [0, 1], got {_show(stiffness)}")
-            self._ctrl_servo[:] = q
-            np.multiply(self._effort, s, out=self._frc_hi)
-        else:
-            sv = _vector(stiffness, self.n, "stiffness")
-            if sv.min() < 0.0 or sv.max() > 1.0:
-                raise SimError(f"stiffness: expected numbers in [0, 1], got {_show(sv.tolist())}")
-            self._ctrl_servo[:] = q
-            np.multiply(self._effort, sv, out=self._frc_hi)
-        np.negative(self._frc_hi, out=self._frc_lo)
+        if stiffness is not None:
+            self._set_stiffness(stiffness)     # validates before it changes anything
+        self._ctrl_servo[:] = q
 
     def set_stiffness(self, stiffness) -> None:
         """Change only the stiffness (a number or one per joint), keeping the targets.
         Runs in: owner thread. SimError as set_position_targets."""
-        self.set_position_targets(self._ctrl_servo, stiffness)
+        self._set_stiffness(stiffness)
+
+    def _set_stiffness(self, stiffness) -> None:
+        np.multiply(self._effort, self._check_stiffness(stiffness), out=self._frc_hi)
+        np.negative(self._frc_hi, out=self._frc_lo)
+
+    def _check_stiffness(self, stiffness):
+        """A validated stiffness: a float or an (n,) array in [0, 1], or SimError."""
+        if np.ndim(stiffness) == 0:
+            ok = isinstance(stiffness, (int, float, np.floating, np.integer))
+            s = float(stiffness) if ok else math.nan
+            if not 0.0 <= s <= 1.0:
+                raise SimError(f"stiffness: expected a number in [0, 1], got {_show(stiffness)}")
+            return s
+        sv = _vector(stiffness, self.n, "stiffness")
+        if sv.min() < 0.0 or sv.max() > 1.0:
+            raise SimError(f"stiffness: expected numbers in [0, 1], got {_show(sv.tolist())}")
+        return sv
 
     def set_torques(self, tau) -> None:
         """Joint torque inputs [N m], clamped at +-effort_limit (each clamped joint counts
@@ -390,13 +398,17 @@ class Simulation:
         if last:
             mujoco.mj_step(m, d)
 
-    def reset(self, q=None) -> None:
+    def reset(self, q=None, stiffness=None) -> None:
         """Back to t = 0 at joint angles `q` (default: initial_q, else the zero posture
-        clipped to the limits), at rest, the targets at
-        `q` with the model's default stiffness, no torque, no push. A floating robot is put
-        on the floor (lowest point at z = 0) and settles for SETTLE_TIME under stiffness 1
-        before t = 0. Runs in: owner thread. SimError on a bad q (nothing changes)."""
-        q0 = self._initial_q if q is None else _vector(q, self.n, "q")
+        clipped to the limits), at rest, the targets at `q` with `stiffness` (default: the
+        model's default_stiffness), no torque, no push. A floating robot is put on the
+        floor (lowest point at z = 0) and settles for SETTLE_TIME under stiffness 1 before
+        t = 0. Runs in: owner thread. SimError on a bad q or stiffness (nothing changes)."""
+        q0 = self._initial_q if q is None else _vector(q, self.n, "q").copy()
+        stiff = self._check_stiffness(self.model.default_stiffness if stiffness is None
+                                      else stiffness)
+        if isinstance(stiff, np.ndarray):
+            stiff = stiff.copy()
         m, d = self.mj_model, self.mj_data
         mujoco.mj_resetData(m, d)
         self._push_left = 0
@@ -408,7 +420,7 @@ class Simulation:
             self.set_position_targets(q0, 1.0)
             mujoco.mj_step(m, d, round(SETTLE_TIME / m.opt.timestep))
             d.qvel[:] = 0.0                     # at rest: no residual sway
-        self.set_position_targets(q0, self.model.default_stiffness)
+        self.set_position_targets(q0, stiff)
         d.time = 0.0
         self._periods = 0
         self.saturations = 0

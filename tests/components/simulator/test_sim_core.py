@@ -81,6 +81,20 @@ def test_nao_stands_fsr_total_is_the_weight_and_zmp_inside_the_feet(nao):
         assert fsr.sum() == pytest.approx(f[2], rel=1e-9)
 
 
+def test_static_zmp_is_the_com_projection_and_the_imu_sees_gravity(nao):
+    """Standing still, the ZMP is the ground projection of the centre of mass, and the
+    accelerometer reads gravity's reaction in the torso frame (R^T (0, 0, g))."""
+    sim = Simulation(nao, 0.01)
+    run(sim, 3.0)
+    s, d = sim.sensors, sim.mj_data
+    com = d.subtree_com[sim.mj_model.body("torso").id]
+    np.testing.assert_allclose(s.zmp[:2], com[:2], atol=0.003)
+    R = d.xmat[sim.mj_model.body("torso").id].reshape(3, 3)
+    np.testing.assert_allclose(s.acc, R.T @ [0.0, 0.0, G], atol=0.05)
+    # (xmat is from the last substep, one timestep before the pose in qpos)
+    assert s.torso_rpy[1] == pytest.approx(math.asin(-R[2, 0]), abs=1e-5)
+
+
 def test_stiffness_zero_falls(nao):
     sim = Simulation(nao, 0.01)
     sim.set_position_targets(sim.sensors.q, 0.0)
@@ -254,7 +268,11 @@ def test_reset_to_a_posture_and_bad_reset(nao):
     np.testing.assert_allclose(sim.sensors.q[knee], 0.8, atol=0.02)
     with pytest.raises(SimError, match="q: expected 26 numbers"):
         sim.reset([0.0])
+    with pytest.raises(SimError, match=r"stiffness: expected a number in \[0, 1\]"):
+        sim.reset(stiffness=-0.5)
     np.testing.assert_allclose(sim.sensors.q[knee], 0.8, atol=0.02)
+    sim.reset(stiffness=0.0)                          # limp from t = 0: no servo torque at all
+    assert np.all(sim.sensors.tau == 0.0)
 
 
 def test_body_state(nao):

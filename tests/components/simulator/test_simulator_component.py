@@ -79,6 +79,15 @@ def test_stiffness_port_zero_makes_it_fall(nao):
     assert np.abs(latest(nao, "tau").data).max() < 1e-9
 
 
+def test_stiffness_parameter_acts_when_set(nao):
+    nao.set_param("stiffness", 0.0)
+    nao.step(200)
+    assert latest(nao, "basePos").data.z < 0.2
+    nao.comp.service.reset()                     # reset keeps the parameter: limp again
+    nao.step(1)
+    assert np.abs(latest(nao, "tau").data).max() < 1e-9
+
+
 @pytest.mark.parametrize("port, values, reason", [
     ("qRef", [math.nan] * 26, "qRef: sample refused"),
     ("qRef", [0.0] * 3, "qRef: sample refused"),
@@ -184,7 +193,14 @@ class FakeTimeBase:
         self.real_time_factor = factor
 
 
-def test_time_calls_go_to_the_time_base_in_simulation_time(nao):
+class SimulatorOnAFakeTimeBase(Simulator):
+    """time_base as a plain attribute here, whatever rtcf.Component makes of it."""
+    time_base = None
+
+
+def test_time_calls_go_to_the_time_base_in_simulation_time():
+    nao = Harness(SimulatorOnAFakeTimeBase, rate=100)
+    nao.activate()
     tb = FakeTimeBase()
     nao.comp.time_base = tb
     svc = nao.comp.service
@@ -202,6 +218,7 @@ def test_time_calls_go_to_the_time_base_in_simulation_time(nao):
     assert not tb.paused
     tb.now = 12.5
     assert svc.getTime() == 12.5
+    nao.close()
 
 
 def test_push_and_body_state_through_the_servant(nao):
