@@ -83,6 +83,7 @@ class Component:
         self._primary_ec: "ExecutionContext | None" = None
         self._exit_callbacks: list[Callable[["Component"], None]] = []
         self.servant: Any = None    # set by the CORBA layer
+        self._time_base: Any = None  # an assigned time base (see time_base)
 
     # -- profile -------------------------------------------------------------------------
     @classmethod
@@ -111,12 +112,19 @@ class Component:
     @property
     def time_base(self) -> Any:
         """The rtcf.simtime.SimTimeBase of this component's execution contexts in
-        simulation mode (pause/resume/advance simulated time), None on wall-clock ECs."""
+        simulation mode (pause/resume/advance simulated time), None on wall-clock ECs.
+        Assignable (a test's stand-in); assigning None goes back to the ECs'."""
+        if self._time_base is not None:
+            return self._time_base
         for ec in self.ecs:
             base = getattr(ec, "time_base", None)
             if base is not None:
                 return base
         return None
+
+    @time_base.setter
+    def time_base(self, base: Any) -> None:
+        self._time_base = base
 
     # -- ports ---------------------------------------------------------------------------
     def _add_port(self, port: Port) -> Port:

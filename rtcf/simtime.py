@@ -46,12 +46,14 @@ import contextlib
 import math
 import threading
 from collections import deque
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from .clock import Clock, MonotonicClock
-from .component import Component
+from .component import Component, _run_command
 from .errors import ConfigError, show_value
 from .execution import HISTORY, ExecutionContext
 from .lifecycle import LifeCycleState, ReturnCode
@@ -82,14 +84,12 @@ def check_factor(factor: object) -> str | None:
 
 
 def _seconds(seconds: object, what: str) -> float:
-    try:
-        value = float(seconds)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        value = math.nan
-    if isinstance(seconds, bool) or not 0.0 <= value < INF:
+    ok = isinstance(seconds, (int, float, np.integer, np.floating)) \
+        and not isinstance(seconds, bool) and 0.0 <= float(seconds) < INF  # NaN: False
+    if not ok:
         raise ValueError(f"{what}: expected a finite number of seconds >= 0, "
                          f"got {show_value(seconds)}")
-    return value
+    return float(seconds)  # type: ignore[arg-type]
 
 
 class SimClock:
@@ -131,13 +131,13 @@ class SimTimeBase:
         self._target: float | None = None   # advance(): stop here, stay paused
         self._stop_at: float | None = None  # never pass this time (--duration)
         self.stop_reached = threading.Event()
-        self._created: list[SimulationEC] = []   # every EC of this base, creation order
+        self._created = 0                        # ECs created on this base (their order)
         self._ecs: list[SimulationEC] = []       # the running ones, creation order
         self._next_due = INF
         self._cond = threading.Condition(threading.Lock())
         self._run_lock = threading.RLock()       # held while an instant / pending work runs
         self._advance_lock = threading.Lock()    # one advance() at a time
-        self._calls: deque[tuple[Callable[[], Any], threading.Event, list]] = deque()
+        self._calls: deque[tuple[Callable[[], Any], Future]] = deque()
         self._thread: threading.Thread | None = None
         self._ident: int | None = None
         self._wakes = 0
@@ -287,18 +287,16 @@ class SimTimeBase:
         (re-raises its exception); at once when called from that thread."""
         if self.in_thread():
             return fn()
-        done = threading.Event()
-        box: list = []
+        fut: Future = Future()
         with self._cond:
-            self._calls.append((fn, done, box))
+            self._calls.append((fn, fut))
             self._ensure_thread()
             self._wake_locked()
-        if not done.wait(CALL_TIMEOUT):
+        try:
+            return fut.result(CALL_TIMEOUT)
+        except FutureTimeout:
             raise TimeoutError(f"simulation time base {self.name!r} did not run the call "
-                               f"within {CALL_TIMEOUT:g} s (a hook blocks?)")
-        if box and isinstance(box[0], BaseException):
-            raise box[0]
-        return box[0] if box else None
+                               f"within {CALL_TIMEOUT:g} s (a hook blocks?)") from None
 
     def stats(self) -> dict[str, Any]:
         """Simulated time, factor, state and counters. Runs in: any thread."""
@@ -317,16 +315,17 @@ class SimTimeBase:
                 f"{state}>")
 
     # -- internals: registration -------------------------------------------------------------
-    def _register(self, ec: "SimulationEC") -> None:
+    def _register(self, ec: "SimulationEC") -> int:
+        """The creation rank of a new EC (the order of ECs at a shared instant)."""
         with self._cond:
-            self._created.append(ec)
+            self._created += 1
+            return self._created
 
     def _attach(self, ec: "SimulationEC") -> None:
         """Runs in: the time base thread. Schedule ``ec`` from the current time and run
         on_startup of its members."""
         ec._schedule_from(self.now)
-        order = {id(e): i for i, e in enumerate(self._created)}
-        self._ecs = sorted([*self._ecs, ec], key=lambda e: order.get(id(e), len(order)))
+        self._ecs = sorted([*self._ecs, ec], key=lambda e: e._rank)
         self._refresh_due()
         ec._startup_all()
 
@@ -391,19 +390,14 @@ class SimTimeBase:
                 if self._ident == ident:
                     self._ident = None
                 self._cond.notify_all()
-            for _, done, box in calls:
-                box.append(RuntimeError("the simulation time base thread stopped"))
-                done.set()
+            for _, fut in calls:
+                if fut.set_running_or_notify_cancel():
+                    fut.set_exception(RuntimeError("the simulation time base thread stopped"))
 
     def _run_calls(self) -> None:
         with self._run_lock:
             while self._calls:
-                fn, done, box = self._calls.popleft()
-                try:
-                    box.append(fn())
-                except BaseException as e:
-                    box.append(e)
-                done.set()
+                _run_command(*self._calls.popleft())
 
     def _apply_pending(self) -> None:
         """Requests, commands and staged parameters of every EC, at the current time."""
@@ -438,7 +432,7 @@ class SimTimeBase:
                 continue
             target = self._target
             stop = self._stop_at
-            if stop is not None and self.now >= stop - EPS:
+            if stop is not None and self.stop_reached.is_set():
                 if target is not None:      # an advance cannot pass the stop time
                     with self._cond:
                         self._target = None
@@ -454,28 +448,30 @@ class SimTimeBase:
             if stop is not None and stop < limit:
                 limit = stop
             t = self._next_due
-            if t >= limit - EPS:
-                self._reach(limit, t)
-                continue
+            reach = t >= limit - EPS          # no cycle before the limit: time reaches it
             lateness = 0.0
             factor = self._factor
-            if factor > 0.0 and target is None:
+            if factor > 0.0 and target is None:   # paced (an advance runs unpaced)
+                at = limit if reach else t
                 w = wall.now()
                 if not self._anchored:
-                    self._anchor_wall, self._anchor_sim = w, t
+                    self._anchor_wall, self._anchor_sim = w, at
                     self._anchored = True
-                left = self._anchor_wall + (t - self._anchor_sim) / factor - w
+                left = self._anchor_wall + (at - self._anchor_sim) / factor - w
                 if left > 0.0:
                     self._idle(left)
                     continue
                 lateness = -left
                 if lateness > RESYNC_LAG:
                     self.resyncs += 1
-                    self._anchor_wall, self._anchor_sim = w, t
+                    self._anchor_wall, self._anchor_sim = w, at
                     lateness = 0.0
                 elif lateness > self.lateness_max:
                     self.lateness_max = lateness
-            self._instant(t, limit, lateness)
+            if reach:
+                self._reach(limit, t)
+            else:
+                self._instant(t, limit, lateness)
 
     def _reach(self, limit: float, due: float) -> None:
         """Time reaches ``limit`` (an advance target or the stop time) with no cycle left
@@ -531,8 +527,7 @@ class SimulationEC(ExecutionContext):
         self.time_base = time_base
         self._k = 0            # index of the next cycle on this EC's grid
         self._next = INF       # its instant [s]
-        self._lateness_now = 0.0
-        time_base._register(self)
+        self._rank = time_base._register(self)
 
     # -- control --------------------------------------------------------------------------
     def start(self) -> ReturnCode:
