@@ -83,6 +83,7 @@ class SimulatorHardware:
         self._prev_ref_t: float | None = None
         self._t_change = np.zeros(n)
         self._changed = np.zeros(n, dtype=bool)
+        self._mask = np.zeros(n, dtype=bool)
         self._tmp = np.zeros(n)
         self._dt = np.zeros(n)
         self.hold = 0.02               # [s] unchanged reference this long: velocity 0
@@ -141,15 +142,19 @@ class SimulatorHardware:
             t_chg.fill(time)
             vel.fill(0.0)
         else:
+            mask = self._mask
             np.not_equal(q, prev, out=changed)
             np.subtract(time, t_chg, out=dt)
+            np.greater(dt, 0.0, out=mask)
+            np.logical_and(mask, changed, out=mask)
             np.subtract(q, prev, out=tmp)
-            np.divide(tmp, dt, out=tmp, where=changed & (dt > 0.0))
-            np.copyto(vel, tmp, where=changed)
+            np.divide(tmp, dt, out=tmp, where=mask)
+            np.copyto(vel, tmp, where=mask)
             np.copyto(t_chg, time, where=changed)
             np.copyto(prev, q, where=changed)
             np.subtract(time, t_chg, out=dt)
-            np.copyto(vel, 0.0, where=dt > self.hold)
+            np.greater(dt, self.hold, out=mask)
+            np.copyto(vel, 0.0, where=mask)
             np.nan_to_num(vel, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
         np.copyto(ref, q)
         self._prev_ref_t = time

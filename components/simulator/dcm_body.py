@@ -55,8 +55,8 @@ class MujocoBody:
 
     devices: the DCM's DeviceTable (joint names, limits, body order); model: a SimModel name
     or MJCF path ("nao_v5"); period: [s] one DCM cycle, the physics step per ``update``.
-    DCM joints that the physics model does not have (none for nao_v5 if it models the hands;
-    otherwise LHand / RHand) read back their clamped command, as an ideal servo.
+    DCM joints that a physics model does not have (none for nao_v5, which has all 26) read
+    back their clamped command, as an ideal servo.
     """
 
     def __init__(self, devices: Any, model: str = "nao_v5", period: float = 0.01) -> None:
@@ -74,6 +74,8 @@ class MujocoBody:
         self._mapped = np.flatnonzero(self._sim_of >= 0)
         self._unmapped = np.flatnonzero(self._sim_of < 0)
         self._mapped_sim = self._sim_of[self._mapped]
+        self._identity = (len(sim_names) == n and
+                          bool(np.array_equal(self._sim_of, np.arange(n))))
         missing = [j for j in sim_names if j not in names]
         if missing:
             raise ValueError(f"body mujoco: the physics model {self.model.name!r} has joints "
@@ -127,8 +129,10 @@ class MujocoBody:
     def _read(self) -> None:
         s = self.sim.sensors
         out = self.sensors
-        out[self._mapped] = s.q[self._mapped_sim]
-        if self._unmapped.size:
+        if self._identity:                              # nao_v5: the DCM's own joint order
+            np.copyto(out, s.q)
+        else:
+            out[self._mapped] = s.q[self._mapped_sim]
             out[self._unmapped] = self._cmd[self._unmapped]
         x = self.extra_sensors
         x[0:3] = s.acc
