@@ -85,6 +85,8 @@ class SimModel:
         self.floating = mj.njnt > 0 and mj.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE
         servos, motors = [], {}
         for i in range(mj.nu):
+            if mj.actuator_trntype[i] != mujoco.mjtTrn.mjTRN_JOINT:
+                continue
             an = mj.actuator(i).name
             jn = mj.joint(mj.actuator_trnid[i, 0]).name
             if an == jn:
@@ -100,8 +102,11 @@ class SimModel:
         jid = [mj.joint(j).id for j in servos]
         self.lower = self._ro(mj.jnt_range[jid, 0])
         self.upper = self._ro(mj.jnt_range[jid, 1])
-        eff = np.where(mj.jnt_actfrclimited[jid], mj.jnt_actfrcrange[jid, 1], np.inf)
-        self.effort_limit = self._ro(eff)
+        unlimited = [j for j, i in zip(servos, jid) if not mj.jnt_actfrclimited[i]]
+        if unlimited:
+            raise SimError(f"{path}: expected an actuatorfrcrange (the effort limit) on every "
+                           f"actuated joint, missing on {', '.join(unlimited)}")
+        self.effort_limit = self._ro(mj.jnt_actfrcrange[jid, 1])
         vel = np.full(len(jid), np.inf)
         try:
             vel = mj.numeric("velocity_limit").data.copy()
@@ -230,6 +235,7 @@ class Simulation:
         self._dadr = m.jnt_dofadr[jid].copy()
         self._servo = np.array([m.actuator(j).id for j in model.joint_names])
         self._motor = np.array([m.actuator(j + "_motor").id for j in model.joint_names])
+        m.actuator_forcelimited[self._servo] = 1      # the stiffness acts through forcerange
         # views into MuJoCo's arrays (fixed buffers), contiguous in the generated models
         self._q_view = self._view(d.qpos, self._qadr)
         self._dq_view = self._view(d.qvel, self._dadr)
@@ -264,13 +270,14 @@ class Simulation:
 
     # ------------------------------------------------------------------ set-up helpers
 
-    @staticmethod
-    def _view(arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """A view when the indices are a contiguous run, else a copy-index marker."""
+    def _view(self, arr: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """A view of arr[idx]: the indices must be a contiguous run (they are in MJCF made
+        by simulator.mjcf), so the cycle copies slices, never gathers."""
         if len(idx) and np.all(np.diff(idx) == 1):
             return arr[idx[0]: idx[-1] + 1]
-        raise SimError(f"model joints/actuators are not contiguous ({idx.tolist()}); "
-                       "generate MJCF with simulator.mjcf")
+        raise SimError(f"{self.model.path}: the actuated joints and their servo / motor "
+                       f"actuators must each be contiguous and in the same order, got "
+                       f"{idx.tolist()}")
 
     def _sensor_adr(self, name: str):
         m = self.mj_model
@@ -294,8 +301,6 @@ class Simulation:
             yl, yr = fsr[[0, 2], 1].mean(), fsr[[1, 3], 1].mean()
             feet.append((int(site.id), body, float(xf), float(xr), float(yl), float(yr)))
         self._feet = tuple(feet)
-        self._wrench = np.zeros(6)
-        self._tmp3 = np.zeros(3)
 
     # ------------------------------------------------------------------ commands
 
@@ -418,7 +423,7 @@ class Simulation:
             mujoco.mj_kinematics(m, d)
             d.qpos[2] -= self._lowest_point()
             self.set_position_targets(q0, 1.0)
-            mujoco.mj_step(m, d, round(SETTLE_TIME / m.opt.timestep))
+            self._run(round(SETTLE_TIME / m.opt.timestep), last=False)
             d.qvel[:] = 0.0                     # at rest: no residual sway
         self.set_position_targets(q0, stiff)
         d.time = 0.0

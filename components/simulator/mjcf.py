@@ -212,8 +212,9 @@ def _nao_geoms(link: str, child_offsets: list[np.ndarray], fsr: dict) -> list[st
     if link in ("l_wrist", "r_wrist"):
         return [f'<geom name="{link}" type="capsule" size="0.02" fromto="0 0 0 0.07 0 -0.012" {GEOM}/>']
     if link in ("l_ankle", "r_ankle"):
-        # the sole box around the four FSRs (x: their centre + 25 mm toward the toe,
-        # y: their centre), bottom face on the URDF's sole plane
+        # the sole box around the four FSRs (x: their centre + 5 mm toward the toe, so the
+        # 160 mm sole spans -55..+105 mm from the ankle; y: their centre), bottom face on
+        # the URDF's sole plane
         pts = np.array(fsr[link])
         cx = 0.5 * (pts[:, 0].min() + pts[:, 0].max()) + 0.005
         cy = 0.5 * (pts[:, 1].min() + pts[:, 1].max())

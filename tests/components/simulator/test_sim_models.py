@@ -103,3 +103,12 @@ def test_model_without_servo_actuators_is_refused(tmp_path):
                  "</worldbody></mujoco>")
     with pytest.raises(SimError, match="bare.xml: expected a position actuator"):
         SimModel.load(str(p))
+
+
+def test_model_without_effort_limits_is_refused(tmp_path):
+    p = tmp_path / "noeffort.xml"
+    p.write_text("<mujoco><worldbody><body><joint name='j'/><geom size='0.1'/></body>"
+                 "</worldbody><actuator><position name='j' joint='j'/>"
+                 "<motor name='j_motor' joint='j'/></actuator></mujoco>")
+    with pytest.raises(SimError, match="noeffort.xml: expected an actuatorfrcrange .* on j"):
+        SimModel.load(str(p))
