@@ -16,6 +16,7 @@ from rtcf.controller import ControllerError, ControllerManagerCore, RobotState
 from controller_manager.controllers import JointTrajectoryController
 from controller_manager.effort_controllers import JointEffortController
 from controller_manager.sim_hardware import EffortRobotState
+from test_controllers import Rig as PositionRig  # the sibling test module's rig
 
 DT = 1e-3
 JOINTS = ["a", "b"]
@@ -44,24 +45,14 @@ class TorqueJoints:
         self.q += self.dq * DT
 
 
-class Rig:
+class Rig(PositionRig):
+    """test_controllers' rig (tick, start, c) on torque-driven joints."""
+
     def __init__(self, **hw):
         self.robot = EffortRobotState(JOINTS, [-3.0] * 2, [3.0] * 2)
         self.hw = TorqueJoints(**hw)
         self.core = ControllerManagerCore(self.robot, self.hw, period=DT)
         self.k = 0
-
-    def tick(self, n=1):
-        for _ in range(n):
-            self.core.update(self.k * DT)
-            self.k += 1
-
-    def start(self, *names):
-        self.core.request_switch(list(names), [], 2)
-        self.tick(2)
-
-    def c(self, name):
-        return self.core.slot(name).controller
 
 
 def test_pid_formula_of_control_toolbox():
