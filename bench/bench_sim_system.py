@@ -127,6 +127,12 @@ def paced_in_process(name: str, seconds: float) -> list:
             None]
 
 
+def median_col(rows: list, k: int) -> float | None:
+    """Median of column k over the rows that have a value there (None if none)."""
+    vals = [r[k] for r in rows if r[k] is not None]
+    return float(np.median(vals)) if vals else None
+
+
 def realtime_rounds(name: str, seconds: float, rounds: int, warmup: float,
                     overrides: list[str]) -> tuple[list, list]:
     """Per round: paced simulation time in process, the wall-clock periodic EC through
@@ -163,21 +169,17 @@ def realtime_rounds(name: str, seconds: float, rounds: int, warmup: float,
                        c.max_us, c.late_count(bench_system.LATE_US), c.cpu_percent]
                 rows.append(row)
                 cyc.append(row)
+        cyc_p50, cyc_p99, cyc_cpu = (median_col(cyc, k) for k in (4, 5, 9))
         for ec, rs in per_ec.items():
-            med = lambda k: float(np.median([x[k] for x in rs if x[k] is not None]))  # noqa
-            cmed = (lambda k: float(np.median([x[k] for x in cyc]))) if cyc else None
             over = [int(str(x[3]).split()[0]) for x in rs if x[3] is not None]
             summary.append([f"{name} EC {ec} ({rate:g} Hz), wall-clock EC",
-                            f"{int(np.median(over)) if over else '-'}", med(4), med(5),
-                            cmed(4) if cmed else None, cmed(5) if cmed else None,
-                            med(9), cmed(9) if cmed else None])
+                            f"{int(np.median(over)) if over else '-'}", median_col(rs, 4),
+                            median_col(rs, 5), cyc_p50, cyc_p99, median_col(rs, 9), cyc_cpu])
         if paced:
-            pm = lambda k: float(np.median([x[k] for x in paced]))  # noqa: E731
-            cmed = (lambda k: float(np.median([x[k] for x in cyc]))) if cyc else None
             summary.append([f"{name} ({rate:g} Hz), simulation time x1",
-                            f"{int(pm(3))} late > 1 period", pm(4), pm(5),
-                            cmed(4) if cmed else None, cmed(5) if cmed else None, None,
-                            cmed(9) if cmed else None])
+                            f"{int(median_col(paced, 3))} late > 1 period",
+                            median_col(paced, 4), median_col(paced, 5), cyc_p50, cyc_p99,
+                            None, cyc_cpu])
     return rows, summary
 
 
