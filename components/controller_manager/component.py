@@ -103,6 +103,7 @@ class ControllerManager(Component):
     | q (in, hardware=ports) | TimedDoubleSeq | rad | measured joint positions, body order (connect DCM0.q) |
     | qRef (hardware=ports) | TimedDoubleSeq | rad | joint position commands, body order, NaN = no command (connect to DCM0.qRef) |
     | controllerState (out) | TimedDoubleSeq | s, Hz, counts | at state_rate: 6 header values (ticks, running controllers, tick period, manager overhead per tick, EC overruns, loaded controllers), then 6 per loaded controller in update order (running 1/0, update_rate, period passed to its last update, its last update's execution time, overruns, faults) |
+    | qRef (in, hardware=simulator) | TimedDoubleSeq | rad | joint reference stream, model order, for controllers with reference: true (connect BlendingPlanner0.qRef) |
 
     Each EC cycle runs one manager tick (rtcf.controller.ControllerManagerCore): read the
     hardware, start pending controllers, update the running ones in schedule order, write the
@@ -114,8 +115,11 @@ class ControllerManager(Component):
 
     type_name = "ControllerManager"
     category = "controller"
-    hardware = Param(str, "dcm", choices=("dcm", "ports", "loopback"), read_only=True,
-                     doc="where joint state comes from and commands go")
+    hardware = Param(str, "dcm", choices=("dcm", "ports", "loopback", "simulator"),
+                     read_only=True, doc="where joint state comes from and commands go")
+    simulator = Param(str, "Simulator0", read_only=True,
+                      doc="instance name of the Simulator (hardware=simulator: effort "
+                          "interface, components/controller_manager/sim_hardware.py)")
     dcm = Param(str, "DCM0", read_only=True, doc="instance name of the DCM (hardware=dcm)")
     model = Param(str, "nao_h25_v5.yaml", read_only=True,
                   doc="robot model file: the joints of the robot state (body order)")
@@ -138,7 +142,12 @@ class ControllerManager(Component):
         controllers (their init runs here, not in the EC thread)."""
         devices = DeviceTable.from_model(find_model(self.model))
         lim = devices.joint_limits
-        self.robot = RobotState(devices.joint_names, lim[:, 0], lim[:, 1])
+        if self.hardware == "simulator":
+            from . import effort_controllers  # noqa: F401  (registers JointEffortController)
+            from .sim_hardware import EffortRobotState
+            self.robot = EffortRobotState(devices.joint_names, lim[:, 0], lim[:, 1])
+        else:
+            self.robot = RobotState(devices.joint_names, lim[:, 0], lim[:, 1])
         self.config: dict[str, Any] = {"controllers": {}, "load": [], "start": []}
         if self.controller_config:
             self.config = load_config(find_config(self.controller_config))
@@ -149,6 +158,9 @@ class ControllerManager(Component):
             q_in = self.add_in_port("q", TimedDoubleSeq)
             q_ref = self.add_out_port("qRef", TimedDoubleSeq)
             hw = PortHardware(devices.joint_names, q_in, q_ref, self.qref_every)
+        elif self.hardware == "simulator":
+            from .sim_hardware import SimulatorHardware
+            hw = SimulatorHardware(devices.joint_names, self.add_in_port("qRef", TimedDoubleSeq))
         self.hw = hw
         self.load_path = [str(p) for p in controller_folders(self.controller_path)]
         self.core = ControllerManagerCore(self.robot, hw, load_path=self.load_path,
@@ -200,6 +212,13 @@ class ControllerManager(Component):
                                       f"joints than model {self.model!r}")
             hw.attach()
             self.hw = self.core.hardware = hw
+        if self.hardware == "simulator" and self.hw.owner is None:
+            sim = find_component(self.simulator)
+            if sim is None:
+                raise ControllerError(f"{self.instance_name}: hardware=simulator but no "
+                                      f"Simulator named {self.simulator!r} lives in this "
+                                      f"process")
+            self.hw.bind(sim)
         self.core.period = ec.period
         self.core.overrun_limit = self.overrun_us * 1e-6 if self.overrun_us > 0 else ec.period
         self._ec = ec.ec

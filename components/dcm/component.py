@@ -13,7 +13,7 @@ from rtcf.log import Throttled
 from rtcf.services import ServicePort
 
 from .body import SimulatedBody
-from .devices import DeviceTable
+from .devices import DeviceTable, normalize_key
 from .timeline import DcmCore, DcmError, _show
 
 PROFILE_PERIOD_MS = {"default": 10, "naoV4": 10, "naoV5": 12, "naoV6": 12}
@@ -50,6 +50,7 @@ class DCM(Component):
     | qCommand | TimedDoubleSeq | rad | Position actuator values sent this cycle, body order |
     | hardness | TimedDoubleSeq | 0..1 | Hardness actuator values, body order |
     | actuators | TimedDoubleSeq | - | every actuator value in table order (see getActuatorKeys) |
+    | sensors (body=mujoco) | TimedDoubleSeq | see getSensorKeys | the IMU and FSR sensor values, in getSensorKeys order after the joint Position sensors |
     | DCMService | service | - | NAO::DCMService (idl/DCMService.idl) |
 
     DCM time [ms] counts from the first cycle of the component's EC. Code in the same process
@@ -69,13 +70,25 @@ class DCM(Component):
                              doc="hardness of every joint at activation (simulated body)")
     max_commands = Param(int, 512, bounds=(1, 100000), read_only=True,
                          doc="timed commands buffered per actuator (NAOqi 2.x: 512)")
+    body = Param(str, "simple", choices=("simple", "mujoco"), read_only=True,
+                 doc="the robot under the DCM: simple (first-order servos) or mujoco "
+                     "(physics, components/simulator/dcm_body.py; IMU and FSR keys too)")
+    sim_model = Param(str, "nao_v5", read_only=True,
+                      doc="body=mujoco: physics model name (model/sim/) or MJCF file")
 
     # -- lifecycle (EC thread) -------------------------------------------------------------
     def on_initialize(self) -> None:
         self.devices = DeviceTable.from_model(find_model(self.model))
         self.core = DcmCore(self.devices, self.max_commands)
-        self.body = SimulatedBody(self.devices, self.servo_tau)
         self.cycle_ms = self.period_ms or PROFILE_PERIOD_MS[self.profile]
+        if self.body == "mujoco":
+            from simulator.dcm_body import MujocoBody   # needs the mujoco package
+            self.robot_body = MujocoBody(self.devices, self.sim_model, self.cycle_ms / 1000.0)
+        else:
+            self.robot_body = SimulatedBody(self.devices, self.servo_tau)
+        extra = getattr(self.robot_body, "extra_sensor_keys", ())
+        self.sensor_keys = tuple(self.devices.sensor_keys) + tuple(extra)
+        self._extra_index = {k: i for i, k in enumerate(extra)}
         d = self.devices
         self._pos = np.asarray(d.position_actuators)
         self._hard = np.asarray(d.hardness_actuators)
@@ -94,7 +107,11 @@ class DCM(Component):
         self._post: list[Callable[[], None]] = []
         self._origin: float | None = None
         self.now_ms: int | None = None        # DCM time of the last cycle (read by getTime)
-        self.sensor_values = self.body.sensors
+        self.sensor_values = self.robot_body.sensors
+        self.sensors_out = None              # the non-joint sensors (body=mujoco)
+        if extra:
+            self.sensors_out = self.add_out_port("sensors", TimedDoubleSeq)
+            self.sensors_out.value.data = np.zeros(len(extra))
         self._warn = Throttled(self.log, 5.0)
         from .service import DCMServiceImpl   # the servant needs the compiled stubs
         self.service = DCMServiceImpl(self)
@@ -125,8 +142,12 @@ class DCM(Component):
         if self.q_in.read_newest() is ReadStatus.NEW:
             self._apply_qref()
         dt = ec.period
-        sensors = self.body.update(values[self._pos], values[self._hard], dt)
+        sensors = self.robot_body.update(values[self._pos], values[self._hard], dt)
         self._write(ec.planned, values, sensors)
+        if self.sensors_out is not None:
+            np.copyto(self.sensors_out.value.data, self.robot_body.extra_sensors)
+            stamp(self.sensors_out.value, ec.planned)
+            self.sensors_out.write()
         for cb in self._post:
             self._run_callback(cb, "postProcess")
 
@@ -189,4 +210,8 @@ class DCM(Component):
         try:
             return float(self.sensor_values[d.sensor_index(key)])
         except KeyError:
-            raise DcmError(f"unknown actuator or sensor key {_show(key)}") from None
+            pass
+        i = self._extra_index.get(normalize_key(key)) if isinstance(key, str) else None
+        if i is None:
+            raise DcmError(f"unknown actuator or sensor key {_show(key)}")
+        return float(self.robot_body.extra_sensors[i])

@@ -92,4 +92,4 @@ class DCMServiceImpl(NAO__POA.DCMService):
         return list(self.comp.devices.actuator_keys)
 
     def getSensorKeys(self) -> list:
-        return list(self.comp.devices.sensor_keys)
+        return list(self.comp.sensor_keys)

@@ -1,0 +1,226 @@
+"""The simulation systems (compositions/nao_sim.yaml, arm_sim.yaml): how fast and how punctual.
+
+1. ``fast``: simulation time as fast as the machine allows. In process
+   (simulator.system.SimSystem: the manager in simulation mode, no ORB, one advance) and
+   through scripts/run with
+   ``-o rtcf.simulation.real_time_factor:0 --duration S``: the real-time factor achieved =
+   simulated seconds / wall seconds, and the wall time per cycle.
+2. ``realtime``: real time, nao_sim at 100 Hz and arm_sim at 1 kHz, each round next to
+   ``cyclictest`` at the same interval for as long, two ways:
+   * simulation time paced at factor 1 (the compositions' own setting), in process: the time
+     base's wall lateness of each cycle (SimulationEC stats), cycles later than one period,
+     the achieved factor;
+   * the same composition on wall-clock periodic ECs through scripts/run
+     (``-o rtcf.simulation.enable:NO``: its own process, CORBA, the EC trace on;
+     bench/bench_system.py's runner and table: overruns, lateness p50 / p99 / p99.9 / max,
+     CPU).
+
+Prints figures and medians; asserts nothing. Keep runs short on a shared machine and say
+"loaded" beside any figure (the machine line prints the load average).
+
+    .venv/bin/python bench/bench_sim_system.py --seconds 10 --rounds 2
+    .venv/bin/python bench/bench_sim_system.py --only fast
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "components"))
+sys.path.insert(0, str(ROOT))
+
+import bench_system  # noqa: E402
+from common import machine_line, run_cyclictest, table  # noqa: E402
+
+SYSTEMS = {"nao_sim": ROOT / "compositions" / "nao_sim.yaml",
+           "arm_sim": ROOT / "compositions" / "arm_sim.yaml"}
+
+
+def rate_of(path: Path) -> float:
+    data = yaml.safe_load(path.read_text())
+    return max(float(ec["rate"]) for ec in data["execution_contexts"])
+
+
+def fast_in_process(name: str, seconds: float) -> list:
+    """Stepped ECs back to back in this process: [name, mode, sim s, wall s, RTF, us/cycle]."""
+    from simulator.system import SimSystem
+    logs = {"nao_sim": ("qLog", "sensorLog"), "arm_sim": ("qLog", "qRefLog")}[name]
+    with SimSystem(SYSTEMS[name], params={k: {"path": ""} for k in logs}) as s:
+        s.advance(0.05)                                   # start-up cycles excluded
+        ecs = list(s.manager.ecs.values())
+        c0, t0 = sum(ec.cycles for ec in ecs), time.perf_counter()
+        s.advance(seconds)
+        wall = time.perf_counter() - t0
+        cycles = sum(ec.cycles for ec in ecs) - c0
+    return [name, "in process (SimSystem)", seconds, wall, seconds / wall,
+            wall / cycles * 1e6]
+
+
+def simulation_mode_available() -> bool:
+    try:
+        import rtcf.simtime  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def fast_scripts_run(name: str, seconds: float) -> list:
+    """scripts/run at real-time factor 0 for ``seconds`` of simulated time (wall clock of
+    the whole command, start-up included, and without: the status line's figures)."""
+    cmd = [str(ROOT / "scripts" / "run"), str(SYSTEMS[name]), "--duration", str(seconds),
+           "-o", f"corba.nameservers:localhost:{bench_system.free_port()}",
+           "-o", "rtcf.simulation.enable:YES", "-o", "rtcf.simulation.real_time_factor:0"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds * 60 + 120)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        return [name, f"scripts/run failed ({proc.returncode}): "
+                f"{(proc.stderr or proc.stdout).strip()[-200:]}", seconds, wall, None, None]
+    m = re.search(r"simulation: ([\d.]+) s of simulated time in ([\d.]+) s wall",
+                  proc.stdout + proc.stderr)
+    if m is None:
+        return [name, "scripts/run, factor 0: no simulation report", seconds, wall, None, None]
+    sim_s, wall_s = float(m.group(1)), float(m.group(2))
+    return [name, f"scripts/run, factor 0 (whole command {wall:.2f} s)", sim_s, wall_s,
+            sim_s / wall_s, None]
+
+
+def paced_in_process(name: str, seconds: float) -> list:
+    """Simulation time at factor 1 in this process for ``seconds`` of wall time: a row of
+    the realtime table (lateness of the paced cycles against the wall clock)."""
+    from rtcf import rtcconf
+    from rtcf.composition import load_composition
+    from rtcf.manager import Manager
+    conf = rtcconf.merge_conf(rtcconf.defaults(), {
+        "manager.modules.load_path": str(ROOT / "components"),
+        "rtcf.simulation.enable": "YES", "rtcf.simulation.real_time_factor": "1"})
+    m = Manager(conf, corba=False)
+    comp = load_composition(SYSTEMS[name])
+    for c in comp.components:
+        if c.type == "SampleLogger":
+            c.params["path"] = ""
+    m.build(comp)
+    try:
+        time.sleep(seconds)
+        tb = m.time_base
+        st = tb.stats()
+        ec = next(iter(m.ecs.values()))
+        n = min(ec.cycles, len(ec._lateness))
+        late = np.sort(ec._lateness[:n]) * 1e6
+    finally:
+        m.shutdown()
+    p = np.percentile(late, bench_system.PS)
+    over = int(np.sum(late > ec.period * 1e6))
+    return [f"{name} sim time x1 (in process), achieved x{st['achieved_factor']:.3f}", 1, n,
+            over, p[0], p[1], p[2], float(late[-1]), int(np.sum(late > bench_system.LATE_US)),
+            None]
+
+
+def median_col(rows: list, k: int) -> float | None:
+    """Median of column k over the rows that have a value there (None if none)."""
+    vals = [r[k] for r in rows if r[k] is not None]
+    return float(np.median(vals)) if vals else None
+
+
+def realtime_rounds(name: str, seconds: float, rounds: int, warmup: float,
+                    overrides: list[str]) -> tuple[list, list]:
+    """Per round: paced simulation time in process, the wall-clock periodic EC through
+    scripts/run with the EC trace, and cyclictest at the same rate."""
+    path, rate = SYSTEMS[name], rate_of(SYSTEMS[name])
+    # bench_system's runner launches bench_system.composition(name): point it at ours
+    bench_system.composition = lambda n, tmp: (path, rate)
+    extra = list(overrides) + ["rtcf.simulation.enable:NO"]
+    rows, summary = [], []
+    with tempfile.TemporaryDirectory(prefix="bench-sim-") as tmpd:
+        per_ec: dict[str, list] = {}
+        cyc = []
+        paced = []
+        for rnd in range(1, rounds + 1):
+            row = paced_in_process(name, seconds)
+            row[1] = rnd
+            rows.append(row)
+            paced.append(row)
+            try:
+                r = bench_system.run_rtcf(name, seconds, Path(tmpd), extra, warmup)
+            except RuntimeError as e:
+                rows.append([f"{name}: {str(e).splitlines()[0]}", rnd] + [None] * 8)
+                continue
+            for ec, e in sorted(r["ecs"].items()):
+                row = bench_system.rtcf_row(name, rnd, ec, e, r["cpu"])
+                rows.append(row)
+                per_ec.setdefault(ec, []).append(row)
+            c = run_cyclictest(seconds, rate, fifo=True)
+            if isinstance(c, str):
+                rows.append([f"{name} {c}", rnd] + [None] * 8)
+            else:
+                p = c.percentiles_us(bench_system.PS)
+                row = [f"{name} cyclictest {rate:g} Hz", rnd, c.n, None, p[0], p[1], p[2],
+                       c.max_us, c.late_count(bench_system.LATE_US), c.cpu_percent]
+                rows.append(row)
+                cyc.append(row)
+        cyc_p50, cyc_p99, cyc_cpu = (median_col(cyc, k) for k in (4, 5, 9))
+        for ec, rs in per_ec.items():
+            over = [int(str(x[3]).split()[0]) for x in rs if x[3] is not None]
+            summary.append([f"{name} EC {ec} ({rate:g} Hz), wall-clock EC",
+                            f"{int(np.median(over)) if over else '-'}", median_col(rs, 4),
+                            median_col(rs, 5), cyc_p50, cyc_p99, median_col(rs, 9), cyc_cpu])
+        if paced:
+            summary.append([f"{name} ({rate:g} Hz), simulation time x1",
+                            f"{int(median_col(paced, 3))} late > 1 period",
+                            median_col(paced, 4), median_col(paced, 5), cyc_p50, cyc_p99,
+                            None, cyc_cpu])
+    return rows, summary
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=10.0, help="per run")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--warmup", type=float, default=6.0)
+    ap.add_argument("--only", choices=("fast", "realtime"), action="append")
+    ap.add_argument("--system", choices=tuple(SYSTEMS), action="append")
+    ap.add_argument("-o", dest="overrides", action="append", default=[])
+    args = ap.parse_args()
+    parts = args.only or ["fast", "realtime"]
+    names = args.system or list(SYSTEMS)
+    print(machine_line())
+    if "fast" in parts:
+        rows = [fast_in_process(n, args.seconds) for n in names]
+        if simulation_mode_available():
+            rows += [fast_scripts_run(n, args.seconds) for n in names]
+        print("simulation time as fast as possible (real-time factor achieved = simulated s "
+              "/ wall s):")
+        print(table(["system", "how", "sim [s]", "wall [s]", "RTF", "wall/cycle [us]"], rows,
+                    digits=2))
+        print()
+    if "realtime" in parts:
+        all_rows, all_summary = [], []
+        for n in names:
+            rows, summary = realtime_rounds(n, args.seconds, args.rounds, args.warmup,
+                                            args.overrides)
+            all_rows += rows
+            all_summary += summary
+        lu = bench_system.LATE_US
+        print(f"real time (factor 1), {args.seconds:g} s per run, {args.rounds} rounds:")
+        print(table(["run", "round", "cycles", "overruns (total)", "p50 [us]", "p99 [us]",
+                     "p99.9 [us]", "max [us]", f">{lu:.0f}us", "CPU [%]"], all_rows))
+        print()
+        print("medians over the rounds:")
+        print(table(["EC", "overruns", "p50 rtcf", "p99 rtcf", "p50 cyclictest",
+                     "p99 cyclictest", "CPU rtcf [%]", "CPU cyclictest [%]"], all_summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

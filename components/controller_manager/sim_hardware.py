@@ -1,0 +1,175 @@
+"""The controller manager's hardware on the physics simulation: an effort interface.
+
+``hardware: simulator`` binds the ControllerManager to a ``Simulator`` component of the same
+process (as DcmHardware binds to the DCM): each tick :meth:`SimulatorHardware.read` copies
+the simulated joint position, velocity and torque into the robot state, and
+:meth:`SimulatorHardware.write` hands the controllers' commands to the simulation as joint
+torques (``Simulation.set_torques``, saturated at the model's effort limits, the
+saturations counted by the core). A joint that no running controller commands (NaN) gets
+no torque, as PR2's zeroed commands. The torques act in the Simulator's next step: put the
+manager before the Simulator in the same execution context (one tick = read, controllers,
+write, then one physics period).
+
+The robot state is an :class:`EffortRobotState`: ``command`` is an effort [N m] (PR2's
+``commanded_effort_``), and ``reference`` / ``reference_velocity`` carry the newest sample
+of the manager's ``qRef`` in-port (a streamed joint reference such as BlendingPlanner's
+qRef, [rad]; velocity per joint over the time since its reference last changed, see
+``_take_reference``), for controllers that follow it (JointEffortController
+``reference: true``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from rtcf import ReadStatus
+from rtcf.controller import ControllerError, RobotState
+
+__all__ = ["EffortRobotState", "SimulatorHardware", "simulation_of"]
+
+
+class EffortRobotState(RobotState):
+    """A RobotState whose command is a joint effort [N m], with a streamed reference."""
+
+    command_interface = "effort"
+
+    def __init__(self, joint_names: Sequence[str], lower: Iterable[float] | None = None,
+                 upper: Iterable[float] | None = None):
+        super().__init__(joint_names, lower, upper)
+        n = self.n_joints
+        self.reference = np.full(n, math.nan)          # [rad], NaN until a sample came
+        self.reference_velocity = np.zeros(n)          # [rad/s]
+
+
+def simulation_of(comp: Any) -> Any:
+    """The core ``Simulation`` of a Simulator component (its ``sim``, made at activation), or
+    a Simulation itself; None while the component has none yet."""
+    if hasattr(comp, "set_torques") and hasattr(comp, "sensors"):
+        return comp
+    return getattr(comp, "sim", None)
+
+
+def _model_of(comp: Any) -> Any:
+    model = getattr(comp, "sim_model", None)           # a Simulator component
+    if model is None and hasattr(comp, "set_torques"):
+        model = comp.model                              # a Simulation
+    if model is None or not hasattr(model, "joint_names"):
+        raise ControllerError(f"{getattr(comp, 'instance_name', comp)!r} is not a Simulator "
+                              f"(no simulated model)")
+    return model
+
+
+class SimulatorHardware:
+    """Effort interface on an in-process simulation (see the module doc).
+
+    joint_names: the manager's joints (the model file's order); they must all be joints of
+    the simulation (matched by name). q_ref: the manager's qRef InPort or None.
+    """
+
+    def __init__(self, joint_names: Sequence[str], q_ref: Any = None):
+        self.joint_names = tuple(joint_names)
+        n = len(self.joint_names)
+        self.q_ref = q_ref
+        self.owner: Any = None          # the Simulator component (or a Simulation)
+        self.sim: Any = None            # its Simulation, looked up each tick
+        self._idx = np.arange(n, dtype=np.intp)
+        self._tau = np.zeros(0)
+        self._cmd = np.zeros(n)
+        self._identity = False
+        self._prev_ref = np.zeros(n)
+        self._prev_ref_t: float | None = None
+        self._t_change = np.zeros(n)
+        self._changed = np.zeros(n, dtype=bool)
+        self._mask = np.zeros(n, dtype=bool)
+        self._tmp = np.zeros(n)
+        self._dt = np.zeros(n)
+        self.hold = 0.02               # [s] unchanged reference this long: velocity 0
+        self.halted = False            # torque-controlled joints are never "not stiff"
+        self.command_interfaces = ("effort",)   # what controllers may claim here
+        self.bad_samples = 0
+        self.writes = 0
+
+    # -- binding (non-real-time) ----------------------------------------------------------
+    def bind(self, simulator: Any) -> None:
+        """Attach to a Simulator component (or a Simulation). ControllerError if a joint of
+        the manager is not in the simulated model. The component's Simulation is looked up
+        every tick (it is made when the Simulator is activated, maybe after the manager);
+        while there is none the hardware is ``halted``. Runs in: any thread, before ticks."""
+        model = _model_of(simulator)
+        names = tuple(model.joint_names)
+        missing = [j for j in self.joint_names if j not in names]
+        if missing:
+            raise ControllerError(f"hardware simulator: joints {missing} are not in the "
+                                  f"simulated model {model.name!r} (joints: "
+                                  f"{', '.join(names)})")
+        self._idx = np.array([names.index(j) for j in self.joint_names], dtype=np.intp)
+        self._tau = np.zeros(len(names))
+        self._identity = len(names) == len(self.joint_names) and \
+            bool(np.array_equal(self._idx, np.arange(len(names))))
+        self.owner = simulator
+
+    # -- manager thread (rtcf.controller.Hardware) ----------------------------------------
+    def read(self, robot: RobotState, time: float) -> None:
+        """Measured state, and the newest qRef sample. Runs in: EC thread."""
+        sim = self.sim = simulation_of(self.owner)
+        self.halted = sim is None
+        if sim is None:
+            return
+        s = sim.sensors
+        np.take(s.q, self._idx, out=robot.position)
+        np.take(s.dq, self._idx, out=robot.velocity)
+        np.take(s.tau, self._idx, out=robot.effort)
+        if self.q_ref is not None and self.q_ref.read_newest() is ReadStatus.NEW:
+            self._take_reference(robot, self.q_ref.value.data, time)
+
+    def _take_reference(self, robot: Any, q: np.ndarray, time: float) -> None:
+        """The reference and its velocity, per joint over the time since that joint's
+        reference last changed (a stream that repeats a value for a few samples, e.g. a
+        warm-started IK path at low speed, would otherwise give velocity spikes); a joint
+        whose reference has not changed for ``hold`` seconds has velocity 0."""
+        ref = getattr(robot, "reference", None)
+        if ref is None:
+            return
+        if q.shape != ref.shape:
+            self.bad_samples += 1                     # counted; the old reference stays
+            return
+        vel, prev, t_chg = robot.reference_velocity, self._prev_ref, self._t_change
+        changed, tmp, dt = self._changed, self._tmp, self._dt
+        if self._prev_ref_t is None:
+            np.copyto(prev, q)
+            t_chg.fill(time)
+            vel.fill(0.0)
+        else:
+            mask = self._mask
+            np.not_equal(q, prev, out=changed)
+            np.subtract(time, t_chg, out=dt)
+            np.greater(dt, 0.0, out=mask)
+            np.logical_and(mask, changed, out=mask)
+            np.subtract(q, prev, out=tmp)
+            np.divide(tmp, dt, out=tmp, where=mask)
+            np.copyto(vel, tmp, where=mask)
+            np.copyto(t_chg, time, where=changed)
+            np.copyto(prev, q, where=changed)
+            np.subtract(time, t_chg, out=dt)
+            np.greater(dt, self.hold, out=mask)
+            np.copyto(vel, 0.0, where=mask)
+            np.nan_to_num(vel, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+        np.copyto(ref, q)
+        self._prev_ref_t = time
+
+    def write(self, robot: RobotState, time: float) -> None:
+        """The commands as joint torques (NaN: 0). Runs in: EC thread."""
+        if self.sim is None:
+            return
+        cmd = self._cmd
+        np.copyto(cmd, robot.command)
+        np.nan_to_num(cmd, copy=False, nan=0.0)
+        if self._identity:
+            self.sim.set_torques(cmd)
+        else:
+            self._tau[self._idx] = cmd
+            self.sim.set_torques(self._tau)
+        self.writes += 1

@@ -1,0 +1,168 @@
+"""The DCM's body on MuJoCo physics (``DCM`` parameter ``body: mujoco``).
+
+Implements the DCM's ``Body`` protocol (components/dcm/body.py): each DCM cycle the Position
+and Hardness actuator values drive the simulated NAO's position servos
+(``Simulation.set_position_targets``: Hardness scales the servo torque limit, 0 = limp) and
+the physics advances by exactly one period. The joint Position sensors are the simulated
+joint angles; the other NAO sensors are filled from the simulation under NAOqi's memory keys
+(short form, without ``Device/SubDeviceList/``):
+
+=====================================================  =====  ==================================
+key                                                    unit   value
+=====================================================  =====  ==================================
+InertialSensor/AccelerometerX|Y|Z/Sensor/Value          m/s2   torso accelerometer (specific
+                                                               force: +9.81 on Z standing still)
+InertialSensor/GyroscopeX|Y|Z/Sensor/Value              rad/s  torso gyrometer
+InertialSensor/AngleX|Y|Z/Sensor/Value                  rad    torso roll, pitch, yaw
+LFoot|RFoot/FSR/FrontLeft|FrontRight|RearLeft|RearRight kg     foot FSRs (force / g, as NAOqi)
+LFoot|RFoot/FSR/TotalWeight/Sensor/Value                kg     sum of that foot's four FSRs
+LFoot|RFoot/FSR/CenterOfPressure/X|Y/Sensor/Value       m      centre of pressure, sole frame
+=====================================================  =====  ==================================
+
+The key names are those of the NAOqi 2.x DCM for NAO V5 (Aldebaran's "Actuator & Sensor
+list"; the same strings are read by ros-naoqi's naoqi_dcm_driver and NAO teams' code). The
+DCM keeps the joint Position sensors first (its own table) and appends these keys after them
+(``extra_sensor_keys`` / ``extra_sensors``).
+
+Pure: no rtcf / omniORB import (the physics core is components/simulator/core.py). Arrays are
+allocated in the constructor; ``update`` copies in place. Runs in: the DCM's EC thread.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .core import SimModel, Simulation
+
+__all__ = ["MujocoBody", "SENSOR_KEYS"]
+
+_AXES = ("X", "Y", "Z")
+IMU_KEYS = tuple(f"InertialSensor/{q}{a}/Sensor/Value"
+                 for q in ("Accelerometer", "Gyroscope", "Angle") for a in _AXES)
+FSR_CELLS = ("FrontLeft", "FrontRight", "RearLeft", "RearRight")
+FSR_KEYS = tuple(f"{foot}/FSR/{cell}/Sensor/Value" for foot in ("LFoot", "RFoot")
+                 for cell in FSR_CELLS)
+FOOT_KEYS = tuple(f"{foot}/FSR/{q}/Sensor/Value" for foot in ("LFoot", "RFoot")
+                  for q in ("TotalWeight", "CenterOfPressure/X", "CenterOfPressure/Y"))
+SENSOR_KEYS = IMU_KEYS + FSR_KEYS + FOOT_KEYS
+"""The non-joint sensor keys, in the order of ``MujocoBody.extra_sensors``."""
+
+
+class MujocoBody:
+    """NAO on MuJoCo behind the DCM (see the module doc).
+
+    devices: the DCM's DeviceTable (joint names, limits, body order); model: a SimModel name
+    or MJCF path ("nao_v5"); period: [s] one DCM cycle, the physics step per ``update``.
+    DCM joints that a physics model does not have (none for nao_v5, which has all 26) read
+    back their clamped command, as an ideal servo.
+    """
+
+    def __init__(self, devices: Any, model: str = "nao_v5", period: float = 0.01) -> None:
+        self.model = SimModel.load(model)
+        self.sim = Simulation(self.model, period)
+        self.period = float(period)
+        names = tuple(devices.joint_names)
+        sim_names = tuple(self.model.joint_names)
+        n = len(names)
+        self._lower = np.array(devices.joint_limits[:, 0])
+        self._upper = np.array(devices.joint_limits[:, 1])
+        # DCM joint -> simulation joint (or -1), simulation joint -> DCM joint
+        self._sim_of = np.array([sim_names.index(j) if j in sim_names else -1 for j in names],
+                                dtype=np.intp)
+        self._mapped = np.flatnonzero(self._sim_of >= 0)
+        self._unmapped = np.flatnonzero(self._sim_of < 0)
+        self._mapped_sim = self._sim_of[self._mapped]
+        self._identity = (len(sim_names) == n and
+                          bool(np.array_equal(self._sim_of, np.arange(n))))
+        missing = [j for j in sim_names if j not in names]
+        if missing:
+            raise ValueError(f"body mujoco: the physics model {self.model.name!r} has joints "
+                             f"the DCM model does not know: {missing}")
+        self._dcm_of = np.array([names.index(j) for j in sim_names], dtype=np.intp)
+        self._hip = None
+        if "LHipYawPitch" in names and "RHipYawPitch" in names:   # one motor (spec 1.1 PD)
+            self._hip = (names.index("LHipYawPitch"), names.index("RHipYawPitch"))
+        self._cmd = np.zeros(n)
+        self._hard = np.zeros(n)
+        self._q_ref = np.zeros(len(sim_names))
+        self._stiff = np.zeros(len(sim_names))
+        self.sensors = np.zeros(n)
+        self.extra_sensor_keys: tuple[str, ...] = SENSOR_KEYS
+        self.extra_sensors = np.zeros(len(SENSOR_KEYS))
+        fsr_names = tuple(self.model.fsr_names)
+        want = tuple(k[: -len("/Sensor/Value")] for k in FSR_KEYS)
+        if sorted(fsr_names) != sorted(want):
+            raise ValueError(f"body mujoco: the physics model {self.model.name!r} has FSRs "
+                             f"{list(fsr_names)}, expected {list(want)}")
+        self._fsr_order = np.array([fsr_names.index(k) for k in want], dtype=np.intp)
+        g = float(np.linalg.norm(self.sim.mj_model.opt.gravity))
+        self._inv_g = 1.0 / g if g > 0.0 else 0.0
+        self.cycles = 0
+        self._read()
+
+    # -- the Body protocol (EC thread) ----------------------------------------------------
+    def update(self, positions: np.ndarray, hardness: np.ndarray, dt_s: float) -> np.ndarray:
+        """Servo targets and stiffness from the actuators, one physics period, sensors.
+
+        dt_s is not used: the physics always advances one ``period`` (the DCM warns at
+        activation when its EC period differs). Runs in: EC thread."""
+        cmd, hard = self._cmd, self._hard
+        np.maximum(positions, self._lower, out=cmd)        # clamp to the joint limits
+        np.minimum(cmd, self._upper, out=cmd)
+        np.fmax(hardness, 0.0, out=hard)                   # NaN -> 0 (limp), then [0, 1]
+        np.minimum(hard, 1.0, out=hard)
+        if self._hip is not None:
+            lh, rh = self._hip
+            cmd[rh] = cmd[lh]
+            hard[rh] = hard[lh]
+        np.take(cmd, self._dcm_of, out=self._q_ref)
+        np.take(hard, self._dcm_of, out=self._stiff)
+        self.sim.set_position_targets(self._q_ref, self._stiff)
+        self.sim.step()
+        self.cycles += 1
+        self._read()
+        return self.sensors
+
+    # -- sensors -----------------------------------------------------------------------------
+    def _read(self) -> None:
+        s = self.sim.sensors
+        out = self.sensors
+        if self._identity:                              # nao_v5: the DCM's own joint order
+            np.copyto(out, s.q)
+        else:
+            out[self._mapped] = s.q[self._mapped_sim]
+            out[self._unmapped] = self._cmd[self._unmapped]
+        x = self.extra_sensors
+        x[0:3] = s.acc
+        x[3:6] = s.gyro
+        x[6:9] = s.torso_rpy
+        fsr = x[9:17]
+        np.take(s.fsr, self._fsr_order, out=fsr)
+        fsr *= self._inv_g                                 # N -> kg (NAOqi's FSR unit)
+        x[17] = fsr[0:4].sum()
+        x[18:20] = s.lcop
+        x[20] = fsr[4:8].sum()
+        x[21:23] = s.rcop
+
+    def reset(self, positions: np.ndarray | None = None) -> None:
+        """Back to standing on the floor (the model's reset posture, or ``positions`` in DCM
+        body order). Runs in: EC thread or before the EC starts."""
+        if positions is None:
+            self.sim.reset()
+        else:
+            q = np.asarray(positions, float)[self._dcm_of]
+            self.sim.reset(q)
+        self._cmd[:] = 0.0 if positions is None else np.clip(positions, self._lower,
+                                                              self._upper)
+        self._read()
+
+    @property
+    def total_weight_kg(self) -> float:
+        """Both feet's FSR total [kg] of the last cycle."""
+        return float(self.extra_sensors[17] + self.extra_sensors[20])
+
+    def __repr__(self) -> str:
+        return (f"MujocoBody({self.model.name!r}, period {self.period * 1e3:g} ms, "
+                f"{self.cycles} cycles, t = {self.sim.time:.3f} s)")

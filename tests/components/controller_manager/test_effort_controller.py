@@ -1,0 +1,147 @@
+"""JointEffortController (components/controller_manager/effort_controllers.py) on the pure
+manager core with a small torque-driven joint model (q'' = (tau - load) / J): the
+control_toolbox Pid formula (p, i with i_clamp, d on the velocity error), holding against a
+constant load with the integral, the streamed reference, chaining a trajectory follower, and
+the refusals (no effort interface, no p, unknown params)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rtcf.controller import ControllerError, ControllerManagerCore, RobotState
+
+from controller_manager.controllers import JointTrajectoryController
+from controller_manager.effort_controllers import JointEffortController
+from controller_manager.sim_hardware import EffortRobotState
+from test_controllers import Rig as PositionRig  # the sibling test module's rig
+
+DT = 1e-3
+JOINTS = ["a", "b"]
+
+
+class TorqueJoints:
+    """Two rigid joints of inertia J [kg m^2] under a constant load torque [N m]."""
+
+    def __init__(self, inertia=0.05, load=(0.0, 0.0)):
+        self.joint_names = tuple(JOINTS)
+        self.q = np.zeros(2)
+        self.dq = np.zeros(2)
+        self.tau = np.zeros(2)
+        self.J = inertia
+        self.load = np.array(load, float)
+        self.halted = False
+
+    def read(self, robot, time):
+        np.copyto(robot.position, self.q)
+        np.copyto(robot.velocity, self.dq)
+        np.copyto(robot.effort, self.tau)
+
+    def write(self, robot, time):
+        self.tau = np.nan_to_num(robot.command, nan=0.0)
+        self.dq += (self.tau - self.load) / self.J * DT       # semi-implicit Euler
+        self.q += self.dq * DT
+
+
+class Rig(PositionRig):
+    """test_controllers' rig (tick, start, c) on torque-driven joints."""
+
+    def __init__(self, **hw):
+        self.robot = EffortRobotState(JOINTS, [-3.0] * 2, [3.0] * 2)
+        self.hw = TorqueJoints(**hw)
+        self.core = ControllerManagerCore(self.robot, self.hw, period=DT)
+        self.k = 0
+
+
+def test_pid_formula_of_control_toolbox():
+    r = Rig()
+    r.core.load("pid", JointEffortController,
+                {"joints": ["a"], "p": 100.0, "i": 50.0, "d": 2.0, "i_clamp": 1000.0})
+    r.start("pid")
+    assert r.robot.command[0] == 0.0                  # starting holds q: no error, no effort
+    assert math.isnan(r.robot.command[1])             # b is nobody's
+    r.core.command("pid", {"setpoint": [0.2]})
+    q0, dq0 = r.hw.q[0], r.hw.dq[0]
+    r.tick()
+    e = 0.2 - q0
+    period = DT                                        # the measured tick
+    want = 100.0 * e + 50.0 * (e * period) + 2.0 * (0.0 - dq0)
+    assert r.robot.command[0] == pytest.approx(want, rel=1e-12)
+    c = r.c("pid")
+    assert c.i_error[0] == pytest.approx(e * period, rel=1e-12)
+
+
+def test_i_clamp_bounds_the_integral_term():
+    r = Rig(inertia=1e3)            # a heavy joint: it barely moves, the error stays large
+    r.core.load("pid", JointEffortController,
+                {"joints": ["a"], "p": 0.0, "i": 100.0, "d": 0.0, "i_clamp": 3.0})
+    r.start("pid")
+    r.core.command("pid", {"setpoint": [10.0]})       # beyond reach, error grows
+    r.tick(500)
+    c = r.c("pid")
+    assert r.robot.command[0] == pytest.approx(3.0, abs=1e-9)
+    assert c.i_error[0] * 100.0 == pytest.approx(3.0, abs=1e-9)     # wound back
+    r.core.command("pid", {"setpoint": [-10.0]})
+    r.tick(2)                     # no windup beyond the clamp: it unwinds from 3 at once
+    assert 0.0 < r.robot.command[0] < 3.0
+
+
+def test_integral_holds_a_joint_against_a_constant_load():
+    load = 4.0
+    r = Rig(inertia=0.05, load=(load, 0.0))
+    r.core.load("pid", JointEffortController,
+                {"joints": ["a", "b"], "p": 200.0, "i": 400.0, "d": 6.0, "i_clamp": 10.0})
+    r.start("pid")
+    r.core.command("pid", {"setpoint": [0.5, -0.3]})
+    r.tick(5000)
+    assert r.hw.q == pytest.approx([0.5, -0.3], abs=1e-4)
+    assert r.robot.command[0] == pytest.approx(load, abs=1e-3)   # the integral carries it
+
+
+def test_reference_stream_is_followed_and_nan_keeps_the_setpoint():
+    r = Rig()
+    r.core.load("pid", JointEffortController,
+                {"joints": ["a", "b"], "p": 100.0, "d": 5.0, "reference": True})
+    r.start("pid")
+    r.robot.reference[:] = [0.3, math.nan]
+    r.robot.reference_velocity[:] = [0.1, 0.0]
+    r.tick()
+    c = r.c("pid")
+    assert c.setpoint.tolist() == pytest.approx([0.3, 0.0])
+    assert c.setpoint_velocity[0] == pytest.approx(0.1)
+    r.tick(3000)
+    assert r.hw.q[0] == pytest.approx(0.3 + 0.1 * 5.0 / 100.0, abs=1e-3)  # p e = -d (v - dq)
+
+
+def test_trajectory_follower_chained_to_the_effort_pid():
+    r = Rig()
+    r.core.load("pid", JointEffortController,
+                {"joints": ["a", "b"], "p": 400.0, "i": 100.0, "d": 8.0, "i_clamp": 5.0})
+    r.core.load("traj", JointTrajectoryController,
+                {"joints": ["a", "b"], "interpolation": "quintic", "output": "pid"})
+    r.start("traj", "pid")
+    r.core.command("traj", {"times": [1.0], "positions": [[0.4, -0.2]]})
+    r.tick(1000)
+    assert r.c("pid").setpoint.tolist() == pytest.approx([0.4, -0.2], abs=1e-6)
+    r.tick(1000)
+    assert r.hw.q == pytest.approx([0.4, -0.2], abs=2e-3)
+
+
+def test_refusals_name_what_is_wrong():
+    pos = RobotState(JOINTS)
+    c = JointEffortController()
+    with pytest.raises(ControllerError, match="effort interface"):
+        c.init(pos, {"joints": ["a"], "p": 1.0})
+    eff = EffortRobotState(JOINTS)
+    with pytest.raises(ControllerError, match="p: a proportional gain is required"):
+        JointEffortController().init(eff, {"joints": ["a"]})
+    with pytest.raises(ControllerError, match=r"unknown params \['kp'\]"):
+        JointEffortController().init(eff, {"joints": ["a"], "p": 1.0, "kp": 2.0})
+    with pytest.raises(ControllerError, match="i_clamp"):
+        JointEffortController().init(eff, {"joints": ["a"], "p": 1.0, "i_clamp": -1.0})
+    with pytest.raises(ControllerError, match="reference: expected true or false"):
+        JointEffortController().init(eff, {"joints": ["a"], "p": 1.0, "reference": "yes"})
+    with pytest.raises(ControllerError, match="unknown joint 'z'"):
+        JointEffortController().init(eff, {"joints": ["z"], "p": 1.0})

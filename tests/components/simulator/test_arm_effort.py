@@ -1,0 +1,127 @@
+"""The effort path: the ControllerManager's simulator hardware (components/controller_manager/
+sim_hardware.py) and JointEffortController on the MuJoCo M1013. In arm_sim (simulation
+time, in process): the 1 kHz PID holds the arm against gravity with torques equal to the
+model's gravity torques. On a bare Simulation: NaN commands give no torque, torques beyond
+the effort limit saturate and are counted, a reference stream that repeats samples gets a
+sane velocity, and binding to the wrong robot is refused with the joints named."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+mujoco = pytest.importorskip("mujoco")
+
+from rtcf import InPort, OutPort, TimedDoubleSeq, connect  # noqa: E402
+from rtcf.controller import ControllerError  # noqa: E402
+
+from controller_manager.sim_hardware import EffortRobotState, SimulatorHardware  # noqa: E402
+from simulator.core import SimModel, Simulation  # noqa: E402
+from simulator.system import SimSystem  # noqa: E402
+
+HOME = np.array([0, 0, math.pi / 2, 0, math.pi / 2, 0])
+
+
+@pytest.fixture(scope="module")
+def arm_model():
+    return SimModel.load("m1013")
+
+
+def test_arm_sim_holds_home_against_gravity_with_the_integral():
+    with SimSystem("compositions/arm_sim.yaml",
+                   params={"qLog": {"path": ""}, "qRefLog": {"path": ""}}) as s:
+        cm, sim_comp = s["ControllerManager0"], s["Simulator0"]
+        s.advance(2.0)
+        sim = sim_comp.sim
+        assert cm.hw.owner is sim_comp and not cm.hw.halted
+        ctl = cm.core.slot("arm_pid").controller
+        q = sim.sensors.q.copy()
+        assert np.abs(q - HOME).max() < 1e-4                     # held [rad]
+        # the torque it needs: gravity at this posture (MuJoCo inverse dynamics, at rest)
+        m, d = sim.mj_model, mujoco.MjData(sim.mj_model)
+        d.qpos[:] = q
+        mujoco.mj_forward(m, d)
+        d.qacc[:] = 0.0
+        d.qvel[:] = 0.0
+        mujoco.mj_inverse(m, d)
+        gravity = d.qfrc_inverse.copy()
+        assert abs(gravity[1]) > 20.0                            # joint2 carries the arm
+        assert ctl.effort == pytest.approx(gravity, abs=0.02 * np.abs(gravity).max())
+        assert sim.saturations == 0
+
+
+def test_nan_command_gives_no_torque_and_saturation_is_counted(arm_model):
+    sim = Simulation(arm_model, 1e-3, initial_q=HOME)
+    sim.reset()
+    hw = SimulatorHardware(arm_model.joint_names)
+    hw.bind(sim)
+    robot = EffortRobotState(arm_model.joint_names, arm_model.lower, arm_model.upper)
+    hw.read(robot, 0.0)
+    assert robot.position == pytest.approx(HOME, abs=1e-9)
+    robot.command[:] = math.nan
+    robot.command[5] = 1e6                                       # far beyond 50 N m
+    hw.write(robot, 0.0)
+    sim.step()
+    hw.read(robot, 1e-3)
+    assert sim.saturations == 1
+    assert robot.effort[5] == pytest.approx(arm_model.effort_limit[5])
+    assert robot.effort[:5] == pytest.approx(np.zeros(5), abs=1e-9)
+
+
+def test_reference_stream_velocity_survives_repeated_samples(arm_model):
+    names = arm_model.joint_names
+    out = OutPort("ref", TimedDoubleSeq)
+    inp = InPort("qRef", TimedDoubleSeq)
+    connect(out, inp, {"subscription_type": "flush", "buffer.length": 8})
+    sim = Simulation(arm_model, 1e-3, initial_q=HOME)
+    sim.reset()
+    hw = SimulatorHardware(names, inp)
+    hw.bind(sim)
+    robot = EffortRobotState(names, arm_model.lower, arm_model.upper)
+    # joint1 steps 0.003 rad every third sample (0.1 rad/s in stairs), joint2 moves each tick
+    vels = []
+    for k in range(30):
+        q = HOME.copy()
+        q[0] = 0.003 * (k // 3)
+        q[1] = 0.0005 * k
+        out.write(TimedDoubleSeq(data=q))
+        hw.read(robot, k * 1e-3)
+        vels.append(robot.reference_velocity.copy())
+    v = np.array(vels)[6:]
+    assert v[:, 0] == pytest.approx(np.full(len(v), 1.0), abs=1e-6)   # 0.003 / 3 ms
+    assert v[:, 1] == pytest.approx(np.full(len(v), 0.5), abs=1e-6)
+    for k in range(30, 60):                                      # the stream stops
+        out.write(TimedDoubleSeq(data=q))
+        hw.read(robot, k * 1e-3)
+    assert robot.reference_velocity == pytest.approx(np.zeros(6))
+    assert robot.reference == pytest.approx(q)
+
+
+def test_binding_to_the_wrong_robot_names_the_joints(arm_model):
+    nao = Simulation(SimModel.load("nao_v5"), 1e-2)
+    hw = SimulatorHardware(arm_model.joint_names)
+    with pytest.raises(ControllerError, match=r"joints \['joint1'.*are not in the simulated "
+                                              r"model 'nao_v5'"):
+        hw.bind(nao)
+    with pytest.raises(ControllerError, match="is not a Simulator"):
+        hw.bind(object())
+    assert hw.owner is None                                      # nothing changed
+
+
+def test_manager_without_its_simulator_refuses_to_activate(caplog):
+    from rtcf.lifecycle import LifeCycleState
+    from rtcf.testing import Harness
+
+    from controller_manager.component import ControllerManager
+    h = Harness(ControllerManager, params={"hardware": "simulator", "simulator": "NoSim0",
+                                           "model": "doosan_m1013.yaml"}, rate=1000,
+                name="CMnosim")
+    try:
+        h.activate()
+        h.step()
+        assert h.state is LifeCycleState.ERROR
+        assert "no Simulator named 'NoSim0'" in caplog.text
+    finally:
+        h.close()

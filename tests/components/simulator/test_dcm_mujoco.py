@@ -1,0 +1,143 @@
+"""The DCM on MuJoCo physics (DCM body: mujoco, components/simulator/dcm_body.py): the NAOqi
+sensor keys filled from the simulation and readable through the DCM service as NAOqi
+programs read them, Hardness driving the simulated servos, the coupled hip motor, and the
+refusals. One DCM on a stepped EC (rtcf.testing.Harness): physics tolerances, no timing."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mujoco")
+
+from rtcf.testing import Harness  # noqa: E402
+
+from dcm.component import DCM  # noqa: E402
+from simulator.dcm_body import FSR_KEYS, IMU_KEYS, SENSOR_KEYS, MujocoBody  # noqa: E402
+
+PREFIX = "Device/SubDeviceList/"
+
+
+@pytest.fixture
+def nao():
+    h = Harness(DCM, params={"body": "mujoco", "sim_model": "nao_v5"}, rate=100, name="DCM0")
+    h.activate()
+    yield h
+    h.close()
+
+
+def test_sensor_keys_follow_naoqi_and_come_after_the_joints(nao):
+    dcm = nao.comp
+    keys = list(dcm.service.getSensorKeys())
+    n = dcm.devices.n_joints
+    assert keys[:n] == [f"{j}/Position/Sensor/Value" for j in dcm.devices.joint_names]
+    assert keys[n:] == list(SENSOR_KEYS)
+    for k in ("InertialSensor/AccelerometerZ/Sensor/Value", "InertialSensor/GyroscopeX/Sensor/Value",
+              "InertialSensor/AngleY/Sensor/Value", "LFoot/FSR/FrontLeft/Sensor/Value",
+              "RFoot/FSR/RearRight/Sensor/Value", "LFoot/FSR/TotalWeight/Sensor/Value",
+              "RFoot/FSR/CenterOfPressure/X/Sensor/Value"):
+        assert k in keys
+    assert len(FSR_KEYS) == 8 and len(IMU_KEYS) == 9
+    assert "sensors" in dcm.ports                     # the out port carrying them
+
+
+def test_standing_values_through_the_dcm_service(nao):
+    dcm = nao.comp
+    nao.step(100)                                     # 1 s of simulated time: settled
+    svc = dcm.service
+    acc = [svc.getValue(f"{PREFIX}InertialSensor/Accelerometer{a}/Sensor/Value") for a in "XYZ"]
+    assert acc[2] == pytest.approx(9.81, abs=0.3)    # specific force, standing still
+    assert math.hypot(acc[0], acc[1]) < 1.0
+    gyro = svc.getValues([f"InertialSensor/Gyroscope{a}/Sensor/Value" for a in "XYZ"])
+    assert max(abs(g) for g in gyro) < 0.05
+    angles = svc.getValues([f"InertialSensor/Angle{a}/Sensor/Value" for a in "XY"])
+    assert max(abs(a) for a in angles) < 0.05        # upright
+    cells = svc.getValues([PREFIX + k for k in FSR_KEYS])
+    assert min(cells) >= 0.0
+    total = svc.getValue(PREFIX + "LFoot/FSR/TotalWeight/Sensor/Value") + \
+        svc.getValue(PREFIX + "RFoot/FSR/TotalWeight/Sensor/Value")
+    mass = dcm.robot_body.model.mass
+    assert total == pytest.approx(mass, rel=0.02)     # kg, as NAOqi reports FSRs
+    assert sum(cells) == pytest.approx(total, rel=1e-9)
+    for foot in ("LFoot", "RFoot"):
+        cop = svc.getValues([f"{foot}/FSR/CenterOfPressure/{a}/Sensor/Value" for a in "XY"])
+        assert max(abs(c) for c in cop) < 0.1        # under the sole [m]
+    q = svc.getValue(PREFIX + "HeadYaw/Position/Sensor/Value")
+    assert q == pytest.approx(dcm.q_out.value.data[0])
+    # the same numbers on the sensors port, in getSensorKeys order
+    n = dcm.devices.n_joints
+    keys = svc.getSensorKeys()
+    row = dcm.sensors_out.value.data
+    assert row[keys.index("InertialSensor/AccelerometerZ/Sensor/Value") - n] == \
+        pytest.approx(acc[2])
+
+
+def test_unknown_key_is_a_dcm_error(nao):
+    from dcm.service import NAO
+    with pytest.raises(NAO.DCMError, match="unknown actuator or sensor key"):
+        nao.comp.service.getValue("InertialSensor/AccelerometerW/Sensor/Value")
+
+
+def test_position_commands_move_the_simulated_joint(nao):
+    dcm = nao.comp
+    yaw = dcm.devices.joint_index("HeadYaw")
+    t = dcm.service.getTime(0)
+    from dcm.service import NAO
+    dcm.service.set("HeadYaw/Position/Actuator/Value", "ClearAll",
+                    [NAO.TimedCommand(0.6, t + 500, 0)])
+    nao.step(120)
+    assert dcm.q_out.value.data[yaw] == pytest.approx(0.6, abs=0.02)
+    body = dcm.robot_body
+    assert body.sim.sensors.q[body.model.joint_names.index("HeadYaw")] == \
+        pytest.approx(dcm.q_out.value.data[yaw])
+
+
+def test_hip_yaw_pitch_is_one_motor(nao):
+    dcm = nao.comp
+    li = dcm.devices.joint_index("LHipYawPitch")
+    ri = dcm.devices.joint_index("RHipYawPitch")
+    t = dcm.service.getTime(0)
+    from dcm.service import NAO
+    dcm.service.set("RHipYawPitch/Position/Actuator/Value", "ClearAll",
+                    [NAO.TimedCommand(-0.3, t + 200, 0)])
+    nao.step(60)
+    q = dcm.q_out.value.data
+    assert q[li] == pytest.approx(q[ri], abs=1e-3)   # both follow the left command (0)
+    assert abs(q[li]) < 0.05
+
+
+def test_hardness_zero_makes_the_arm_fall_limp(nao):
+    dcm = nao.comp
+    sp = dcm.devices.joint_index("LShoulderPitch")
+    from dcm.service import NAO
+    t = dcm.service.getTime(0)
+    # arm raised forward (pitch -1.2 rad: up), then the arm's Hardness to 0
+    dcm.service.set("LShoulderPitch/Position/Actuator/Value", "ClearAll",
+                    [NAO.TimedCommand(-1.2, t + 400, 0)])
+    nao.step(80)
+    held = dcm.q_out.value.data[sp]
+    assert held == pytest.approx(-1.2, abs=0.05)
+    t = dcm.service.getTime(0)
+    dcm.service.set("LShoulderPitch/Hardness/Actuator/Value", "ClearAll",
+                    [NAO.TimedCommand(0.0, t + 10, 0)])
+    nao.step(100)
+    assert dcm.q_out.value.data[sp] > held + 0.5      # it dropped under gravity
+
+
+def test_body_refuses_a_model_that_does_not_match():
+    from dcm.devices import DeviceTable
+    table = DeviceTable([("joint1", "arm", -1.0, 1.0)])
+    with pytest.raises(ValueError, match="joints the DCM model does not know"):
+        MujocoBody(table, "nao_v5", 0.01)
+
+
+def test_bad_body_name_is_refused():
+    with pytest.raises(Exception, match="body"):
+        Harness(DCM, params={"body": "ode"}, rate=100)
+
+
+def test_a_physics_model_that_does_not_load_is_named():
+    with pytest.raises(Exception, match="no_such_model"):
+        Harness(DCM, params={"body": "mujoco", "sim_model": "no_such_model"}, rate=100)
