@@ -33,6 +33,7 @@ class TorqueJoints:
         self.J = inertia
         self.load = np.array(load, float)
         self.halted = False
+        self.command_interfaces = ("effort",)     # torque-driven: controllers claim effort
 
     def read(self, robot, time):
         np.copyto(robot.position, self.q)
@@ -145,3 +146,12 @@ def test_refusals_name_what_is_wrong():
         JointEffortController().init(eff, {"joints": ["a"], "p": 1.0, "reference": "yes"})
     with pytest.raises(ControllerError, match="unknown joint 'z'"):
         JointEffortController().init(eff, {"joints": ["z"], "p": 1.0})
+
+
+def test_effort_pid_claims_effort_and_is_refused_on_position_hardware():
+    r = Rig()
+    r.core.load("pid", JointEffortController, {"joints": ["a", "b"], "p": 10.0})
+    assert r.c("pid").command_interface_configuration() == ["a/effort", "b/effort"]
+    r.hw.command_interfaces = ("position",)
+    with pytest.raises(ControllerError, match="a/effort, b/effort, which the hardware"):
+        r.start("pid")
