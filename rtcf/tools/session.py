@@ -94,8 +94,8 @@ class Session:
             except (CORBA.Exception, ConnectionError) as e:
                 detail = _short(e) if isinstance(e, CORBA.Exception) else str(e)
                 raise ToolError(f"no naming service answers at {server} ({detail}): start "
-                                f"the system (scripts/run) or give its address with -n "
-                                f"HOST:PORT or RTCTREE_NAMESERVERS") from None
+                                f"the system (scripts/run) or give its address with "
+                                f"--nameserver HOST:PORT or RTCTREE_NAMESERVERS") from None
             self._naming[server] = client
         return client
 
