@@ -329,16 +329,20 @@ class Tap:
 
 class Injector:
     """A connection from this process to a remote in port; ``write(sample)`` pushes one
-    sample (bare CDR, little endian) and returns the in port's status name."""
+    sample (bare CDR, little endian) and returns the in port's status name. The in port's
+    buffer for this connection holds ``buffer_length`` samples (a reader that takes one
+    sample per cycle then loses none to a replay's jitter)."""
 
-    def __init__(self, session: Session, handle: PortHandle,
+    def __init__(self, session: Session, handle: PortHandle, buffer_length: int = 128,
                  extra: dict[str, str] | None = None):
         if handle.info.direction != "in":
             raise ToolError(f"{handle.address}: an in port is needed to write to")
         self.handle = handle
         self.codec = codec_for(handle.data_cls, True)
         self.tool = ToolPort("out", handle.info.data_type)
-        self.cid = _connect(handle, self.tool, _props(handle, "flush", extra))
+        more = {"buffer.length": str(buffer_length)}
+        more.update(extra or {})
+        self.cid = _connect(handle, self.tool, _props(handle, "flush", more))
         self.peer = self.tool.peers.get(self.cid)
         if self.peer is None:
             _disconnect(handle, self.cid, 1000)
@@ -357,10 +361,14 @@ class Injector:
     def write(self, sample: Any) -> str:
         return self.write_bytes(self.codec.encode(sample))
 
-    def close(self, timeout_ms: int = 1000) -> None:
+    def close(self, timeout_ms: int = 1000, linger: float = 0.3) -> None:
+        """Disconnect after ``linger`` seconds: the in port's buffer for this connection
+        goes with it, so its reader gets a few cycles to take the last samples."""
         if self.closed:
             return
         self.closed = True
+        if linger > 0:
+            time.sleep(linger)
         _disconnect(self.handle, self.cid, timeout_ms)
         self.tool.close()
 

@@ -156,9 +156,11 @@ def from_plain(cls: type, value: Any, where: str | None = None) -> Any:
     ..., orientation: ...}`` for a TimedPose3D. ValueShapeError names what does not fit."""
     where = where or cls.__name__
     names = [n for n, _ in cls.FIELDS]
-    if names == ["tm", "data"] and not (isinstance(value, dict) and
-                                        set(value) <= {"tm", "data"} and value):
-        value = {"data": value}
+    if names == ["tm", "data"]:
+        data_is_struct = dict(cls.FIELDS)["data"] in dt.TYPES
+        if not isinstance(value, dict) or (data_is_struct and value and
+                                           not set(value) <= {"tm", "data"}):
+            value = {"data": value}
     return _struct(cls, value, where)
 
 

@@ -32,7 +32,8 @@ def test_short_forms():
 
 @pytest.mark.parametrize("cls,text,msg", [
     (TimedDoubleSeq, "[1, 'a']", r"TimedDoubleSeq.data\[1\]: expected a number, got 'a'"),
-    (TimedDoubleSeq, "{x: 1}", "TimedDoubleSeq.data: expected a list of double"),
+    (TimedDoubleSeq, "{x: 1}", "unknown member 'x' \\(TimedDoubleSeq has tm, data\\)"),
+    (TimedDoubleSeq, "hello", "TimedDoubleSeq.data: expected a list of double"),
     (TimedDoubleSeq, "[1", "is not YAML/JSON"),
     (TimedDouble, "[1, 2]", "TimedDouble.data: expected a number"),
     (TimedBoolean, "1", "expected true or false"),
