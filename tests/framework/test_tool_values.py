@@ -74,3 +74,14 @@ def test_snapshot_json_round_trip():
     again = Snapshot.from_dict(json.loads(snap.to_json()))
     assert again == snap
     assert snap.connections()[0].id == "c" and snap.out_ports()[0][1].name == "out"
+
+
+def test_orb_free_modules_do_not_import_omniorb():
+    """address, model, values, mcapio and graph are usable without an ORB (the house keeps
+    omniORB on the CORBA side: rtcf.corba, rtcf.tools.session, rtcf.tools.tap)."""
+    import subprocess
+    import sys
+    code = ("import sys, rtcf.tools.address, rtcf.tools.model, rtcf.tools.values, "
+            "rtcf.tools.mcapio, rtcf.tools.graph; print('omniORB' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr
