@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     add_nameserver_arg(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     args = p.parse_args(argv)
-    return run_tool("rtcf-play", lambda: _play(args))
+    return run_tool("rtcf-play", lambda: _play(args), argv)
 
 
 def _play(args: argparse.Namespace) -> int:

@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if bool(args.ports) == args.all:
         p.error("give PORT... or --all (not both)")
-    return run_tool("rtcf-record", lambda: _record(args))
+    return run_tool("rtcf-record", lambda: _record(args), argv)
 
 
 def _record(args: argparse.Namespace) -> int:
