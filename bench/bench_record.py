@@ -103,7 +103,8 @@ def recorder_no_corba(n: int, tmp: Path) -> list:
 WRITER = """
 name: recbench
 components:
-  - {{type: CountingWriter, module: counting, name: cw, params: {{limit: {limit}, width: {width}, burst: {burst}}}}}
+  - {{type: CountingWriter, module: counting, name: cw,
+     params: {{limit: {limit}, width: {width}, burst: {burst}}}}}
 execution_contexts:
   - {{name: main, kind: periodic, rate: 1000, members: [cw]}}
 activate: []

@@ -267,7 +267,8 @@ class Session:
             raw.append((info, ref, prof))
             snap.components.append(info)
         for info, ref, prof in raw:
-            info.ports = [_port_info(pp, port_names, port_addr, self.orb) for pp in prof.port_profiles]
+            info.ports = [_port_info(pp, port_names, port_addr, self.orb)
+                          for pp in prof.port_profiles]
             try:
                 self._ecs(info, ref, ec_seen)
             except CORBA.Exception as e:
