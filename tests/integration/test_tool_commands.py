@@ -298,3 +298,14 @@ activate: all
     assert list(tmp_path.glob("d.mcap*")) == []
     one_line_error(run("rtcf-inject", "-n", ns, "doomed:in", "[1]"), "does not answer")
     it.naming_client(naming.port).unbind(path)
+
+
+def test_record_all(system, ns, tmp_path):
+    from rtcf.tools.mcapio import open_recording
+    out = tmp_path / "all.mcap"
+    cp = run("rtcf-record", "-n", ns, "-o", out, "--all", "--duration", "1", "-q")
+    assert cp.returncode == 0, cp.stderr
+    with open_recording(str(out)) as rec:
+        assert set(rec.channels) == {"cw.out", "twice.out", "relay.out"}
+        assert rec.channels["cw.out"].metadata["connected_to"].endswith("twice.rtc:in")
+        assert json.loads(rec.metadata["rtcf.stats"]["dropped_by_queue"]) == 0
