@@ -258,14 +258,41 @@ def test_record_refuses_to_overwrite(recording, ns):
 
 
 def test_killed_recorder_leaves_no_mcap(system, ns, tmp_path, it):
+    """kill -9: no .mcap (only the .part, which no MCAP reader mistakes for one), and the
+    writer drops the dead recorder's connection by itself."""
+    before = connectors(system, "twice", "out")
     out = tmp_path / "k.mcap"
     proc = subprocess.Popen([tool("rtcf-record"), "-n", ns, "-o", str(out), "twice:out",
                              "-q"], stderr=subprocess.PIPE)
-    it.wait_until(lambda: Path(str(out) + ".part").exists(), 20, what="recording started")
-    time.sleep(0.5)
+    it.wait_until(lambda: connectors(system, "twice", "out") == before + 1, 20,
+                  what="recorder connected")
+    # twice.out only writes while cw writes: have the writer run into the dead recorder
+    cw = system.ref("cw")
+    ec = it.component_ec(cw)
+    ec.deactivate_component(cw)
+    it.wait_state(cw, "INACTIVE")
     proc.kill()
     proc.wait()
-    assert not out.exists()          # only the .part, which no MCAP reader mistakes
+    assert not out.exists() and Path(str(out) + ".part").exists()
+    inj = run("rtcf-inject", "-n", ns, "twice:in", "[1, 2]", "-r", "50", "-c", "20", "-q")
+    assert inj.returncode == 0, inj.stderr
+    it.wait_until(lambda: connectors(system, "twice", "out") == before, 15,
+                  what="the dead recorder's connection dropped by the writer")
+
+
+def test_print_rate_limit(system, ns):
+    proc = subprocess.Popen([tool("rtcf-print"), "--nameserver", ns, "relay:out", "--rate",
+                             "2", "-t", "4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    time.sleep(1.0)
+    inj = run("rtcf-inject", "-n", ns, "relay:in", "[3]", "-r", "50", "-c", "100", "-q")
+    assert inj.returncode == 0, inj.stderr
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    lines = out.splitlines()
+    # 100 samples over 2 s at most 2 per second get through: about 4-5 lines, never 100
+    assert 1 <= len(lines) <= 6, out
+    assert all(x.startswith("relay.out [") and x.endswith("[3]") for x in lines), out
 
 
 def test_dead_component(launch, naming, it, tmp_path):
