@@ -187,7 +187,7 @@ def rtlog_row(port_hint: str) -> tuple:
 
 # -- part 2 -----------------------------------------------------------------------------------
 
-def system_run(seconds: float, tmp: Path, record: bool, warmup: float) -> dict:
+def system_run(name: str, seconds: float, tmp: Path, record: bool, warmup: float) -> dict:
     port = bs.free_port()
     rec_info: dict = {}
 
@@ -207,7 +207,7 @@ def system_run(seconds: float, tmp: Path, record: bool, warmup: float) -> dict:
     if record:
         th = threading.Thread(target=recorder, daemon=True)
         th.start()
-    res = bs.run_rtcf("default", seconds, tmp, [f"corba.nameservers:localhost:{port}"],
+    res = bs.run_rtcf(name, seconds, tmp, [f"corba.nameservers:localhost:{port}"],
                       warmup)
     if th is not None:
         th.join(60)
@@ -224,43 +224,49 @@ def main() -> int:
                     help="samples per 1 kHz cycle in the end-to-end run (default 1, 5, 20)")
     ap.add_argument("--warmup", type=float, default=8.0)
     ap.add_argument("--skip-system", action="store_true", help="part 1 only")
+    ap.add_argument("--system", action="append", choices=("default", "default-1k"),
+                    help="part 2 scenarios (bench_system's; default: default)")
+    ap.add_argument("--skip-throughput", action="store_true", help="part 2 only")
     args = ap.parse_args()
     print(machine_line())
     with tempfile.TemporaryDirectory(prefix="bench-record-") as tmpd:
         tmp = Path(tmpd)
-        rows = floor(args.messages, tmp)
-        rows += recorder_no_corba(args.messages, tmp)
-        for burst in args.burst or [1, 5, 20]:
-            for enc in ("json", "cdr"):
-                rows += end_to_end(min(args.seconds, 5.0), burst, enc, tmp)
-        rows.append(rtlog_row("localhost:2809/x.host_cxt/cw.rtc:out"))
-        fl = {r[0].split("(")[1].split(",")[0]: r[1] for r in rows if r[0].startswith("mcap")}
-        out = []
-        for r in rows:
-            name, rate, size = r[0], r[1], r[2]
-            enc = "json" if "json" in name else "cdr"
-            ratio = rate / fl[enc] if rate and enc in fl else None
-            out.append([name, rate, ratio, size, r[3] if len(r) > 3 else ""])
-        print("Part 1: TimedDoubleSeq(30) throughput (one run; ratio = / the bare mcap "
-              "writer of the same encoding)")
-        print(table(["what", "messages/s", "ratio", "bytes/msg in file", "note"], out))
+        if not args.skip_throughput:
+            rows = floor(args.messages, tmp)
+            rows += recorder_no_corba(args.messages, tmp)
+            for burst in args.burst or [1, 5, 20]:
+                for enc in ("json", "cdr"):
+                    rows += end_to_end(min(args.seconds, 5.0), burst, enc, tmp)
+            rows.append(rtlog_row("localhost:2809/x.host_cxt/cw.rtc:out"))
+            fl = {r[0].split("(")[1].split(",")[0]: r[1] for r in rows
+                  if r[0].startswith("mcap")}
+            out = []
+            for r in rows:
+                name, rate, size = r[0], r[1], r[2]
+                enc = "json" if "json" in name else "cdr"
+                ratio = rate / fl[enc] if rate and enc in fl else None
+                out.append([name, rate, ratio, size, r[3] if len(r) > 3 else ""])
+            print("Part 1: TimedDoubleSeq(30) throughput (one run; ratio = / the bare mcap "
+                  "writer of the same encoding)")
+            print(table(["what", "messages/s", "ratio", "bytes/msg in file", "note"], out))
         if args.skip_system:
             return 0
         print()
-        print(f"Part 2: the default system at 100 Hz, {args.seconds:g} s windows, "
-              f"{args.rounds} rounds each, alternating (loaded machine)")
+        print(f"Part 2: the default system (100 Hz; default-1k: its EC at 1 kHz), "
+              f"{args.seconds:g} s windows, {args.rounds} rounds each, alternating")
         rows2 = []
-        for rnd in range(1, args.rounds + 1):
-            for record in (False, True):
-                r = system_run(args.seconds, tmp, record, args.warmup)
-                for ec, e in sorted(r["ecs"].items()):
-                    late = e.get("late", np.zeros(0))
-                    p99 = float(np.percentile(late, 99)) if len(late) else float("nan")
-                    rows2.append([f"{'with' if record else 'without'} rtcf-record --all",
-                                  rnd, ec, e.get("cycles"), e.get("overruns_window"), p99,
-                                  float(late.max()) if len(late) else None, r["cpu"],
-                                  r["recorder"].get("cpu"),
-                                  r["recorder"].get("line", "")[:70]])
+        for rnd, name, record in [(r, n, rec) for n in (args.system or ["default"])
+                                  for r in range(1, args.rounds + 1) for rec in (False, True)]:
+            r = system_run(name, args.seconds, tmp, record, args.warmup)
+            for ec, e in sorted(r["ecs"].items()):
+                late = e.get("late", np.zeros(0))
+                p99 = float(np.percentile(late, 99)) if len(late) else float("nan")
+                how = "with" if record else "without"
+                rows2.append([f"{name} {how} rtcf-record --all",
+                              rnd, ec, e.get("cycles"), e.get("overruns_window"), p99,
+                              float(late.max()) if len(late) else None, r["cpu"],
+                              r["recorder"].get("cpu"),
+                              r["recorder"].get("line", "")[:70]])
         print(table(["run", "round", "EC", "cycles", "overruns", "p99 late [us]",
                      "max late [us]", "CPU system [%]", "CPU recorder [%]", "recorder said"],
                     rows2))

@@ -308,11 +308,9 @@ class Session:
                     e.states[info.name] = f"UNKNOWN ({_short(x)})"
 
     def _ec_info(self, ec: Any, info: ComponentInfo, ref: Any, owned: bool) -> ECInfo:
-        try:
-            handle = int(ref.get_context_handle(ec))
-        except CORBA.Exception:
-            handle = -1
-        kind, rate, running, props, owner = "OTHER", 0.0, False, {}, ""
+        """The EC as data; its id is ``<owner>:<the owner's handle of it>`` whichever member
+        it was found through (``<member>:p<handle>`` when it has no owner)."""
+        kind, rate, running, props, owner, owner_ref = "OTHER", 0.0, False, {}, "", None
         svc = None
         try:
             svc = ec._narrow(self.RTC.ExecutionContextService)
@@ -323,15 +321,26 @@ class Session:
                 p = svc.get_profile()
                 kind, rate = str(p.kind), float(p.rate)
                 props = from_nvlist(p.properties)
-                if p.owner is not None:
-                    owner = self._name_of(p.owner)
+                owner_ref = p.owner
+                if owner_ref is not None:
+                    owner = self._name_of(owner_ref)
             else:
                 kind, rate = str(ec.get_kind()), float(ec.get_rate())
             running = bool(ec.is_running())
         except CORBA.Exception:
             pass
-        owner = owner or (info.name if owned else "")
-        ec_id = f"{owner or info.name}:{handle if owned else props.get('name', handle)}"
+        if owned:
+            owner, owner_ref = info.name, ref
+        handle = -1
+        for who in (owner_ref, ref):
+            if who is None:
+                continue
+            try:
+                handle = int(who.get_context_handle(ec))
+                break
+            except CORBA.Exception:
+                continue
+        ec_id = f"{owner}:{handle}" if owner else f"{info.name}:p{handle}"
         return ECInfo(id=ec_id, owner=owner, handle=handle, kind=kind, rate=rate,
                       running=running, properties=props)
 
