@@ -187,7 +187,8 @@ def rtlog_row(port_hint: str) -> tuple:
 
 # -- part 2 -----------------------------------------------------------------------------------
 
-def system_run(name: str, seconds: float, tmp: Path, record: bool, warmup: float) -> dict:
+def system_run(name: str, seconds: float, tmp: Path, record: list[str] | None,
+               warmup: float) -> dict:
     port = bs.free_port()
     rec_info: dict = {}
 
@@ -196,7 +197,8 @@ def system_run(name: str, seconds: float, tmp: Path, record: bool, warmup: float
         time.sleep(max(0.0, warmup - 3.0))
         out = tmp / f"sys-{time.monotonic_ns()}.mcap"
         p = subprocess.Popen([str(BIN / "rtcf-record"), "-n", f"localhost:{port}", "--all",
-                              "-o", str(out), "--duration", str(seconds + 2), "-q"],
+                              "-o", str(out), "--duration", str(seconds + 2), "-q",
+                              *record],
                              stderr=subprocess.PIPE, text=True)
         err = p.stderr.read()
         _, status, ru = os.wait4(p.pid, 0)
@@ -204,7 +206,7 @@ def system_run(name: str, seconds: float, tmp: Path, record: bool, warmup: float
                         line=(err.strip().splitlines() or ["?"])[-1], status=status)
 
     th = None
-    if record:
+    if record is not None:
         th = threading.Thread(target=recorder, daemon=True)
         th.start()
     res = bs.run_rtcf(name, seconds, tmp, [f"corba.nameservers:localhost:{port}"],
@@ -227,6 +229,8 @@ def main() -> int:
     ap.add_argument("--system", action="append", choices=("default", "default-1k"),
                     help="part 2 scenarios (bench_system's; default: default)")
     ap.add_argument("--skip-throughput", action="store_true", help="part 2 only")
+    ap.add_argument("--max-rate", type=float, action="append", default=[],
+                    help="part 2: also record with rtcf-record --max-rate HZ (repeatable)")
     args = ap.parse_args()
     print(machine_line())
     with tempfile.TemporaryDirectory(prefix="bench-record-") as tmpd:
@@ -255,8 +259,9 @@ def main() -> int:
         print(f"Part 2: the default system (100 Hz; default-1k: its EC at 1 kHz), "
               f"{args.seconds:g} s windows, {args.rounds} rounds each, alternating")
         rows2 = []
-        for rnd, name, record in [(r, n, rec) for n in (args.system or ["default"])
-                                  for r in range(1, args.rounds + 1) for rec in (False, True)]:
+        modes = [None, []] + [["--max-rate", f"{m:g}"] for m in args.max_rate]
+        for rnd, name, record in [(r, n, m) for n in (args.system or ["default"])
+                                  for r in range(1, args.rounds + 1) for m in modes]:
             r = system_run(name, args.seconds, tmp, record, args.warmup)
             for ec, e in sorted(r["ecs"].items()):
                 late = e.get("late", np.zeros(0))

@@ -125,8 +125,8 @@ def print_main(argv: list[str] | None = None) -> int:
     p.add_argument("-n", "--number", dest="count", type=positive(int, "-n"),
                    metavar="N", help="stop after N samples in all (rtprint's -n)")
     p.add_argument("-r", "--rate", type=positive(float, "--rate"), metavar="HZ",
-                   help="print at most HZ samples per second per port (the rest are "
-                        "skipped and counted)")
+                   help="print at most HZ samples per second per port (the writer sends "
+                        "its newest sample at that rate: a periodic subscription)")
     p.add_argument("-j", "--json", action="store_true",
                    help="one JSON object per line: port, recv_time, and the sample")
     p.add_argument("-t", "--timeout", type=positive(float, "--timeout"), metavar="S",
@@ -150,11 +150,11 @@ def _print(args: argparse.Namespace) -> int:
     try:
         for i, h in enumerate(handles):
             taps.append(Tap(session, h, queue, key=i, subscription_type=args.subscription,
-                            push_policy="new", buffer_length=8))
+                            push_policy="new", buffer_length=8, max_rate=args.rate))
         names = [h.info.full_name if sum(x.info.full_name == h.info.full_name
                                          for x in handles) == 1 else h.address
                  for h in handles]
-        min_gap = 1e9 / args.rate if args.rate else 0
+        min_gap = 0.5e9 / args.rate if args.rate else 0   # the writer already paces
         last = [0] * len(handles)
         printed = 0
         end = time.monotonic() + args.timeout if args.timeout else None

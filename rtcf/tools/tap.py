@@ -294,11 +294,14 @@ class Tap:
     """A connection from a remote out port to this process; samples go to ``queue`` as
     ``(key, receive time [ns since the epoch], CDR bytes)``. ``subscription_type``: new
     (default: the writer's publisher thread calls us) or flush (its EC thread does);
-    ``push_policy`` all (default) keeps every sample the writer's publisher buffered."""
+    ``push_policy`` all (default) keeps every sample the writer's publisher buffered.
+    ``max_rate`` [Hz]: a periodic subscription instead, the writer sending only its newest
+    sample at most that often (decimation at the source: the writer's cost drops with it)."""
 
     def __init__(self, session: Session, handle: PortHandle, queue: SampleQueue,
                  key: Any = None, subscription_type: str = "new", push_policy: str = "all",
-                 buffer_length: int = 64, extra: dict[str, str] | None = None):
+                 buffer_length: int = 64, max_rate: float | None = None,
+                 extra: dict[str, str] | None = None):
         if handle.info.direction != "out":
             raise ToolError(f"{handle.address}: an out port is needed to read from")
         if subscription_type not in ("new", "flush", "periodic"):
@@ -309,6 +312,10 @@ class Tap:
         self.key = handle.address if key is None else key
         self.codec = codec_for(handle.data_cls, True)
         more = {"publisher.push_policy": push_policy, "buffer.length": str(buffer_length)}
+        if max_rate:      # the writer sends its newest sample at most max_rate times a second
+            subscription_type = "periodic"
+            more.update({"publisher.push_rate": f"{max_rate:g}",
+                         "publisher.push_policy": "new"})
         more.update(extra or {})
         self.tool = ToolPort("in", handle.info.data_type, queue, self.key)
         self.cid = _connect(handle, self.tool, _props(handle, subscription_type, more))

@@ -80,3 +80,21 @@ def test_record_all_of_the_default_system(default_system, tmp_path):
                 assert np.array_equal(smp.data, seen[(smp.tm.sec, smp.tm.nsec)])
                 matched += 1
     assert matched > 50
+
+
+def test_record_max_rate_decimates_at_the_writer(default_system, tmp_path):
+    """--max-rate 10 on a 100 Hz port: about 10 messages a second, each a sample the port
+    wrote (stamps on the EC's 10 ms grid, no repeats)."""
+    from rtcf.tools.mcapio import open_recording
+    ns = f"localhost:{default_system.ns_port}"
+    out = tmp_path / "slow.mcap"
+    env = {k: v for k, v in os.environ.items() if k != "RTCTREE_NAMESERVERS"}
+    cp = subprocess.run([str(Path(sys.executable).parent / "rtcf-record"), "-n", ns,
+                         "DCM0:q", "-o", str(out), "--duration", "2", "--max-rate", "10",
+                         "-q"], capture_output=True, text=True, timeout=60, env=env)
+    assert cp.returncode == 0, cp.stderr
+    with open_recording(str(out)) as rec:
+        n = rec.channels["DCM0.q"].count
+        stamps = [pub for _c, _l, pub, _d in rec.messages()]
+    assert 8 <= n <= 30, n                       # 100 Hz writer: would be ~200 undecimated
+    assert len(set(stamps)) == len(stamps)
