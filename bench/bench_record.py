@@ -266,8 +266,9 @@ def main() -> int:
             for ec, e in sorted(r["ecs"].items()):
                 late = e.get("late", np.zeros(0))
                 p99 = float(np.percentile(late, 99)) if len(late) else float("nan")
-                how = "with" if record else "without"
-                rows2.append([f"{name} {how} rtcf-record --all",
+                how = ("without rtcf-record" if record is None else
+                       " ".join(["with rtcf-record --all", *record]))
+                rows2.append([f"{name} {how}",
                               rnd, ec, e.get("cycles"), e.get("overruns_window"), p99,
                               float(late.max()) if len(late) else None, r["cpu"],
                               r["recorder"].get("cpu"),
