@@ -18,8 +18,8 @@ import sys
 import time
 from typing import Any, Callable
 
-from .address import AddressError
-from .values import ValueShapeError, parse_value, to_json_value, to_plain
+from rtcf.errors import ToolError, ValueShapeError
+from .values import parse_value, to_json_value, to_plain
 
 __all__ = ["print_main", "inject_main", "add_nameserver_arg", "run_tool", "format_text"]
 
@@ -75,12 +75,10 @@ def run_tool(name: str, body: Callable[[], int], argv: list[str] | None = None) 
 
 def _run_tool(name: str, body: Callable[[], int]) -> int:
     from rtcf.corba import orb as orbmod
-    from .mcapio import RecordingError
-    from .session import ToolError
     own_orb = orbmod._orb is None      # a tool run from a test shares the test's ORB
     try:
         return body()
-    except (ToolError, AddressError, ValueShapeError, RecordingError) as e:
+    except ToolError as e:
         print(f"{name}: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

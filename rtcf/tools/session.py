@@ -27,6 +27,7 @@ from rtcf.corba.idl import ensure_stubs, stub_module
 from rtcf.corba.naming import NamingClient
 from rtcf.corba.nv import from_nvlist
 from rtcf.corba.orb import init_orb
+from rtcf.errors import ToolError
 from .address import Address, AddressError, nameservers_from_env, normalise_server, parse_address
 from .model import ComponentInfo, ConnectorInfo, ECInfo, PortInfo, Snapshot
 
@@ -36,10 +37,6 @@ CALL_TIMEOUT_MS = 2000     # a hung component costs a tool at most this per call
 _UNREACHABLE = (CORBA.TRANSIENT, CORBA.COMM_FAILURE, CORBA.OBJECT_NOT_EXIST, CORBA.TIMEOUT,
                 CORBA.BAD_PARAM)
 _DIRECTIONS = {"DataOutPort": "out", "DataInPort": "in", "CorbaPort": "service"}
-
-
-class ToolError(Exception):
-    """A one-line error for the user (bad address, nothing there, dead component, ...)."""
 
 
 @dataclass

@@ -15,14 +15,10 @@ from typing import Any
 import numpy as np
 
 from rtcf import datatypes as dt
-from rtcf.errors import show_value
+from rtcf.errors import ValueShapeError, show_value
 
 __all__ = ["to_plain", "to_json_value", "from_plain", "parse_value", "json_schema",
            "omgidl_schema", "schema_name", "ValueShapeError"]
-
-
-class ValueShapeError(ValueError):
-    """A value that does not fit the port's data type."""
 
 
 _INT_RANGE = {"short": (-2**15, 2**15 - 1), "ushort": (0, 2**16 - 1),
