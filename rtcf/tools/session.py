@@ -7,6 +7,7 @@ ExecutionContextService), so OpenRTM-aist components are seen as ours are.
     s = Session(["localhost:2809"])          # None: RTCTREE_NAMESERVERS, else localhost:2809
     snap = s.snapshot()                      # rtcf.tools.model.Snapshot
     port = s.port("DCM0.rtc:q", direction="out")     # PortHandle (ref, info, data class)
+    s.change_state("DCM0", "deactivate")     # as rtdeact
     s.close()
 
 Errors a user can cause (an unknown component or port, a dead one, no naming service) are
@@ -217,6 +218,31 @@ class Session:
                             f"not one of the OpenRTM data types rtcf knows") from None
         return PortHandle(label or pp.name, pp.name.split(".", 1)[0], ref, pp.owner, info,
                           cls)
+
+    def change_state(self, address: str, action: str, ec_index: int = 0) -> None:
+        """``activate`` | ``deactivate`` | ``reset`` the component at ``address`` in its
+        execution context number ``ec_index`` (owned ones first, then participating ones,
+        as rtctree's rtact/rtdeact/rtreset count them). ToolError when refused."""
+        methods = {"activate": "activate_component", "deactivate": "deactivate_component",
+                   "reset": "reset_component"}
+        if action not in methods:
+            raise ToolError(f"state change must be one of {', '.join(methods)}, got "
+                            f"{action!r}")
+        addr, ref = self.component(address)
+        try:
+            ecs = list(ref.get_owned_contexts()) + list(ref.get_participating_contexts())
+        except _UNREACHABLE as e:
+            raise ToolError(f"{address}: the component does not answer ({_short(e)})") \
+                from None
+        if not 0 <= ec_index < len(ecs):
+            raise ToolError(f"{address}: no execution context number {ec_index} (it is in "
+                            f"{len(ecs)})")
+        try:
+            code = getattr(ecs[ec_index], methods[action])(ref)
+        except CORBA.Exception as e:
+            raise ToolError(f"{address}: {action} failed ({_short(e)})") from None
+        if code != self.RTC.RTC_OK:
+            raise ToolError(f"{address}: {action} refused ({code})")
 
     # -- snapshot ----------------------------------------------------------------------------
     def snapshot(self) -> Snapshot:

@@ -90,6 +90,22 @@ def test_tap_receives_and_disconnects(session, demo):
     assert [k.ports for k in conns] == [["gain.out", "rec.in"]]
 
 
+def test_change_state(session, demo, it):
+    from rtcf.tools.session import ToolError
+    rec = demo.ref("rec")
+    session.change_state("rec", "deactivate")
+    it.wait_state(rec, "INACTIVE")
+    assert session.snapshot().component("rec").state == "INACTIVE"
+    with pytest.raises(ToolError, match="deactivate refused"):
+        session.change_state("rec", "deactivate")
+    with pytest.raises(ToolError, match="no execution context number 3"):
+        session.change_state("rec", "activate", 3)
+    with pytest.raises(ToolError, match="must be one of"):
+        session.change_state("rec", "explode")
+    session.change_state("rec", "activate")
+    it.wait_state(rec, "ACTIVE")
+
+
 def test_queue_drops_and_counts():
     from rtcf.tools.tap import SampleQueue
     q = SampleQueue(3)
