@@ -101,7 +101,8 @@ def unknown_key_warnings(conf: Mapping[str, str]) -> list[str]:
 
 _BOOL_KEYS = ("logger.enable", "naming.enable", "naming.update.enable",
               "exec_cxt.sync_transition", "exec_cxt.periodic.sched_fifo",
-              "manager.corba_servant", "manager.shutdown_on_nortcs", "manager.is_master")
+              "manager.corba_servant", "manager.shutdown_on_nortcs", "manager.is_master",
+              "rtcf.web.enable")
 _TRUE_FALSE = {"yes", "no", "true", "false", "1", "0", "on", "off"}
 
 
@@ -140,6 +141,9 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
         text = present(key)
         if text is not None and text.lower() not in _TRUE_FALSE:
             bad(key, "expected YES or NO")
+    text = present("rtcf.web.port")
+    if text is not None and (not text.isdigit() or int(text) > 65535):
+        bad("rtcf.web.port", "expected a TCP port 0-65535")
     text = present("corba.nameservers")
     if text is not None:
         for item in (i.strip() for i in text.split(",")):
