@@ -205,7 +205,7 @@ class SystemView:
     def _read_ec(self, ec_ref: Any) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": "", "rate": 0.0, "stats": {}}
         try:
-            prof = ec_ref.get_profile()
+            prof = ec_ref._narrow(self.RTC.ExecutionContextService).get_profile()
             props = from_nvlist(prof.properties)
             out["kind"] = str(prof.kind)
             out["rate"] = float(prof.rate)
