@@ -26,6 +26,7 @@ from aiohttp import WSMsgType, web
 from .controllers import Controllers
 from .system import ActionError, SystemView
 from .taps import DEFAULT_PUSH_RATE, TapSet
+from ..tools.session import ToolError
 
 STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_PORT = 8780
@@ -56,11 +57,11 @@ class Page:
 
 
 class WebView:
-    def __init__(self, nameservers: list[str], push_rate: float = DEFAULT_PUSH_RATE,
+    def __init__(self, nameservers: list[str] | None, push_rate: float = DEFAULT_PUSH_RATE,
                  live_interval: float = 0.5, structure_interval: float = 3.0,
                  plot_hz: float = 25.0, parent_pid: int | None = None):
-        self.taps = TapSet(push_rate)            # first: it starts the ORB with its endpoint
         self.view = SystemView(nameservers)
+        self.taps = TapSet(push_rate)
         self.ctrls = Controllers(self.view)
         self.pool = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="rtcf-web")
         self.pages: set[Page] = set()
@@ -135,10 +136,13 @@ class WebView:
         period = 1.0 / self.plot_hz
         while True:
             await asyncio.sleep(period)
+            if not self.taps.rings:
+                continue
+            await self.call(self.taps.poll)
             for page in list(self.pages):
                 frames = []
                 for key, seq in list(page.plots.items()):
-                    tap = self.taps.taps.get(key)
+                    tap = self.taps.rings.get(key)
                     if tap is None:
                         continue
                     samples = tap.since(seq)
@@ -189,11 +193,12 @@ class WebView:
     async def _subscribe(self, page: Page, cid: str, port: str) -> None:
         def open_tap() -> Any:
             entry, _ = self.view.component(cid)
-            info, ref = self.view.port_ref(cid, port)
-            if info["kind"] != "out":
-                raise ValueError(f"{entry['name']}.{port} is not an out port")
             key = f"{entry['id']}:{port}"
-            return key, self.taps.open(key, ref, info["data_type"]), entry["name"]
+            handle = self.view.port_handle(cid, port)
+            try:
+                return key, self.taps.open(key, self.view.session, handle), entry["name"]
+            except ToolError as e:
+                raise ActionError(str(e)) from None
         key, tap, name = await self.call(open_tap)
         if key in page.plots:              # already plotted on this page: one user only
             await self.call(self.taps.close, key)
@@ -254,15 +259,6 @@ class WebView:
 
 
 # -- the command ----------------------------------------------------------------------------
-
-def nameservers_from(args_ns: list[str] | None) -> list[str]:
-    """-n items, else RTCTREE_NAMESERVERS (';'-separated, as rtshell), else localhost."""
-    if args_ns:
-        return args_ns
-    env = os.environ.get("RTCTREE_NAMESERVERS", "")
-    found = [s.strip() for s in env.split(";") if s.strip()]
-    return found or ["localhost:2809"]
-
 
 def check_address(address: str, port: int) -> str | None:
     """Why the server cannot listen at address:port, or None."""
@@ -333,16 +329,19 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"rtcf-web: {problem}", file=sys.stderr)
         return 2
-    nameservers = nameservers_from(args.nameserver)
     try:
-        asyncio.run(_serve(args, nameservers))
+        asyncio.run(_serve(args, args.nameserver))
+    except ToolError as e:
+        print(f"rtcf-web: {e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         pass
     return 0
 
 
-async def _serve(args: argparse.Namespace, nameservers: list[str]) -> None:
+async def _serve(args: argparse.Namespace, nameservers: list[str] | None) -> None:
     view = WebView(nameservers, push_rate=args.push_rate, parent_pid=args.parent_pid)
+    nameservers = view.view.nameservers
     runner = web.AppRunner(view.app(), handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, args.address, args.port)

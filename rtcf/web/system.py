@@ -16,12 +16,9 @@ import time
 from typing import Any
 
 from ..corba.idl import ensure_stubs, stub_module
-from ..corba.naming import NamingClient
 from ..corba.nv import from_nvlist, nv_value
-from ..corba.orb import init_orb
 
 CALL_TIMEOUT_MS = 2000          # a hung component costs the view at most this per call
-MAX_DEPTH = 6                   # naming contexts walked below the root
 STATES = {0: "CREATED", 1: "INACTIVE", 2: "ACTIVE", 3: "ERROR"}
 
 
@@ -46,127 +43,95 @@ def _corba_error(e: Exception) -> str:
 
 
 class SystemView:
-    """Discovers the system through the naming services and keeps the last snapshot.
+    """The system found by an :class:`rtcf.tools.session.Session` on its naming services,
+    as the page's JSON, plus the references the live refresh and the operations need.
 
-    ``nameservers``: ``host:port`` items, as rtshell's RTCTREE_NAMESERVERS."""
+    ``refresh_structure`` takes the session's snapshot (profiles, ports, connections, ECs)
+    and the configuration sets; ``refresh_live`` only asks each component's state in each
+    of its ECs and each EC's profile (its ``stats.*`` timing), which is what changes."""
 
-    def __init__(self, nameservers: list[str], orb: Any = None):
+    def __init__(self, nameservers: list[str] | None):
+        from ..tools.session import Session
+        self.session = Session(nameservers, CALL_TIMEOUT_MS)
         ensure_stubs()
-        import omniORB
         self.RTC = stub_module("RTC")
         self.SDO = stub_module("SDOPackage")
-        self.orb = orb or init_orb({})
-        omniORB.setClientCallTimeout(CALL_TIMEOUT_MS)
-        self.nameservers = [n if ":" in n else f"{n}:2809" for n in nameservers]
-        self._lock = threading.Lock()
-        self._comps: dict[str, dict] = {}      # id -> {"ref", "ecs": [(id, ref)], ...}
-        self._ecs: dict[str, Any] = {}         # ec id -> ref
-        self._ports: dict[str, Any] = {}       # "comp id:port" -> PortService ref
+        self.orb = self.session.orb
+        self.nameservers = self.session.nameservers
+        self._lock = threading.RLock()
+        self._comps: dict[str, dict] = {}      # id -> {"ref", "ior", "ecs": [(id, ref)]}
+        self._ecs: dict[str, Any] = {}         # ec id -> ExecutionContextService ref
         self.structure: dict[str, Any] = {"components": [], "connections": [], "ecs": []}
         self.errors: list[str] = []
         self.updated = 0.0
 
-    # -- discovery ---------------------------------------------------------------------
-    def _walk(self, client: NamingClient, ns: str, path: list[str], depth: int,
-              out: list[tuple[str, Any]]) -> None:
-        for ident, kind, is_ctx in client.list("/".join(path)):
-            seg = f"{ident}.{kind}" if kind else ident
-            if is_ctx and depth < MAX_DEPTH:
-                self._walk(client, ns, path + [seg], depth + 1, out)
-            elif kind == "rtc":
-                full = "/".join(path + [seg])
-                out.append((f"{ns}/{full}", client.resolve(full)))
-
-    def _find(self) -> list[tuple[str, Any]]:
-        found: list[tuple[str, Any]] = []
-        for ns in self.nameservers:
-            try:
-                client = NamingClient(self.orb, ns, CALL_TIMEOUT_MS)
-                self._walk(client, ns, [], 0, found)
-            except Exception as e:
-                self.errors.append(f"naming service {ns}: {_corba_error(e)}")
-        return found
-
-    def _ior(self, ref: Any) -> str:
-        return self.orb.object_to_string(ref)
+    def _refs(self, cid: str, address: str, ec_ids: list[str]) -> dict | None:
+        """The component's reference and its ECs' (in the snapshot's order), kept while
+        the name still resolves to the same object (a naming look-up, no call to it)."""
+        try:
+            _, ref = self.session.component(address)
+        except Exception as e:
+            self.errors.append(str(e))
+            return None
+        ior = self.orb.object_to_string(ref)
+        old = self._comps.get(cid)
+        if old is not None and old["ior"] == ior and len(old["ecs"]) == len(ec_ids):
+            return old
+        refs = list(ref.get_owned_contexts()) + list(ref.get_participating_contexts())
+        refs = [r for r in refs if r is not None]
+        return {"ref": ref, "ior": ior, "ecs": list(zip(ec_ids, refs))}
 
     def refresh_structure(self) -> dict[str, Any]:
-        """Walk the naming services and read every component's profile, ports,
-        connections, ECs and configuration. Runs in: a worker thread (~10 calls per
-        component)."""
+        """Everything: the session's snapshot, references, configuration sets. Runs in: a
+        worker thread."""
         with self._lock:
             self.errors = []
-            comps, ecs, ports, port_names = {}, {}, {}, {}
-            out_comps, conns, seen_conn = [], [], set()
-            ec_info: dict[str, dict] = {}
-            for path, obj in self._find():
-                try:
-                    ref = obj._narrow(self.RTC.RTObject)
-                    if ref is None:
-                        continue
-                    prof = ref.get_component_profile()
-                except Exception as e:
-                    self.errors.append(f"{path}: {_corba_error(e)}")
-                    continue
-                cid = _short_id(path)
-                entry: dict[str, Any] = {
-                    "id": cid, "path": path, "name": prof.instance_name,
-                    "type": prof.type_name, "category": prof.category,
-                    "description": prof.description, "ports": [], "ecs": [],
-                    "states": {}, "state": "UNKNOWN", "controller_manager": False,
-                    "config": None}
-                for pp in prof.port_profiles:
-                    props = from_nvlist(pp.properties)
-                    short = pp.name.split(".", 1)[-1]
-                    ptype = props.get("port.port_type", "")
-                    kind = ("out" if ptype == "DataOutPort" else
-                            "in" if ptype == "DataInPort" else "service")
-                    dtype = props.get("dataport.data_type", "")
-                    ifaces = [{"name": i.instance_name, "type": i.type_name,
-                               "polarity": "provided" if i.polarity == self.RTC.PROVIDED
-                               else "required"} for i in pp.interfaces]
-                    if any(i["type"].endswith("ControllerManagerService")
-                           and i["polarity"] == "provided" for i in ifaces):
-                        entry["controller_manager"] = True
-                    entry["ports"].append({"name": short, "kind": kind,
-                                           "type": dtype.split("/")[-1].split(":")[0],
-                                           "data_type": dtype, "interfaces": ifaces})
-                    ports[f"{cid}:{short}"] = pp.port_ref
-                    port_names[self._ior(pp.port_ref)] = (cid, short, kind)
-                    for cp in pp.connector_profiles:
-                        if cp.connector_id in seen_conn:
-                            continue
-                        seen_conn.add(cp.connector_id)
-                        conns.append(cp)
-                comp_ecs = []
-                for owned, lst in ((True, "get_owned_contexts"),
-                                   (False, "get_participating_contexts")):
-                    try:
-                        refs = getattr(ref, lst)()
-                    except Exception:
-                        refs = []
-                    for ec_ref in refs:
-                        eid = _short_id(self._ior(ec_ref))
-                        comp_ecs.append((eid, ec_ref))
-                        ecs[eid] = ec_ref
-                        info = ec_info.setdefault(eid, {"id": eid, "owner": None,
-                                                        "members": []})
-                        if owned:
-                            info["owner"] = cid
-                        if cid not in info["members"]:
-                            info["members"].append(cid)
-                entry["ecs"] = [e for e, _ in comp_ecs]
-                entry["config"] = self._read_config(ref)
-                comps[cid] = {"ref": ref, "ecs": comp_ecs}
+            snap = self.session.snapshot()
+            self.errors += snap.errors
+            by_name, port_at, comps, out_comps = {}, {}, {}, []
+            for c in snap.components:
+                cid = _short_id(c.address)
+                by_name.setdefault(c.name, cid)
+                ports = []
+                for p in c.ports:
+                    port_at[f"{c.address}:{p.name}"] = (cid, p.name, p.direction)
+                    ifaces = [_iface(text) for text in p.interfaces]
+                    ports.append({"name": p.name, "kind": p.direction,
+                                  "type": p.data_type.split("/")[-1].split(":")[0],
+                                  "data_type": p.data_type, "interfaces": ifaces})
+                ec_ids = [_short_id(e) for e in c.owned_ecs + c.participating_ecs]
+                entry = {"id": cid, "path": c.address, "name": c.name, "type": c.type_name,
+                         "category": c.category, "description": c.description,
+                         "ports": ports, "ecs": ec_ids, "states": {}, "state": c.state,
+                         "controller_manager": any(
+                             i["polarity"] == "provided"
+                             and i["type"].endswith("ControllerManagerService")
+                             for p in ports for i in p["interfaces"]),
+                         "config": None}
+                if c.state != "UNREACHABLE":
+                    refs = self._refs(cid, c.address, ec_ids)
+                    if refs is not None:
+                        comps[cid] = refs
+                        entry["config"] = self._read_config(refs["ref"])
                 out_comps.append(entry)
-            for eid, info in ec_info.items():
-                info.update(self._read_ec(ecs[eid]))
-                info.setdefault("name", f"ec-{eid[:4]}")
-            out_conns = []
-            for cp in conns:
-                ends = [port_names.get(self._ior(p)) for p in cp.ports]
+            ecs_out, ec_refs = [], {}
+            for e in snap.ecs:
+                eid = _short_id(e.id)
+                ecs_out.append({"id": eid, "name": e.properties.get("name") or e.id,
+                                "kind": e.kind, "rate": e.rate,
+                                "owner": by_name.get(e.owner),
+                                "members": [by_name[m] for m in e.members if m in by_name],
+                                "stats": _stats(e.properties)})
+                for entry in out_comps:
+                    if entry["name"] in e.states and eid in entry["ecs"]:
+                        entry["states"][eid] = e.states[entry["name"]]
+            for refs in comps.values():
+                for eid, ref in refs["ecs"]:
+                    ec_refs.setdefault(eid, ref)
+            conns = []
+            for k in snap.connections():
+                ends = [port_at.get(a) for a in k.addresses]
                 ends = [e for e in ends if e is not None]
-                props = from_nvlist(cp.properties)
                 src = next((e for e in ends if e[2] == "out"), None)
                 dst = next((e for e in ends if e[2] == "in"), None)
                 if src is None or dst is None:
@@ -174,17 +139,15 @@ class SystemView:
                         src, dst = ends
                     else:
                         continue     # an end outside the naming services (a tool's tap)
-                out_conns.append({
-                    "id": cp.connector_id, "name": cp.name,
-                    "source": src[0], "source_port": src[1],
-                    "target": dst[0], "target_port": dst[1],
-                    "kind": "service" if src[2] == "service" else "data",
-                    "subscription": props.get("dataport.subscription_type", ""),
-                    "data_type": props.get("dataport.data_type", "")})
-            self._comps, self._ecs, self._ports = comps, ecs, ports
-            self.structure = {"components": out_comps, "connections": out_conns,
-                              "ecs": sorted(ec_info.values(), key=lambda e: e["name"])}
-        self.refresh_live()
+                conns.append({"id": k.id, "name": k.name, "source": src[0],
+                              "source_port": src[1], "target": dst[0], "target_port": dst[1],
+                              "kind": "service" if src[2] == "service" else "data",
+                              "subscription": k.properties.get(
+                                  "dataport.subscription_type", "")})
+            self._comps, self._ecs = comps, ec_refs
+            self.structure = {"components": out_comps, "connections": conns,
+                              "ecs": sorted(ecs_out, key=lambda e: e["name"])}
+            self.updated = snap.time
         return self.structure
 
     def _read_config(self, ref: Any) -> dict[str, Any] | None:
@@ -203,26 +166,15 @@ class SystemView:
                          for s in sets if not s.id.startswith("__")]}
 
     def _read_ec(self, ec_ref: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": "", "rate": 0.0, "stats": {}}
         try:
             prof = ec_ref._narrow(self.RTC.ExecutionContextService).get_profile()
-            props = from_nvlist(prof.properties)
-            out["kind"] = str(prof.kind)
-            out["rate"] = float(prof.rate)
-            if props.get("name"):
-                out["name"] = props["name"]
-            out["stats"] = {k[6:]: _num(v) for k, v in props.items()
-                            if k.startswith("stats.")}
-        except Exception:
-            try:
-                out["rate"] = float(ec_ref.get_rate())
-            except Exception as e:
-                out["error"] = _corba_error(e)
-        return out
+        except Exception as e:
+            return {"error": _corba_error(e)}
+        return {"rate": float(prof.rate), "stats": _stats(from_nvlist(prof.properties))}
 
     def refresh_live(self) -> dict[str, Any]:
         """States of every component in each of its ECs and the ECs' live timing. Runs in:
-        a worker thread (one call per component and EC)."""
+        a worker thread (one call per component and EC, to the components' processes)."""
         with self._lock:
             structure = self.structure
             for entry in structure["components"]:
@@ -248,18 +200,32 @@ class SystemView:
         return {**self.structure, "errors": list(self.errors), "time": self.updated,
                 "nameservers": self.nameservers}
 
+    def port_handle(self, cid: str, port: str) -> Any:
+        """The session's PortHandle of an out port (for a tap). ActionError when it is not
+        one."""
+        from ..tools.session import ToolError
+        entry, _ = self.component(cid)
+        with self._lock:
+            try:
+                return self.session.port(f"{entry['path']}:{port}", "out")
+            except ToolError as e:
+                raise ActionError(str(e)) from None
+
     # -- lookups -------------------------------------------------------------------------
     def component(self, cid: str) -> tuple[dict, Any]:
         for entry in self.structure["components"]:
-            if entry["id"] == cid or entry["name"] == cid:
+            if (entry["id"] == cid or entry["name"] == cid) and entry["id"] in self._comps:
                 return entry, self._comps[entry["id"]]
         raise ActionError(f"no component {cid!r} in the view (refresh the page?)")
 
     def port_ref(self, cid: str, port: str) -> tuple[dict, Any]:
-        entry, _ = self.component(cid)
+        """(port entry, RTC::PortService) of a port of a component in the view."""
+        entry, c = self.component(cid)
         for p in entry["ports"]:
             if p["name"] == port:
-                return p, self._ports[f"{entry['id']}:{port}"]
+                for pp in c["ref"].get_ports():
+                    if pp.get_port_profile().name.split(".", 1)[-1] == port:
+                        return p, pp
         raise ActionError(f"{entry['name']}: no port {port!r}")
 
     # -- operations ----------------------------------------------------------------------
@@ -330,6 +296,18 @@ def _named(name: str, text: str) -> str:
     """``text`` prefixed with the component's name unless it names it already."""
     return text if text.startswith(f"{name}.") or text.startswith(f"{name}:") \
         else f"{name}: {text}"
+
+
+def _iface(text: str) -> dict[str, str]:
+    """``provided Type.instance`` (the session's form) -> the page's dict."""
+    polarity, _, rest = text.partition(" ")
+    type_name, _, instance = rest.rpartition(".")
+    return {"polarity": polarity, "type": type_name, "name": instance}
+
+
+def _stats(props: dict[str, str]) -> dict[str, float | str]:
+    """The EC's ``stats.*`` profile properties (rtcf ECs) as numbers."""
+    return {k[6:]: _num(v) for k, v in props.items() if k.startswith("stats.")}
 
 
 def _any_text(value: Any) -> str:
