@@ -266,7 +266,7 @@ def check_address(address: str, port: int) -> str | None:
     try:
         infos = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)
     except OSError as e:
-        return f"--address: cannot resolve {address!r} ({e.strerror or e})"
+        return f"cannot resolve the address {address!r} ({e.strerror or e})"
     fam, _, _, _, addr = infos[0]
     with socket.socket(fam, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
