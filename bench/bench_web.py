@@ -74,9 +74,11 @@ class Viewer(threading.Thread):
     of the web child and the browser, over [warmup, warmup + seconds - 1]; with ``web`` it
     first opens the page once the web child answers and plots DCM0.q."""
 
-    def __init__(self, port: int, warmup: float, seconds: float, web: bool):
+    def __init__(self, port: int, warmup: float, seconds: float, web: bool,
+                 page: bool = True, plot: bool = True):
         super().__init__(daemon=True)
         self.port, self.warmup, self.seconds, self.web = port, warmup, seconds, web
+        self.page, self.plot = page, plot
         self.done = threading.Event()
         self.cpu: dict[str, float] = {}
         self.points = 0
@@ -87,7 +89,7 @@ class Viewer(threading.Thread):
         url = f"http://127.0.0.1:{self.port}/"
         driver = None
         try:
-            if not self.web:
+            if not (self.web and self.page):
                 self._measure(t_start, None)
                 return
             deadline = t_start + 30
@@ -113,9 +115,11 @@ class Viewer(threading.Thread):
             driver.get(url)
             while not driver.execute_script("return !!(window.rtcf && rtcf.system)"):
                 time.sleep(0.1)
-            driver.execute_script("select(rtcf.system.components.find(c => c.name === "
-                                  "arguments[0]).id); plot(rtcf.system.components.find("
-                                  "c => c.name === arguments[0]).id, arguments[1]);", *PLOT)
+            if self.plot:
+                driver.execute_script("select(rtcf.system.components.find(c => c.name === "
+                                      "arguments[0]).id); plot(rtcf.system.components.find("
+                                      "c => c.name === arguments[0]).id, arguments[1]);",
+                                      *PLOT)
             self._measure(t_start, driver)
             self.points = int(driver.execute_script(
                 "return Object.values(rtcf.plots).reduce((a, p) => a + (p.count || 0), 0)"))
@@ -150,12 +154,17 @@ class Viewer(threading.Thread):
         return out
 
 
-def one_run(name: str, web: bool, args: argparse.Namespace, tmp: Path) -> dict:
+MODES = {"without": (False, False, False), "server only": (True, False, False),
+         "page without plot": (True, True, False), "with web view": (True, True, True)}
+
+
+def one_run(name: str, mode: str, args: argparse.Namespace, tmp: Path) -> dict:
+    web, page, plot = MODES[mode]
     port = free_port()              # also marks this run's manager in the process list
     overrides = list(args.overrides) + [f"rtcf.web.port:{port}"]
     if web:
         overrides.append("rtcf.web.enable:YES")
-    viewer = Viewer(port, args.warmup, args.seconds, web)
+    viewer = Viewer(port, args.warmup, args.seconds, web, page, plot)
     viewer.start()
     try:
         res = run_rtcf(name, args.seconds, tmp, overrides, args.warmup)
@@ -173,6 +182,8 @@ def main() -> int:
     ap.add_argument("--warmup", type=float, default=8.0,
                     help="seconds from launch to the measured window (start-up excluded)")
     ap.add_argument("--only", choices=("default", "default-1k"), action="append")
+    ap.add_argument("--modes", default="without,with web view",
+                    help=f"comma-separated, of: {', '.join(MODES)}")
     ap.add_argument("-o", dest="overrides", action="append", default=[])
     args = ap.parse_args()
     browser = shutil.which("chromium") and shutil.which("chromedriver")
@@ -188,10 +199,10 @@ def main() -> int:
         tmp = Path(tmpd)
         for name in args.only or ["default", "default-1k"]:
             composition(name, tmp)
-            per_mode: dict[str, list] = {"without": [], "with web view": []}
+            per_mode: dict[str, list] = {m.strip(): [] for m in args.modes.split(",")}
             for rnd in range(1, args.rounds + 1):
                 for mode in per_mode:
-                    r = one_run(name, mode != "without", args, tmp)
+                    r = one_run(name, mode, args, tmp)
                     v = r["viewer"]
                     for ec, e in sorted(r["ecs"].items()):
                         late = e.get("late", np.zeros(0))
@@ -202,7 +213,8 @@ def main() -> int:
                                float(late.max()) if len(late) else np.nan,
                                cpu.get("manager"), r["cpu"], cpu.get("web"),
                                cpu.get("browser"),
-                               (v.error or v.points) if v.web else None]
+                               (v.error or v.points) if v.plot and v.page and v.web
+                               else None]
                         rows.append(row)
                         per_mode[mode].append(row)
             for mode, rs in per_mode.items():

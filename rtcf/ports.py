@@ -301,7 +301,8 @@ class Publisher:
             slot = self._free.pop() if self._free else self.data_type()
             slot.assign(sample)
             q.append(slot)
-            self._cond.notify()
+            if self.kind == "new":      # a periodic publisher wakes on its own clock
+                self._cond.notify()
         return PortStatus.PORT_OK
 
     def _send(self, sample: DataType) -> PortStatus:

@@ -70,6 +70,7 @@ class WebView:
         self.plot_hz = plot_hz
         self.parent_pid = parent_pid
         self._refresh_now = asyncio.Event()
+        self._page_opened = asyncio.Event()
         self._tasks: list[asyncio.Task] = []
 
     async def call(self, fn: Any, *args: Any) -> Any:
@@ -93,8 +94,17 @@ class WebView:
 
     async def _on_startup(self, app: web.Application) -> None:
         self._refresh_now = asyncio.Event()
+        self._page_opened = asyncio.Event()
         self._tasks = [asyncio.ensure_future(self._poll()),
                        asyncio.ensure_future(self._plots())]
+        if self.parent_pid is not None:
+            self._tasks.append(asyncio.ensure_future(self._watch_parent()))
+
+    async def _watch_parent(self) -> None:
+        """The backup of PR_SET_PDEATHSIG: stop once the manager that started us is gone."""
+        while os.getppid() == self.parent_pid:
+            await asyncio.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGTERM)
 
     async def _on_cleanup(self, app: web.Application) -> None:
         for t in self._tasks:
@@ -109,8 +119,13 @@ class WebView:
 
     # -- system polling -------------------------------------------------------------------
     async def _poll(self) -> None:
+        """Refresh the system while a page is open (an idle server asks nothing of the
+        components; /api/system refreshes on demand)."""
         last_structure = 0.0
         while True:
+            if not self.pages:
+                await self._page_opened.wait()
+                last_structure = 0.0
             now = time.monotonic()
             try:
                 if now - last_structure >= self.structure_interval or \
@@ -125,8 +140,8 @@ class WebView:
             snap = {"type": "system", **self.view.snapshot()}
             for page in list(self.pages):
                 page.send(snap)
-            if self.parent_pid is not None and os.getppid() != self.parent_pid:
-                os.kill(os.getpid(), signal.SIGTERM)    # the manager has gone: stop
+            if not self.pages:
+                self._page_opened.clear()
             try:
                 await asyncio.wait_for(self._refresh_now.wait(), self.live_interval)
             except asyncio.TimeoutError:
@@ -166,6 +181,7 @@ class WebView:
         await ws.prepare(request)
         page = Page(ws)
         self.pages.add(page)
+        self._page_opened.set()
         page.send({"type": "system", **self.view.snapshot()})
         try:
             async for msg in ws:
@@ -225,6 +241,8 @@ class WebView:
             raise web.HTTPBadRequest(text=f"expected a JSON object with {', '.join(keys)}")
 
     async def get_system(self, request: web.Request) -> web.Response:
+        if time.time() - self.view.updated > self.live_interval * 2:   # no page polling
+            await self.call(self.view.refresh_structure)
         return web.json_response(self.view.snapshot())
 
     async def post_state(self, request: web.Request) -> web.Response:
