@@ -141,9 +141,15 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
         text = present(key)
         if text is not None and text.lower() not in _TRUE_FALSE:
             bad(key, "expected YES or NO")
-    text = present("rtcf.web.port")
-    if text is not None and (not text.isdigit() or int(text) > 65535):
-        bad("rtcf.web.port", "expected a TCP port 0-65535")
+    for key in ("rtcf.web.port", "rtcf.web.foxglove_port"):
+        text = present(key)
+        if text is not None and (not text.isdigit() or int(text) > 65535):
+            bad(key, "expected a TCP port 0-65535")
+    text = present("rtcf.web.push_rate")
+    if text is not None:
+        rate = _number(text)
+        if rate is None or not 1.0 <= rate <= 1000.0:
+            bad("rtcf.web.push_rate", "expected a rate between 1 and 1000 [Hz]")
     text = present("corba.nameservers")
     if text is not None:
         for item in (i.strip() for i in text.split(",")):

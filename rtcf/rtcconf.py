@@ -240,6 +240,10 @@ _DEFAULTS: dict[str, str] = {
     "rtcf.web.enable": "NO",
     "rtcf.web.port": "8780",
     "rtcf.web.address": "127.0.0.1",
+    # how often a plotted port sends its newest sample [Hz]; the Foxglove WebSocket protocol
+    # on this port too (empty: off)
+    "rtcf.web.push_rate": "50",
+    "rtcf.web.foxglove_port": "",
     "exec_cxt.periodic.rate": "1000",
     "exec_cxt.sync_transition": "YES",
     "exec_cxt.transition_timeout": "0.5",

@@ -67,7 +67,11 @@ def start_web(conf: Mapping[str, str], log: Any) -> WebChild | None:
                     problem)
         return None
     cmd = [sys.executable, "-m", "rtcf.web", "-n", naming_address(conf),
-           "--address", address, "--port", str(port), "--parent-pid", str(os.getpid())]
+           "--address", address, "--port", str(port), "--parent-pid", str(os.getpid()),
+           "--push-rate", str(conf.get("rtcf.web.push_rate", "50")).strip() or "50"]
+    fox = str(conf.get("rtcf.web.foxglove_port", "")).strip()
+    if fox:
+        cmd += ["--foxglove-port", fox]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True)
     url = f"http://{address}:{port}/"
     log.info("web view at %s (a separate process, pid %d)", url, proc.pid)

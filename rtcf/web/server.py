@@ -59,7 +59,8 @@ class Page:
 class WebView:
     def __init__(self, nameservers: list[str] | None, push_rate: float = DEFAULT_PUSH_RATE,
                  live_interval: float = 0.5, structure_interval: float = 3.0,
-                 plot_hz: float = 25.0, parent_pid: int | None = None):
+                 plot_hz: float = 25.0, parent_pid: int | None = None,
+                 foxglove: tuple[str, int] | None = None):
         self.view = SystemView(nameservers)
         self.taps = TapSet(push_rate)
         self.ctrls = Controllers(self.view)
@@ -69,6 +70,10 @@ class WebView:
         self.structure_interval = structure_interval
         self.plot_hz = plot_hz
         self.parent_pid = parent_pid
+        self.fox: Any = None
+        if foxglove is not None:       # the Foxglove WebSocket protocol on its own port
+            from .foxglove_bridge import FoxgloveBridge
+            self.fox = FoxgloveBridge(self, *foxglove)
         self._refresh_now = asyncio.Event()
         self._page_opened = asyncio.Event()
         self._tasks: list[asyncio.Task] = []
@@ -112,6 +117,8 @@ class WebView:
         for page in list(self.pages):
             await page.ws.close()
         await self.call(self.taps.shutdown)
+        if self.fox is not None:
+            self.fox.stop()
         self.pool.shutdown(wait=False)
 
     async def index(self, request: web.Request) -> web.StreamResponse:
@@ -123,7 +130,7 @@ class WebView:
         components; /api/system refreshes on demand)."""
         last_structure = 0.0
         while True:
-            if not self.pages:
+            if not self.pages and self.fox is None:
                 await self._page_opened.wait()
                 last_structure = 0.0
             now = time.monotonic()
@@ -133,6 +140,8 @@ class WebView:
                     self._refresh_now.clear()
                     last_structure = now
                     await self.call(self.view.refresh_structure)
+                    if self.fox is not None:
+                        await self.call(self.fox.sync, self.view.structure)
                 else:
                     await self.call(self.view.refresh_live)
             except Exception as e:                 # a bug must not stop the view
@@ -326,6 +335,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--push-rate", type=_rate, default=DEFAULT_PUSH_RATE, metavar="HZ",
                     help="how often a plotted port sends its newest sample (default "
                     f"{DEFAULT_PUSH_RATE:g} Hz)")
+    ap.add_argument("--foxglove-port", type=_port, default=None, metavar="PORT",
+                    help="also speak the Foxglove WebSocket protocol on this port (same "
+                    "address), so Foxglove and Lichtblick connect live (default: off)")
     ap.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
     return ap.parse_args(argv)
 
@@ -344,6 +356,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.parent_pid is not None:
         follow_parent(args.parent_pid)
     problem = check_address(args.address, args.port)
+    if problem is None and args.foxglove_port is not None:
+        problem = check_address(args.address, args.foxglove_port)
+        try:
+            import foxglove  # noqa: F401
+        except ImportError:
+            problem = ("--foxglove-port needs the foxglove-sdk package "
+                       "(.venv/bin/pip install -e '.[foxglove]')")
     if problem:
         print(f"rtcf-web: {problem}", file=sys.stderr)
         return 2
@@ -358,7 +377,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def _serve(args: argparse.Namespace, nameservers: list[str] | None) -> None:
-    view = WebView(nameservers, push_rate=args.push_rate, parent_pid=args.parent_pid)
+    fox = (args.address, args.foxglove_port) if args.foxglove_port is not None else None
+    view = WebView(nameservers, push_rate=args.push_rate, parent_pid=args.parent_pid,
+                   foxglove=fox)
     nameservers = view.view.nameservers
     runner = web.AppRunner(view.app(), handle_signals=False)
     await runner.setup()
@@ -367,6 +388,9 @@ async def _serve(args: argparse.Namespace, nameservers: list[str] | None) -> Non
     host, port = runner.addresses[0][:2]
     print(f"rtcf-web: serving http://{host}:{port}/ (naming: {', '.join(nameservers)})",
           file=sys.stderr, flush=True)
+    if view.fox is not None:
+        print(f"rtcf-web: Foxglove WebSocket protocol at ws://{host}:{view.fox.port}",
+              file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -24,7 +24,7 @@ from ..tools.values import to_plain
 RING = 4096                 # samples kept per port (at 100 Hz: 40 s)
 QUEUE = 1024                # undecoded samples waiting for the next poll
 MAX_VALUES = 64             # numbers plotted per sample (a long sequence is cut)
-DEFAULT_PUSH_RATE = 100.0   # [Hz]
+DEFAULT_PUSH_RATE = 50.0    # [Hz]
 
 
 def flatten(plain: Any, prefix: str = "", out: list | None = None,
@@ -64,6 +64,7 @@ class PortRing:
         self.labels: list[str] = []
         self.seq = 0
         self.users = 1
+        self.sink: Any = None        # called with (time [ns], sample) as each is decoded
         self._lock = threading.Lock()
 
     @property
@@ -82,11 +83,14 @@ class PortRing:
             values, labels = flatten(plain)
             tm = plain.get("tm") if isinstance(plain, dict) else None
             t = tm["sec"] + tm["nsec"] * 1e-9 if isinstance(tm, dict) else 0.0
+            t = t if t > 0 else t_ns * 1e-9
             with self._lock:
                 if labels != self.labels:
                     self.labels = labels
                 self.seq += 1
-                self.samples.append((self.seq, t if t > 0 else t_ns * 1e-9, values))
+                self.samples.append((self.seq, t, values))
+            if self.sink is not None:
+                self.sink(int(t * 1e9), sample)
         return len(items)
 
     def since(self, seq: int) -> list[tuple[int, float, list[float]]]:

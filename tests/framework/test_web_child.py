@@ -28,6 +28,10 @@ def test_defaults_are_loopback_and_off():
     ("rtcf.web.port:99999", "-o: rtcf.web.port: expected a TCP port 0-65535, got '99999'"),
     ("rtcf.web.port:http", "-o: rtcf.web.port: expected a TCP port 0-65535, got 'http'"),
     ("rtcf.web.enable:maybe", "-o: rtcf.web.enable: expected YES or NO, got 'maybe'"),
+    ("rtcf.web.foxglove_port:-1",
+     "-o: rtcf.web.foxglove_port: expected a TCP port 0-65535, got '-1'"),
+    ("rtcf.web.push_rate:0",
+     "-o: rtcf.web.push_rate: expected a rate between 1 and 1000 [Hz], got '0'"),
 ])
 def test_bad_web_keys_are_refused_naming_the_key(override, message):
     with pytest.raises(ConfigError) as e:
@@ -55,6 +59,7 @@ def test_web_flag_stays_with_the_launcher():
 @pytest.mark.parametrize("argv, text", [
     (["--port", "70000"], "expected a TCP port 0-65535, got '70000'"),
     (["--push-rate", "0"], "expected a rate between 1 and 1000 [Hz], got '0'"),
+    (["--foxglove-port", "x"], "expected a TCP port 0-65535, got 'x'"),
 ])
 def test_rtcf_web_refuses_bad_arguments(argv, text, capsys):
     with pytest.raises(SystemExit) as e:

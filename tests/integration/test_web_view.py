@@ -418,3 +418,58 @@ def test_api_refuses_unknown_component_and_action(web: WebServer) -> None:
     code, body = post("api/param", {"component": "gen", "set": "default", "name": "nosuch",
                                     "value": "1"})
     assert code == 400 and "nosuch" in body["error"]
+
+
+# -- the Foxglove WebSocket protocol --------------------------------------------------------
+
+def test_foxglove_client_gets_channels_and_live_messages(demo: Any, it: Any,
+                                                         tmp_path: Path) -> None:
+    pytest.importorskip("foxglove", reason="foxglove-sdk is not installed "
+                        "(pip install -e .[foxglove])")
+    import asyncio
+    import struct
+
+    import aiohttp
+    fox_port = _free_port()
+    server = WebServer(demo.ns_port, tmp_path, "--foxglove-port", str(fox_port))
+
+    async def client() -> tuple[dict, list]:
+        got: list = []
+        channels: dict = {}
+        async with aiohttp.ClientSession() as s:
+            async with s.ws_connect(f"ws://127.0.0.1:{fox_port}/",
+                                    protocols=["foxglove.sdk.v1"]) as ws:
+                deadline = time.monotonic() + 15
+                while len(got) < 20 and time.monotonic() < deadline:
+                    msg = await ws.receive(timeout=15)
+                    if msg.type == aiohttp.WSMsgType.TEXT:
+                        d = json.loads(msg.data)
+                        if d["op"] == "advertise":
+                            for c in d["channels"]:
+                                channels[c["topic"]] = c
+                            if "/gen/out" in channels and not got:
+                                await ws.send_str(json.dumps({"op": "subscribe",
+                                    "subscriptions": [{"id": 7,
+                                                       "channelId": channels["/gen/out"]["id"]}]}))
+                    elif msg.type == aiohttp.WSMsgType.BINARY and msg.data[0] == 1:
+                        sid, t_ns = struct.unpack_from("<IQ", msg.data, 1)
+                        got.append((sid, t_ns, json.loads(msg.data[13:])))
+        return channels, got
+    try:
+        channels, got = asyncio.run(client())
+        assert {"/gen/out", "/gain/out"} <= set(channels)
+        ch = channels["/gen/out"]
+        assert ch["encoding"] == "json" and ch["schemaName"] == "RTC::TimedDoubleSeq"
+        assert json.loads(ch["schema"])["properties"]["data"]["type"] == "array"
+        assert len(got) >= 20 and all(sid == 7 for sid, _, _ in got)
+        times = [t for _, t, _ in got]
+        assert times == sorted(times) and times[-1] > times[0]
+        for _, t_ns, m in got:
+            assert len(m["data"]) == 3                    # the generator's three channels
+            assert t_ns == m["tm"]["sec"] * 1_000_000_000 + m["tm"]["nsec"]
+        # the client went away: the tap is disconnected from gen.out again
+        out = it.port_ref(demo.ref("gen"), "out")
+        it.wait_until(lambda: len(it.connector_profiles(out)) == 1, 10,
+                      what="the Foxglove tap disconnected")
+    finally:
+        server.stop()
