@@ -147,7 +147,8 @@ function drawGraph(sys) {
           "text-valign": "center", "width": labelWidth, "height": 20, "padding": 6,
           "background-color": "#e5e7eb", "border-width": 1, "border-color": "#9ca3af"}},
         {selector: "edge", style: {
-          "curve-style": "bezier", "width": 2, "line-color": "#475569",
+          "curve-style": "bezier", "control-point-step-size": 48,
+          "width": 2, "line-color": "#475569",
           "target-arrow-shape": "triangle", "target-arrow-color": "#475569",
           "label": "data(label)", "font-size": 10, "color": "#1f2937",
           "text-background-color": "#fff", "text-background-opacity": 0.85,
@@ -165,8 +166,9 @@ function drawGraph(sys) {
   const cy = view.cy;
   cy.elements().remove();
   cy.add(graphElements(sys));
-  cy.layout({name: "dagre", rankDir: "LR", nodeSep: 30, rankSep: 90, edgeSep: 10,
-             animate: false, fit: true, padding: 20}).run();
+  cy.layout({name: "dagre", rankDir: "LR", nodeSep: 36, rankSep: 110, edgeSep: 20,
+             animate: false, fit: true, padding: 30}).run();
+  if (cy.zoom() > 1.4) { cy.zoom(1.4); cy.center(); }
   if (view.selected) cy.getElementById(view.selected).select();
 }
 
