@@ -246,18 +246,23 @@ class SystemView:
             raise ActionError(f"{entry['name']}: {action} refused ({code})")
         return f"{entry['name']}: {action} accepted"
 
+    def _sdo(self, entry: dict, what: str, fn: Any) -> Any:
+        """``fn()`` (SDO configuration calls); a refusal or a failure becomes an
+        ActionError naming the component (and ``what``)."""
+        try:
+            return fn()
+        except (self.SDO.InvalidParameter, self.SDO.InternalError) as e:
+            raise ActionError(_named(entry["name"], e.description)) from None
+        except Exception as e:
+            raise ActionError(f"{entry['name']}: {what}{_corba_error(e)}") from None
+
     def set_param(self, cid: str, set_id: str, name: str, value: str) -> str:
         """Set ``name`` in configuration set ``set_id`` to ``value`` (a string, as rtconf
         sends it) and re-activate the set when it is the active one: the component's own
         validation applies and a refusal comes back as an ActionError."""
         entry, c = self.component(cid)
-        try:
-            conf = c["ref"].get_configuration()
-            cs = conf.get_configuration_set(set_id)
-        except self.SDO.InvalidParameter as e:
-            raise ActionError(_named(entry["name"], e.description)) from None
-        except Exception as e:
-            raise ActionError(f"{entry['name']}: {_corba_error(e)}") from None
+        conf = self._sdo(entry, "", c["ref"].get_configuration)
+        cs = self._sdo(entry, "", lambda: conf.get_configuration_set(set_id))
         from omniORB import CORBA
         found = False
         for nv in cs.configuration_data:
@@ -266,28 +271,20 @@ class SystemView:
                 found = True
         if not found:
             raise ActionError(f"{entry['name']}: no parameter {name!r} in set {set_id!r}")
-        try:
+
+        def apply() -> bool:
             ok = conf.set_configuration_set_values(cs)
-            active = conf.get_active_configuration_set().id
-            if ok and active == set_id:
+            if ok and conf.get_active_configuration_set().id == set_id:
                 ok = conf.activate_configuration_set(set_id)
-        except (self.SDO.InvalidParameter, self.SDO.InternalError) as e:
-            raise ActionError(_named(entry["name"], e.description)) from None
-        except Exception as e:
-            raise ActionError(f"{entry['name']}: {name}: {_corba_error(e)}") from None
-        if not ok:
+            return ok
+        if not self._sdo(entry, f"{name}: ", apply):
             raise ActionError(f"{entry['name']}: {name}={value!r} refused")
         return f"{entry['name']}: {set_id}.{name} = {value}"
 
     def activate_set(self, cid: str, set_id: str) -> str:
         entry, c = self.component(cid)
-        try:
-            ok = c["ref"].get_configuration().activate_configuration_set(set_id)
-        except self.SDO.InvalidParameter as e:
-            raise ActionError(_named(entry["name"], e.description)) from None
-        except Exception as e:
-            raise ActionError(f"{entry['name']}: {_corba_error(e)}") from None
-        if not ok:
+        if not self._sdo(entry, "", lambda: c["ref"].get_configuration()
+                         .activate_configuration_set(set_id)):
             raise ActionError(f"{entry['name']}: activating set {set_id!r} refused")
         return f"{entry['name']}: configuration set {set_id} active"
 
