@@ -22,6 +22,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from rtcf.errors import AddressError
+
 __all__ = ["Address", "AddressError", "parse_address", "normalise_server",
            "nameservers_from_env", "DEFAULT_NS_PORT"]
 
@@ -29,9 +31,6 @@ DEFAULT_NS_PORT = 2809
 NAMESERVERS_ENV = "RTCTREE_NAMESERVERS"
 CWD_ENV = "RTCSH_CWD"
 
-
-class AddressError(ValueError):
-    """An address that cannot name a component or port."""
 
 
 @dataclass(frozen=True)

@@ -281,8 +281,8 @@ def _draw_component(shapes: list[Shape], c: ComponentInfo, x: float, y: float, w
 # -- back ends ---------------------------------------------------------------------------------
 
 def to_svg(shapes: list[Shape], width: float, height: float) -> str:
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" '
-           f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" '
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" xml:space="preserve" '
+           f'width="{width:.0f}" height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" '
            f'font-family="DejaVu Sans, Helvetica, Arial, sans-serif">',
            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
            'markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" '
@@ -365,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true",
                    help="write the snapshot as JSON instead of a picture")
     args = p.parse_args(argv)
-    return run_tool("rtcf-graph", lambda: _graph(args))
+    return run_tool("rtcf-graph", lambda: _graph(args), argv)
 
 
 def _graph(args: argparse.Namespace) -> int:

@@ -34,6 +34,7 @@ from typing import Any, Iterator
 
 from rtcf import datatypes as dt
 from rtcf.corba.cdr import codec_for
+from rtcf.errors import RecordingError
 from .values import from_plain, json_schema, omgidl_schema, schema_name, to_json_value
 
 __all__ = ["ENCODINGS", "CDR_LE", "ChannelSpec", "RecordingError", "channel_schema",
@@ -44,10 +45,6 @@ ENCODINGS = ("json", "cdr")
 CDR_LE = b"\x00\x01\x00\x00"      # encapsulation: CDR, little endian, options 0
 CDR_BE = b"\x00\x00\x00\x00"
 _TM = struct.Struct("<II")
-
-
-class RecordingError(Exception):
-    """An MCAP file that cannot be used: missing, not MCAP, truncated, unknown types."""
 
 
 @dataclass

@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     add_nameserver_arg(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     args = p.parse_args(argv)
-    return run_tool("rtcf-play", lambda: _play(args))
+    return run_tool("rtcf-play", lambda: _play(args), argv)
 
 
 def _play(args: argparse.Namespace) -> int:
@@ -101,10 +101,10 @@ def _play(args: argparse.Namespace) -> int:
 def _run(rec, by_chan: dict, args: argparse.Namespace) -> int:
     sent = 0
     topics = list(by_chan)
+    last_note = time.monotonic()
     while True:
         start = None
         t_wall = time.monotonic()
-        last_note = t_wall
         for ch, log_time, _pub, data in rec.messages(topics):
             if start is None:
                 start = log_time

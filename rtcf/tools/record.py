@@ -162,6 +162,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--subscription", choices=("new", "flush"), default="new",
                    help="subscription type of the connections (default new: the writer's "
                         "publisher thread sends, not its EC thread)")
+    p.add_argument("--max-rate", type=positive(float, "--max-rate"), metavar="HZ",
+                   help="record each port at most HZ times a second, decimated by the writer "
+                        "(a periodic subscription sending its newest sample): what a "
+                        "recording costs a fast system drops with it")
     p.add_argument("--queue", type=positive(int, "--queue"), default=100000, metavar="N",
                    help="samples held for the writer thread before new ones are dropped "
                         "(and counted); default 100000")
@@ -170,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if bool(args.ports) == args.all:
         p.error("give PORT... or --all (not both)")
-    return run_tool("rtcf-record", lambda: _record(args))
+    return run_tool("rtcf-record", lambda: _record(args), argv)
 
 
 def _record(args: argparse.Namespace) -> int:
@@ -220,7 +224,8 @@ def _record(args: argparse.Namespace) -> int:
     try:
         rec.start()
         for i, h in enumerate(handles):
-            taps.append(Tap(session, h, queue, key=i, subscription_type=args.subscription))
+            taps.append(Tap(session, h, queue, key=i, subscription_type=args.subscription,
+                            max_rate=args.max_rate))
         end = t0 + args.duration if args.duration else None
         tty = sys.stderr.isatty()
         while end is None or time.monotonic() < end:

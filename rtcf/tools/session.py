@@ -7,6 +7,7 @@ ExecutionContextService), so OpenRTM-aist components are seen as ours are.
     s = Session(["localhost:2809"])          # None: RTCTREE_NAMESERVERS, else localhost:2809
     snap = s.snapshot()                      # rtcf.tools.model.Snapshot
     port = s.port("DCM0.rtc:q", direction="out")     # PortHandle (ref, info, data class)
+    s.change_state("DCM0", "deactivate")     # as rtdeact
     s.close()
 
 Errors a user can cause (an unknown component or port, a dead one, no naming service) are
@@ -27,6 +28,7 @@ from rtcf.corba.idl import ensure_stubs, stub_module
 from rtcf.corba.naming import NamingClient
 from rtcf.corba.nv import from_nvlist
 from rtcf.corba.orb import init_orb
+from rtcf.errors import ToolError
 from .address import Address, AddressError, nameservers_from_env, normalise_server, parse_address
 from .model import ComponentInfo, ConnectorInfo, ECInfo, PortInfo, Snapshot
 
@@ -36,10 +38,6 @@ CALL_TIMEOUT_MS = 2000     # a hung component costs a tool at most this per call
 _UNREACHABLE = (CORBA.TRANSIENT, CORBA.COMM_FAILURE, CORBA.OBJECT_NOT_EXIST, CORBA.TIMEOUT,
                 CORBA.BAD_PARAM)
 _DIRECTIONS = {"DataOutPort": "out", "DataInPort": "in", "CorbaPort": "service"}
-
-
-class ToolError(Exception):
-    """A one-line error for the user (bad address, nothing there, dead component, ...)."""
 
 
 @dataclass
@@ -221,6 +219,31 @@ class Session:
         return PortHandle(label or pp.name, pp.name.split(".", 1)[0], ref, pp.owner, info,
                           cls)
 
+    def change_state(self, address: str, action: str, ec_index: int = 0) -> None:
+        """``activate`` | ``deactivate`` | ``reset`` the component at ``address`` in its
+        execution context number ``ec_index`` (owned ones first, then participating ones,
+        as rtctree's rtact/rtdeact/rtreset count them). ToolError when refused."""
+        methods = {"activate": "activate_component", "deactivate": "deactivate_component",
+                   "reset": "reset_component"}
+        if action not in methods:
+            raise ToolError(f"state change must be one of {', '.join(methods)}, got "
+                            f"{action!r}")
+        addr, ref = self.component(address)
+        try:
+            ecs = list(ref.get_owned_contexts()) + list(ref.get_participating_contexts())
+        except _UNREACHABLE as e:
+            raise ToolError(f"{address}: the component does not answer ({_short(e)})") \
+                from None
+        if not 0 <= ec_index < len(ecs):
+            raise ToolError(f"{address}: no execution context number {ec_index} (it is in "
+                            f"{len(ecs)})")
+        try:
+            code = getattr(ecs[ec_index], methods[action])(ref)
+        except CORBA.Exception as e:
+            raise ToolError(f"{address}: {action} failed ({_short(e)})") from None
+        if code != self.RTC.RTC_OK:
+            raise ToolError(f"{address}: {action} refused ({code})")
+
     # -- snapshot ----------------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
         """The whole system on the naming services, as plain data. A naming service that
@@ -267,7 +290,8 @@ class Session:
             raw.append((info, ref, prof))
             snap.components.append(info)
         for info, ref, prof in raw:
-            info.ports = [_port_info(pp, port_names, port_addr, self.orb) for pp in prof.port_profiles]
+            info.ports = [_port_info(pp, port_names, port_addr, self.orb)
+                          for pp in prof.port_profiles]
             try:
                 self._ecs(info, ref, ec_seen)
             except CORBA.Exception as e:
@@ -307,11 +331,9 @@ class Session:
                     e.states[info.name] = f"UNKNOWN ({_short(x)})"
 
     def _ec_info(self, ec: Any, info: ComponentInfo, ref: Any, owned: bool) -> ECInfo:
-        try:
-            handle = int(ref.get_context_handle(ec))
-        except CORBA.Exception:
-            handle = -1
-        kind, rate, running, props, owner = "OTHER", 0.0, False, {}, ""
+        """The EC as data; its id is ``<owner>:<the owner's handle of it>`` whichever member
+        it was found through (``<member>:p<handle>`` when it has no owner)."""
+        kind, rate, running, props, owner, owner_ref = "OTHER", 0.0, False, {}, "", None
         svc = None
         try:
             svc = ec._narrow(self.RTC.ExecutionContextService)
@@ -322,15 +344,26 @@ class Session:
                 p = svc.get_profile()
                 kind, rate = str(p.kind), float(p.rate)
                 props = from_nvlist(p.properties)
-                if p.owner is not None:
-                    owner = self._name_of(p.owner)
+                owner_ref = p.owner
+                if owner_ref is not None:
+                    owner = self._name_of(owner_ref)
             else:
                 kind, rate = str(ec.get_kind()), float(ec.get_rate())
             running = bool(ec.is_running())
         except CORBA.Exception:
             pass
-        owner = owner or (info.name if owned else "")
-        ec_id = f"{owner or info.name}:{handle if owned else props.get('name', handle)}"
+        if owned:
+            owner, owner_ref = info.name, ref
+        handle = -1
+        for who in (owner_ref, ref):
+            if who is None:
+                continue
+            try:
+                handle = int(who.get_context_handle(ec))
+                break
+            except CORBA.Exception:
+                continue
+        ec_id = f"{owner}:{handle}" if owner else f"{info.name}:p{handle}"
         return ECInfo(id=ec_id, owner=owner, handle=handle, kind=kind, rate=rate,
                       running=running, properties=props)
 

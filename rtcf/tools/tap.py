@@ -294,11 +294,14 @@ class Tap:
     """A connection from a remote out port to this process; samples go to ``queue`` as
     ``(key, receive time [ns since the epoch], CDR bytes)``. ``subscription_type``: new
     (default: the writer's publisher thread calls us) or flush (its EC thread does);
-    ``push_policy`` all (default) keeps every sample the writer's publisher buffered."""
+    ``push_policy`` all (default) keeps every sample the writer's publisher buffered.
+    ``max_rate`` [Hz]: a periodic subscription instead, the writer sending only its newest
+    sample at most that often (decimation at the source: the writer's cost drops with it)."""
 
     def __init__(self, session: Session, handle: PortHandle, queue: SampleQueue,
                  key: Any = None, subscription_type: str = "new", push_policy: str = "all",
-                 buffer_length: int = 64, extra: dict[str, str] | None = None):
+                 buffer_length: int = 64, max_rate: float | None = None,
+                 extra: dict[str, str] | None = None):
         if handle.info.direction != "out":
             raise ToolError(f"{handle.address}: an out port is needed to read from")
         if subscription_type not in ("new", "flush", "periodic"):
@@ -309,6 +312,10 @@ class Tap:
         self.key = handle.address if key is None else key
         self.codec = codec_for(handle.data_cls, True)
         more = {"publisher.push_policy": push_policy, "buffer.length": str(buffer_length)}
+        if max_rate:      # the writer sends its newest sample at most max_rate times a second
+            subscription_type = "periodic"
+            more.update({"publisher.push_rate": f"{max_rate:g}",
+                         "publisher.push_policy": "new"})
         more.update(extra or {})
         self.tool = ToolPort("in", handle.info.data_type, queue, self.key)
         self.cid = _connect(handle, self.tool, _props(handle, subscription_type, more))
@@ -329,16 +336,20 @@ class Tap:
 
 class Injector:
     """A connection from this process to a remote in port; ``write(sample)`` pushes one
-    sample (bare CDR, little endian) and returns the in port's status name."""
+    sample (bare CDR, little endian) and returns the in port's status name. The in port's
+    buffer for this connection holds ``buffer_length`` samples (a reader that takes one
+    sample per cycle then loses none to a replay's jitter)."""
 
-    def __init__(self, session: Session, handle: PortHandle,
+    def __init__(self, session: Session, handle: PortHandle, buffer_length: int = 128,
                  extra: dict[str, str] | None = None):
         if handle.info.direction != "in":
             raise ToolError(f"{handle.address}: an in port is needed to write to")
         self.handle = handle
         self.codec = codec_for(handle.data_cls, True)
         self.tool = ToolPort("out", handle.info.data_type)
-        self.cid = _connect(handle, self.tool, _props(handle, "flush", extra))
+        more = {"buffer.length": str(buffer_length)}
+        more.update(extra or {})
+        self.cid = _connect(handle, self.tool, _props(handle, "flush", more))
         self.peer = self.tool.peers.get(self.cid)
         if self.peer is None:
             _disconnect(handle, self.cid, 1000)
@@ -357,10 +368,14 @@ class Injector:
     def write(self, sample: Any) -> str:
         return self.write_bytes(self.codec.encode(sample))
 
-    def close(self, timeout_ms: int = 1000) -> None:
+    def close(self, timeout_ms: int = 1000, linger: float = 0.3) -> None:
+        """Disconnect after ``linger`` seconds: the in port's buffer for this connection
+        goes with it, so its reader gets a few cycles to take the last samples."""
         if self.closed:
             return
         self.closed = True
+        if linger > 0:
+            time.sleep(linger)
         _disconnect(self.handle, self.cid, timeout_ms)
         self.tool.close()
 

@@ -15,14 +15,10 @@ from typing import Any
 import numpy as np
 
 from rtcf import datatypes as dt
-from rtcf.errors import show_value
+from rtcf.errors import ValueShapeError, show_value
 
 __all__ = ["to_plain", "to_json_value", "from_plain", "parse_value", "json_schema",
            "omgidl_schema", "schema_name", "ValueShapeError"]
-
-
-class ValueShapeError(ValueError):
-    """A value that does not fit the port's data type."""
 
 
 _INT_RANGE = {"short": (-2**15, 2**15 - 1), "ushort": (0, 2**16 - 1),
@@ -156,9 +152,11 @@ def from_plain(cls: type, value: Any, where: str | None = None) -> Any:
     ..., orientation: ...}`` for a TimedPose3D. ValueShapeError names what does not fit."""
     where = where or cls.__name__
     names = [n for n, _ in cls.FIELDS]
-    if names == ["tm", "data"] and not (isinstance(value, dict) and
-                                        set(value) <= {"tm", "data"} and value):
-        value = {"data": value}
+    if names == ["tm", "data"]:
+        data_is_struct = dict(cls.FIELDS)["data"] in dt.TYPES
+        if not isinstance(value, dict) or (data_is_struct and value and
+                                           not set(value) <= {"tm", "data"}):
+            value = {"data": value}
     return _struct(cls, value, where)
 
 

@@ -230,20 +230,20 @@ class SystemView:
 
     # -- operations ----------------------------------------------------------------------
     def change_state(self, cid: str, action: str, ec_id: str | None = None) -> str:
-        """activate | deactivate | reset ``cid`` in one EC (the first by default), as
-        rtact / rtdeact / rtreset do."""
-        if action not in ("activate", "deactivate", "reset"):
-            raise ActionError(f"unknown action {action!r} (activate, deactivate, reset)")
-        entry, c = self.component(cid)
-        ecs = [(e, r) for e, r in c["ecs"] if ec_id in (None, "", e)]
-        if not ecs:
-            raise ActionError(f"{entry['name']}: no execution context {ec_id!r}")
-        try:
-            code = getattr(ecs[0][1], f"{action}_component")(c["ref"])
-        except Exception as e:
-            raise ActionError(f"{entry['name']}: {action} failed: {_corba_error(e)}") from None
-        if code != self.RTC.RTC_OK:
-            raise ActionError(f"{entry['name']}: {action} refused ({code})")
+        """activate | deactivate | reset ``cid`` in one of its ECs (the first by default)
+        with the session's change_state, as rtact / rtdeact / rtreset do."""
+        from ..tools.session import ToolError
+        entry, _ = self.component(cid)
+        index = 0
+        if ec_id:
+            if ec_id not in entry["ecs"]:
+                raise ActionError(f"{entry['name']}: no execution context {ec_id!r}")
+            index = entry["ecs"].index(ec_id)
+        with self._lock:
+            try:
+                self.session.change_state(entry["path"], action, index)
+            except ToolError as e:
+                raise ActionError(str(e)) from None
         return f"{entry['name']}: {action} accepted"
 
     def _sdo(self, entry: dict, what: str, fn: Any) -> Any:

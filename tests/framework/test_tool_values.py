@@ -32,7 +32,8 @@ def test_short_forms():
 
 @pytest.mark.parametrize("cls,text,msg", [
     (TimedDoubleSeq, "[1, 'a']", r"TimedDoubleSeq.data\[1\]: expected a number, got 'a'"),
-    (TimedDoubleSeq, "{x: 1}", "TimedDoubleSeq.data: expected a list of double"),
+    (TimedDoubleSeq, "{x: 1}", "unknown member 'x' \\(TimedDoubleSeq has tm, data\\)"),
+    (TimedDoubleSeq, "hello", "TimedDoubleSeq.data: expected a list of double"),
     (TimedDoubleSeq, "[1", "is not YAML/JSON"),
     (TimedDouble, "[1, 2]", "TimedDouble.data: expected a number"),
     (TimedBoolean, "1", "expected true or false"),
@@ -73,3 +74,14 @@ def test_snapshot_json_round_trip():
     again = Snapshot.from_dict(json.loads(snap.to_json()))
     assert again == snap
     assert snap.connections()[0].id == "c" and snap.out_ports()[0][1].name == "out"
+
+
+def test_orb_free_modules_do_not_import_omniorb():
+    """address, model, values, mcapio and graph are usable without an ORB (the house keeps
+    omniORB on the CORBA side: rtcf.corba, rtcf.tools.session, rtcf.tools.tap)."""
+    import subprocess
+    import sys
+    code = ("import sys, rtcf.tools.address, rtcf.tools.model, rtcf.tools.values, "
+            "rtcf.tools.mcapio, rtcf.tools.graph; print('omniORB' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr

@@ -1,6 +1,7 @@
 """rtcf.tools.session and rtcf.tools.tap against a running system (compositions/demo.yaml)
-and against the OpenRTM-style peer (openrtm_peer.py; OpenRTM-aist-Python itself does not
-install from the package index here)."""
+and against the OpenRTM-style peer (openrtm_peer.py). OpenRTM-aist-Python itself does not
+install here (pip: "No matching distribution found for OpenRTM-aist-Python" on this
+machine's package index), so there is no test against it."""
 
 from __future__ import annotations
 
@@ -89,9 +90,70 @@ def test_tap_receives_and_disconnects(session, demo):
     assert [k.ports for k in conns] == [["gain.out", "rec.in"]]
 
 
+def test_change_state(session, demo, it):
+    from rtcf.tools.session import ToolError
+    rec = demo.ref("rec")
+    session.change_state("rec", "deactivate")
+    it.wait_state(rec, "INACTIVE")
+    assert session.snapshot().component("rec").state == "INACTIVE"
+    with pytest.raises(ToolError, match="deactivate refused"):
+        session.change_state("rec", "deactivate")
+    with pytest.raises(ToolError, match="no execution context number 3"):
+        session.change_state("rec", "activate", 3)
+    with pytest.raises(ToolError, match="must be one of"):
+        session.change_state("rec", "explode")
+    session.change_state("rec", "activate")
+    it.wait_state(rec, "ACTIVE")
+
+
 def test_queue_drops_and_counts():
     from rtcf.tools.tap import SampleQueue
     q = SampleQueue(3)
     assert [q.offer(i) for i in range(5)] == [True, True, True, False, False]
     assert (q.received, q.dropped, len(q)) == (5, 2, 3)
     assert q.drain() == [0, 1, 2] and q.get(timeout=0.01) is None
+
+
+# -- against the OpenRTM-style peer (openrtm_peer.py: rtctree's stubs, omniORB's marshalling,
+#    OpenRTM's connection algorithm; no rtcf) ------------------------------------------------
+
+@pytest.fixture(scope="module")
+def peer(tmp_path_factory):
+    from test_openrtm_peer import PeerProcess
+    p = PeerProcess(tmp_path_factory.mktemp("tool_peer"))
+    yield p
+    p.close()
+
+
+def test_tap_and_injector_with_openrtm_peer(peer, it):
+    from rtcf.tools.session import Session
+    from rtcf.tools.tap import Injector, SampleQueue, Tap
+    s = Session(["localhost:1"])          # no naming needed: the ports are given by IOR
+    orb = it.orb()
+    RTC = it.stubs("RTC")
+    out_ref = orb.string_to_object(peer.out_ior)._narrow(RTC.PortService)
+    in_ref = orb.string_to_object(peer.in_ior)._narrow(RTC.PortService)
+    q = SampleQueue(100)
+    tap = Tap(s, s.port_from_ref(out_ref, "peer.out"), q)
+    try:
+        for n in range(1, 6):
+            assert peer.write([n, n + 0.5], n, 7 * n) == ["PORT_OK"]
+        got = [q.get(timeout=5.0) for _ in range(5)]
+        samples = [tap.decode(d) for _, _, d in got]
+        assert [(x.tm.sec, x.tm.nsec, list(x.data)) for x in samples] == \
+            [(n, 7 * n, [n, n + 0.5]) for n in range(1, 6)]
+    finally:
+        tap.close()
+    assert peer.cmd("profiles")["out"] == []          # disconnected on both ends
+    peer.cmd("clear")
+    inj = Injector(s, s.port_from_ref(in_ref, "peer.in"))
+    try:
+        from rtcf.datatypes import TimedDoubleSeq
+        for n in range(3):
+            assert inj.write(TimedDoubleSeq(data=[n, -n])) == "PORT_OK"
+        it.wait_until(lambda: len(peer.received()) == 3, 5, what="3 samples at the peer")
+        assert [v for _, _, v in peer.received()] == [[n, -n] for n in range(3)]
+    finally:
+        inj.close(linger=0)
+    assert peer.cmd("profiles")["in"] == []
+
