@@ -312,19 +312,20 @@ function controllerSection(c) {
   out.push(el("div", {class: "muted"},
     `ticks ${m.ticks} · p99 late ${fmt(m.lateness_p99_us)} µs · overruns ${m.ec_overruns}` +
     ` · overhead ${fmt(m.overhead_mean_us, 1)} µs · switches ${m.switches}`));
-  out.push(el("table", {class: "controllers"},
-    el("tr", {}, ...["name", "type", "state", "updates", "mean µs", "max µs", "overruns",
-                     ""].map(h => el("th", {}, h))),
+  out.push(el("div", {class: "scroll"}, el("table", {class: "controllers"},
+    el("tr", {}, ...["name", "state", "updates", "µs mean / max", "over-runs", ""].map(
+      h => el("th", {}, h))),
     ...d.controllers.map(k => el("tr", {dataset: {controller: k.name}},
-      el("td", {}, k.name), el("td", {class: "muted"}, k.type),
+      el("td", {title: k.type}, k.name, el("div", {class: "muted small"}, k.type)),
       el("td", {}, el("span", {class: `state ${k.state === "running" ? "ACTIVE" : "INACTIVE"}`},
                       k.state)),
-      el("td", {class: "num"}, k.updates), el("td", {class: "num"}, fmt(k.mean_us, 1)),
-      el("td", {class: "num"}, fmt(k.max_us, 1)), el("td", {class: "num"}, k.overruns),
+      el("td", {class: "num"}, k.updates),
+      el("td", {class: "num"}, `${fmt(k.mean_us, 1)} / ${fmt(k.max_us, 0)}`),
+      el("td", {class: "num" + (k.overruns ? " warn" : "")}, k.overruns),
       el("td", {}, el("button", {onclick: () => post(`/api/controllers/${c.id}/switch`,
           k.state === "running" ? {start: [], stop: [k.name]} : {start: [k.name], stop: []})
           .then(() => loadControllers(c.id))},
-        k.state === "running" ? "stop" : "start"))))));
+        k.state === "running" ? "stop" : "start")))))));
   return out;
 }
 
