@@ -33,6 +33,20 @@ DEFAULT_PORT = 8780
 MAX_POINTS_PER_FRAME = 20     # per port and frame: 25 frames/s -> 500 points/s at most
 
 
+@web.middleware
+async def same_origin(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Only the page itself may act: a request that a browser sends from another site's
+    page (its Origin names another host) is refused, and an operation must come as JSON
+    (which another site's page cannot send without a CORS preflight, never answered
+    here). Keeps a page elsewhere from driving the robot through the user's browser."""
+    origin = request.headers.get("Origin")
+    if origin is not None and origin.split("://", 1)[-1].rstrip("/") != request.host:
+        raise web.HTTPForbidden(text=f"requests from {origin} are refused")
+    if request.method == "POST" and request.content_type != "application/json":
+        raise web.HTTPUnsupportedMediaType(text="operations are sent as application/json")
+    return await handler(request)
+
+
 class Page:
     """One connected page: its WebSocket, the ports it plots and how far it has read."""
 
@@ -83,7 +97,7 @@ class WebView:
 
     # -- the application ------------------------------------------------------------------
     def app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(middlewares=[same_origin])
         app.router.add_get("/", self.index)
         app.router.add_get("/ws", self.websocket)
         app.router.add_get("/api/system", self.get_system)

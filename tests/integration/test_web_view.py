@@ -473,3 +473,23 @@ def test_foxglove_client_gets_channels_and_live_messages(demo: Any, it: Any,
                       what="the Foxglove tap disconnected")
     finally:
         server.stop()
+
+
+def test_requests_from_another_site_are_refused(web: WebServer, demo: Any, it: Any) -> None:
+    """A page elsewhere must not drive the system through the user's browser."""
+    def post(body: bytes, headers: dict) -> int:
+        req = urllib.request.Request(web.url + "api/state", data=body, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=5) as r:
+                return r.status
+        except urllib.error.HTTPError as e:
+            return e.code
+    body = json.dumps({"component": "rec", "action": "deactivate"}).encode()
+    assert post(body, {"Content-Type": "application/json",
+                       "Origin": "http://evil.example"}) == 403
+    assert post(body, {"Content-Type": "text/plain"}) == 415
+    assert it.component_state(demo.ref("rec")) == "ACTIVE"
+    host = web.url.split("://", 1)[1].rstrip("/")
+    # the page's own origin passes (rec is active already: the EC's refusal, not ours)
+    assert post(json.dumps({"component": "rec", "action": "activate"}).encode(),
+                {"Content-Type": "application/json", "Origin": f"http://{host}"}) == 400
