@@ -216,8 +216,12 @@ def _record(args: argparse.Namespace) -> int:
             "address": h.address, "data_type": h.info.data_type,
             "connected_to": ",".join(feeds)}))
     queue = SampleQueue(args.queue)
-    rec = McapRecorder(out, specs, args.encoding, queue, {
-        "nameservers": ",".join(session.nameservers), "start_time": f"{time.time():.6f}"})
+    try:
+        rec = McapRecorder(out, specs, args.encoding, queue, {
+            "nameservers": ",".join(session.nameservers),
+            "start_time": f"{time.time():.6f}"})
+    except OSError as e:
+        raise ToolError(f"{out}: cannot write it ({e.strerror or e})") from None
     taps: list[Tap] = []
     t0 = time.monotonic()
     interrupted = False
