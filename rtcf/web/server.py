@@ -53,15 +53,18 @@ class Page:
     def __init__(self, ws: web.WebSocketResponse):
         self.ws = ws
         self.plots: dict[str, int] = {}     # tap key -> last sample seq sent
-        self.sending: asyncio.Task | None = None
+        self.sending: dict[str, asyncio.Task] = {}     # message type -> the send going on
         self.frames_dropped = 0
 
     def send(self, payload: dict[str, Any]) -> None:
-        """Queue one message; skipped (counted) while the previous one is still going."""
-        if self.sending is not None and not self.sending.done():
+        """Queue one message; skipped (counted) while the previous one of its type is still
+        going (a page that reads slowly loses frames; nothing queues up for it)."""
+        kind = payload["type"]
+        going = self.sending.get(kind)
+        if going is not None and not going.done():
             self.frames_dropped += 1
             return
-        self.sending = asyncio.ensure_future(self._send(json.dumps(payload)))
+        self.sending[kind] = asyncio.ensure_future(self._send(json.dumps(payload)))
 
     async def _send(self, text: str) -> None:
         try:
@@ -176,7 +179,10 @@ class WebView:
             await asyncio.sleep(period)
             if not self.taps.rings:
                 continue
-            await self.call(self.taps.poll)
+            try:
+                await self.call(self.taps.poll)
+            except Exception as e:                 # a bug must not stop the plots
+                self.view.errors.append(f"plots: {type(e).__name__}: {e}")
             for page in list(self.pages):
                 frames = []
                 for key, seq in list(page.plots.items()):

@@ -90,7 +90,11 @@ class PortRing:
                 self.seq += 1
                 self.samples.append((self.seq, t, values))
             if self.sink is not None:
-                self.sink(int(t * 1e9), sample)
+                try:
+                    self.sink(int(t * 1e9), sample)
+                except Exception:          # a failing consumer must not stop the plots
+                    self.sink = None
+                    raise
         return len(items)
 
     def since(self, seq: int) -> list[tuple[int, float, list[float]]]:
