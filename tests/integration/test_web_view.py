@@ -493,3 +493,36 @@ def test_requests_from_another_site_are_refused(web: WebServer, demo: Any, it: A
     # the page's own origin passes (rec is active already: the EC's refusal, not ours)
     assert post(json.dumps({"component": "rec", "action": "activate"}).encode(),
                 {"Content-Type": "application/json", "Origin": f"http://{host}"}) == 400
+
+
+FAULTY = """
+name: faulty
+components:
+  - {type: Faulty, module: faulty, name: webfaulty}
+execution_contexts:
+  - {name: main, kind: periodic, rate: 100, members: [webfaulty]}
+activate: all
+"""
+
+
+def test_error_shown_and_reset_from_the_page(browser: Any, launch: Any, tmp_path: Path,
+                                             it: Any) -> None:
+    """A parameter set on the page drives a component into Error: red on the page; the
+    page's reset brings it back to Inactive."""
+    mp = launch(FAULTY, "webfaulty")
+    server = WebServer(mp.ns_port, tmp_path)
+    try:
+        open_page(browser, server)
+        select_component(browser, "webfaulty")
+        type_into(browser, "#details input[data-param='fail']", "YES")
+        state_js = ("return document.querySelector(\"#components tr[data-name='webfaulty']"
+                    " .state\")?.textContent === arguments[0]")
+        wait_js(browser, state_js, "ERROR on the page", 10.0, "ERROR")
+        colour = js(browser, "return rtcf.cy.nodes().filter(n => n.data('label')"
+                    ".startsWith('webfaulty\\n')).style('background-color')")
+        assert colour == "rgb(220,38,38)"
+        click(browser, "#details button.act.reset")
+        it.wait_state(mp.ref("webfaulty"), "INACTIVE")
+        wait_js(browser, state_js, "INACTIVE on the page after reset", 10.0, "INACTIVE")
+    finally:
+        server.stop()
