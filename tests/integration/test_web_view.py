@@ -335,6 +335,16 @@ def test_controllers_listed_and_switched(browser: Any, launch: Any, tmp_path: Pa
             assert time.monotonic() < deadline, f"{target} was not stopped from the page"
             time.sleep(0.1)
         assert first
+        # a switch the manager refuses comes back with its reason
+        cid = js(browser, "return rtcf.selected")
+        req = urllib.request.Request(
+            f"{server.url}api/controllers/{cid}/switch",
+            data=json.dumps({"start": ["nosuch"], "stop": []}).encode(),
+            headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req, timeout=5)
+        assert e.value.code == 400
+        assert "no controller named 'nosuch'" in json.loads(e.value.read())["error"]
     finally:
         server.stop()
 
