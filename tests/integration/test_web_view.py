@@ -28,15 +28,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "compositions" / "demo.yaml"
 CONTROLLERS = ROOT / "compositions" / "nao_controllers.yaml"
+
+
+def one_component(type_name: str, module: str, name: str) -> str:
+    """A composition of one component in a 100 Hz EC, activated."""
+    return (f"name: {name}\ncomponents:\n  - {{type: {type_name}, module: {module}, "
+            f"name: {name}}}\nexecution_contexts:\n  - {{name: main, kind: periodic, "
+            f"rate: 100, members: [{name}]}}\nactivate: all\n")
+
+
 # a system of its own (names of its own: it is killed with -9 and leaves them behind)
-LONE = """
-name: lone
-components:
-  - {type: SineGenerator, module: examples, name: lone}
-execution_contexts:
-  - {name: main, kind: periodic, rate: 100, members: [lone]}
-activate: all
-"""
+LONE = one_component("SineGenerator", "examples", "lone")
 CHROME_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                 "--no-first-run", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--window-size=1400,1050"]
@@ -504,14 +506,7 @@ def test_requests_from_another_site_are_refused(web: WebServer, demo: Any, it: A
                 {"Content-Type": "application/json", "Origin": f"http://{host}"}) == 400
 
 
-FAULTY = """
-name: faulty
-components:
-  - {type: Faulty, module: faulty, name: webfaulty}
-execution_contexts:
-  - {name: main, kind: periodic, rate: 100, members: [webfaulty]}
-activate: all
-"""
+FAULTY = one_component("Faulty", "faulty", "webfaulty")
 
 
 def test_error_shown_and_reset_from_the_page(browser: Any, launch: Any, tmp_path: Path,
