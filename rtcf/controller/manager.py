@@ -278,6 +278,9 @@ class ControllerManagerCore:
         self.updates_last = 0.0
         self.switches = 0
         self.restarts = 0                          # halted -> enabled restarts
+        # +1 at every change of the schedule, of a controller's state or of who owns an
+        # interface (EC thread): readers rebuild their views only when it moved
+        self.generation = 0
 
     # -- non-real-time: load / unload ----------------------------------------------------
     def controller_by_name(self, name: str) -> Controller | None:
@@ -434,6 +437,7 @@ class ControllerManagerCore:
             for slot, chain in chains:
                 slot.chain = chain
             self._schedule = schedule
+            self.generation += 1
         return install
 
     def _remover(self, slot: Slot, schedule: tuple[Slot, ...], loaded: Mapping[str, Slot]
@@ -447,6 +451,7 @@ class ControllerManagerCore:
                 s.chain = chain
             self._schedule = schedule
             slot.loaded = False
+            self.generation += 1
             return False
         return remove
 
@@ -628,7 +633,8 @@ class ControllerManagerCore:
 
     def describe(self) -> list[dict[str, Any]]:
         """Per loaded controller in schedule order: name, type, state, position, claimed
-        interfaces, fallbacks, chain, update_rate and its statistics. Any thread."""
+        interfaces, fallbacks, chain, depends_on (what it got with get_controller),
+        update_rate and its statistics. Any thread."""
         loaded, order = self._loaded, self._order
         out = []
         for i, n in enumerate(order):
@@ -636,7 +642,9 @@ class ControllerManagerCore:
             out.append(dict(s.stats.as_dict(), name=n, type=s.type_name,
                             state=s.controller.state.name.lower(), position=i,
                             claims=list(s.claims), fallbacks=list(s.fallbacks),
-                            chain=[c.name for c in s.chain], update_rate=s.update_rate))
+                            chain=[c.name for c in s.chain], update_rate=s.update_rate,
+                            depends_on=list(dict.fromkeys(s.controller.before_list
+                                                          + s.controller.after_list))))
         return out
 
     def statistics(self) -> dict[str, Any]:
@@ -747,6 +755,7 @@ class ControllerManagerCore:
                 self._call_stopping(slot, time)
         sw, self._switch = self._switch, None
         self._last_time = None
+        self.generation += 1
         if sw is not None:
             sw.aborted = True
             sw.phase = SwitchRequest.DONE
@@ -780,6 +789,7 @@ class ControllerManagerCore:
                 sw.failed.append((slot.name, f"stopping raised: {slot.stats.last_error}"))
             sw.stopped.append(slot.name)
         sw.phase = SwitchRequest.STOPPED
+        self.generation += 1
         sw.stop_time = time
 
     def _start_half(self, sw: SwitchRequest, time: float) -> None:
@@ -815,6 +825,7 @@ class ControllerManagerCore:
         c.state = _RUNNING
         for i in slot.claims:
             owners[i] = slot.name
+        self.generation += 1
         if slot.update_period:
             slot.next_due = time
         slot.last_update = None
@@ -842,6 +853,7 @@ class ControllerManagerCore:
         was_running = slot.controller.state is _RUNNING
         slot.controller.state = _INIT
         self._release(slot)
+        self.generation += 1
         self._report(slot, time, where, e)
         if was_running:
             self._call_stopping(slot, time)
