@@ -535,16 +535,15 @@ class ControllerManagerCore:
                     continue
                 if f in stop_set:
                     return ("start", n, f"depends on {f!r} {via}, which this switch stops",
-                            f"; keep {f!r} running, or stop {n!r} instead")
+                            f"; keep {f!r} running, or leave {n!r} stopped")
                 return ("start", n, f"depends on {f!r} {via}, which is not running and not "
                                     f"started in this switch", f"; start {f!r} with it")
         for n in stops:
             if n in start_set:                   # a restart: its dependents never notice
                 continue
-            for p in loaded:
+            for p in loaded:         # (one being started was refused above)
                 if n in deps(p) and runs_after(p):
-                    how = "stays running" if p not in start_set else "is started"
-                    return ("stop", n, f"{p!r} depends on it {via} and {how}",
+                    return ("stop", n, f"{p!r} depends on it {via} and stays running",
                             f"; stop {p!r} in the same switch, or use BEST_EFFORT to "
                             f"leave {n!r} running")
         return None
