@@ -18,10 +18,15 @@ Rows, run one after another in this process:
     machine's floor in the same run;
 (e) 10 controllers, loopback, with the controllerState port published every tick (1 kHz,
     the worst case; the default is 10 Hz as in rows a-c);
-(f) row (b) again while a client thread calls getStatistics every 5 ms (the first call
-    included): the EC overruns it adds (target 0). The figure to compare with is the
-    manager overhead before the ros2_control-level features: 9-20 us per tick with 10
-    controllers.
+(f) what a getStatistics client adds to row (b)'s loop: one manager runs throughout while
+    short rounds alternate with and without a client thread calling getStatistics every
+    ``--client-ms`` (the first call included), in the order with, without, without, with,
+    ... (a slow drift of the machine's load then falls on both sides equally). Per round:
+    EC overruns and lateness p99; the figure is the median over the rounds of each side and
+    the median of the paired differences (target 0 added overruns), so that the integrator
+    can run ``--rows f --rounds 10`` on a quiet machine. The figure to compare the overhead
+    with is the manager overhead before the ros2_control-level features: 9-20 us per tick
+    with 10 controllers.
 
 (g) one controller that takes 2 ms per update at 1 kHz, 2 s, then fast again, under each
     overrun policy: ticks per second while slow, and periods shorter than half a period
@@ -101,17 +106,97 @@ class RecordingManager(ControllerManager):
             self.n = i + 1
 
 
-def stats_client(cm, stop, box) -> None:
-    """Calls the servant's getStatistics every 5 ms (as an ORB thread would) until ``stop``
-    is set; box: [calls, worst call duration]. Runs in: its own thread."""
+def stats_client(cm, stop, box, interval: float = 0.005) -> None:
+    """Calls the servant's getStatistics every ``interval`` [s] (as an ORB thread would; 0:
+    back to back) until ``stop`` is set; box: [calls, worst call duration]. Runs in: its own
+    thread."""
     calls, worst = 0, 0.0
     while not stop.is_set():
         t0 = time.perf_counter()
         cm.service.getStatistics()
         worst = max(worst, time.perf_counter() - t0)
         calls += 1
-        stop.wait(0.005)
+        if interval > 0:
+            stop.wait(interval)
     box[:] = [calls, worst]
+
+
+def round_order(rounds: int) -> list[bool]:
+    """True (client) / False (none), ``rounds`` of each: with, without, without, with, ..."""
+    out: list[bool] = []
+    for i in range(rounds):
+        out += [True, False] if i % 2 == 0 else [False, True]
+    return out
+
+
+def run_client_rounds(rounds: int, round_s: float, rate: float, fifo: bool,
+                      interval: float, n_ctrl: int = 10, warmup: float = 1.0) -> list[dict]:
+    """Row (f): one manager with ``n_ctrl`` trivial controllers on a PeriodicEC; rounds of
+    ``round_s`` [s] with and without a getStatistics client (round_order). Per round:
+    {client, overruns, p99 [s], max [s], n_late (ticks later than LATE_MS), ticks, calls,
+    worst call [s]}."""
+    cm = RecordingManager("benchrounds")
+    cm.params.load({"hardware": "loopback"})
+    cm.initialize()
+    cm.setup_recording(int((warmup + 2 * rounds * round_s) * rate * 1.3) + 1000)
+    joints = cm.robot.joint_names
+    names = [f"c{i:02d}" for i in range(n_ctrl)]
+    for i, name in enumerate(names):
+        cm.core.load(name, Trivial, {"joint": joints[i % len(joints)]})
+    ec = PeriodicEC(rate, name="benchrounds", spin=200e-6, sched_fifo=fifo, priority=80)
+    ec.add_component(cm, owned=True)
+    ec.start()
+    ec.activate_component(cm)
+    ok, msg = cm.service.switchController(names, [], 2, 2.0)
+    if not ok:
+        raise SystemExit(f"switch failed: {msg}")
+    time.sleep(warmup)
+    out = []
+    for client in round_order(rounds):
+        box: list = [0, 0.0]
+        stop = threading.Event()
+        th = threading.Thread(target=stats_client, args=(cm, stop, box, interval),
+                              daemon=True) if client else None
+        i0, over0 = cm.n, ec.overruns
+        if th is not None:
+            th.start()
+        time.sleep(round_s)
+        stop.set()
+        if th is not None:
+            th.join(5.0)
+        i1, over1 = cm.n, ec.overruns
+        late = cm.late[i0:i1]
+        out.append({"client": client, "overruns": over1 - over0, "ticks": i1 - i0,
+                    "p99": percentiles(late, (99,))[0],
+                    "max": float(late.max()) if len(late) else float("nan"),
+                    "n_late": int(np.count_nonzero(late > LATE_MS)),
+                    "calls": box[0], "worst": box[1]})
+    ec.deactivate_component(cm)
+    ec.stop()
+    cm.finalize()
+    return out
+
+
+def client_summary(rounds: list[dict]) -> dict:
+    """Medians per side and of the paired differences (round 2k with round 2k+1)."""
+    w = [r for r in rounds if r["client"]]
+    wo = [r for r in rounds if not r["client"]]
+    pairs = list(zip(rounds[0::2], rounds[1::2]))
+    diff_over = [(a if a["client"] else b)["overruns"] - (b if a["client"] else a)["overruns"]
+                 for a, b in pairs]
+    diff_p99 = [(a if a["client"] else b)["p99"] - (b if a["client"] else a)["p99"]
+                for a, b in pairs]
+    med = lambda xs: float(np.median(xs)) if xs else float("nan")   # noqa: E731
+    return {"over_with": med([r["overruns"] for r in w]),
+            "over_without": med([r["overruns"] for r in wo]),
+            "over_added": med(diff_over), "p99_with": med([r["p99"] for r in w]),
+            "p99_without": med([r["p99"] for r in wo]), "p99_added": med(diff_p99),
+            "late_with": med([r["n_late"] for r in w]),
+            "late_without": med([r["n_late"] for r in wo]),
+            "max_with": max((r["max"] for r in w), default=float("nan")),
+            "max_without": max((r["max"] for r in wo), default=float("nan")),
+            "calls": sum(r["calls"] for r in w),
+            "worst_call": max((r["worst"] for r in w), default=0.0)}
 
 
 class Slow(Controller):
@@ -162,8 +247,8 @@ def run_slow(policy: str, rate: float, fifo: bool, slow_s: float = 2.0) -> list:
 
 
 def run_manager(n_ctrl: int, seconds: float, rate: float, fifo: bool,
-                with_dcm: bool = False, dcm_spin: float = 200e-6, state_rate: float = 10.0,
-                client: bool = False) -> tuple[Result, dict]:
+                with_dcm: bool = False, dcm_spin: float = 200e-6, state_rate: float = 10.0
+                ) -> tuple[Result, dict]:
     dcm = dcm_ec = None
     if with_dcm:
         from dcm.component import DCM
@@ -193,16 +278,7 @@ def run_manager(n_ctrl: int, seconds: float, rate: float, fifo: bool,
             raise SystemExit(f"switch failed: {msg}")
         cm.n = 0                                     # measure from the first full tick
         over0 = ec.overruns
-        box: list = [0, 0.0]
-        stop = threading.Event()
-        th = threading.Thread(target=stats_client, args=(cm, stop, box), daemon=True) \
-            if client else None
-        if th is not None:
-            th.start()
         time.sleep(seconds)
-        stop.set()
-        if th is not None:
-            th.join(5.0)
         run_overruns = ec.overruns - over0
         ec.deactivate_component(cm)
     ec_stats = ec.stats()
@@ -213,8 +289,7 @@ def run_manager(n_ctrl: int, seconds: float, rate: float, fifo: bool,
         dcm_ec.stop()
         dcm.finalize()
     n = cm.n
-    label = (", state port 1 kHz" if state_rate >= rate else "") + \
-        (", getStatistics client" if client else "")
+    label = ", state port 1 kHz" if state_rate >= rate else ""
     res = Result(f"ControllerManager, {n_ctrl} controller{'s' * (n_ctrl > 1)}"
                  f"{f', DCM spin {int(dcm_spin * US)}us' if with_dcm else ''}{label} "
                  f"{'FIFO' if realtime else 'OTHER'}", cm.starts[:n].copy(),
@@ -233,7 +308,6 @@ def run_manager(n_ctrl: int, seconds: float, rate: float, fifo: bool,
         "upd_tick": percentiles(cm.upd[:n], (50, 99)),
         "exec_mean": member["exec_mean"], "exec_max": member["exec_max"],
         "n_ctrl": n_ctrl, "run_overruns": run_overruns,
-        "client_calls": box[0], "client_worst": box[1],
     }
     return res, extra
 
@@ -244,62 +318,82 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rate", type=float, default=1000.0, help="[Hz] (default 1000)")
     ap.add_argument("--no-fifo", action="store_true", help="never ask for SCHED_FIFO")
     ap.add_argument("--rows", default="abcdefg", help="which rows (letters, default all)")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="row (f): rounds with and as many without the client (default 5)")
+    ap.add_argument("--round-seconds", type=float, default=2.0,
+                    help="row (f): seconds per round (default 2)")
+    ap.add_argument("--client-ms", type=float, default=5.0,
+                    help="row (f): the client's pause between calls [ms] (0: back to back; "
+                         "default 5)")
     args = ap.parse_args(argv)
     fifo = not args.no_fifo
     print(machine_line())
     print(f"# rate {args.rate:g} Hz, {args.seconds:g} s per row, late = more than "
           f"{LATE_MS * 1e3:g} ms after the deadline")
     rows, extras = [], []
-    plan = {"a": (1, False, 0, 10.0, False), "b": (10, False, 0, 10.0, False),
-            "c": (10, True, 200e-6, 10.0, False), "e": (10, False, 0, args.rate, False),
-            "f": (10, False, 0, 10.0, True)}
-    for letter in "abcef":
+    plan = {"a": (1, False, 0, 10.0), "b": (10, False, 0, 10.0),
+            "c": (10, True, 200e-6, 10.0), "e": (10, False, 0, args.rate)}
+    for letter in "abce":
         if letter not in args.rows:
             continue
-        n, with_dcm, spin, state_rate, client = plan[letter]
+        n, with_dcm, spin, state_rate = plan[letter]
         for sp in ((spin, 0.0) if letter == "c" else (spin,)):
             print(f"# ({letter}) running ControllerManager with {n} trivial controller(s)"
                   f"{' and the DCM' if with_dcm else ''} ...", flush=True)
-            r, x = run_manager(n, args.seconds, args.rate, fifo, with_dcm, sp, state_rate,
-                               client)
+            r, x = run_manager(n, args.seconds, args.rate, fifo, with_dcm, sp, state_rate)
             rows.append(r)
             extras.append(x)
     d: Any = "cyclictest not run (--rows)"
     if "d" in args.rows:
         print("# running cyclictest ...", flush=True)
         d = cyclictest_result(args.seconds, args.rate, fifo)
+    client_rounds: list[dict] = []
+    if "f" in args.rows:
+        print(f"# (f) {args.rounds} rounds of {args.round_seconds:g} s with and as many "
+              f"without a getStatistics client (every {args.client_ms:g} ms) ...", flush=True)
+        client_rounds = run_client_rounds(args.rounds, args.round_seconds, args.rate, fifo,
+                                          args.client_ms * 1e-3)
     slow_rows = [run_slow(p, args.rate, fifo) for p in ("skip", "catch_up")] \
         if "g" in args.rows else []
     results = rows + ([d] if isinstance(d, Result) else [])
-    print()
-    print(table(["", "ticks", "rate [Hz]", "period err [%]", "late p50 [us]", "p99 [us]",
-                 "p99.9 [us]", "max [us]", "> 0.5 ms", "CPU [%]"],
-                [r.row() for r in results], digits=1))
-    if not isinstance(d, Result):
-        print(f"  {d}")
-    print()
-    print(table(["", "EC overruns", "ctrl overruns", "update mean [us]", "update max [us]",
-                 "overhead mean [us]", "p50", "p99", "max", "component exec mean [us]"],
-                [[r.name, x["ec_overruns"], x["ctrl_overruns"], x["upd_mean"] * US,
-                  x["upd_max"] * US, x["over_mean"] * US, x["over"][0] * US,
-                  x["over"][1] * US, x["over"][2] * US, x["exec_mean"] * US]
-                 for r, x in zip(rows, extras)], digits=2))
-    print()
-    print("mean period [us] (target: within 0.01 % of nominal):")
-    for r in results:
-        if r.period_err is not None:
-            print(f"  {r.name:<40} {1e6 / r.rate:12.4f}  ({r.period_err:+.5f} %)")
-    print()
-    for r, x in zip(rows, extras):
-        if x["client_calls"]:
-            base = next((bx for br, bx in zip(rows, extras) if bx["n_ctrl"] == x["n_ctrl"]
-                         and not bx["client_calls"] and "DCM" not in br.name
-                         and "state port" not in br.name), None)
-            added = x["run_overruns"] - (base["run_overruns"] if base else 0)
-            print(f"getStatistics client: {x['client_calls']} calls, worst call "
-                  f"{x['client_worst'] * 1e3:.2f} ms; EC overruns during the run "
-                  f"{x['run_overruns']} (without the client: "
-                  f"{base['run_overruns'] if base else '-'}; added {added}, target 0)")
+    if results:
+        print()
+        print(table(["", "ticks", "rate [Hz]", "period err [%]", "late p50 [us]", "p99 [us]",
+                     "p99.9 [us]", "max [us]", "> 0.5 ms", "CPU [%]"],
+                    [r.row() for r in results], digits=1))
+        if not isinstance(d, Result):
+            print(f"  {d}")
+        print()
+        print(table(["", "EC overruns", "ctrl overruns", "update mean [us]", "update max [us]",
+                     "overhead mean [us]", "p50", "p99", "max", "component exec mean [us]"],
+                    [[r.name, x["ec_overruns"], x["ctrl_overruns"], x["upd_mean"] * US,
+                      x["upd_max"] * US, x["over_mean"] * US, x["over"][0] * US,
+                      x["over"][1] * US, x["over"][2] * US, x["exec_mean"] * US]
+                     for r, x in zip(rows, extras)], digits=2))
+        print()
+        print("mean period [us] (target: within 0.01 % of nominal):")
+        for r in results:
+            if r.period_err is not None:
+                print(f"  {r.name:<40} {1e6 / r.rate:12.4f}  ({r.period_err:+.5f} %)")
+    if client_rounds:
+        print()
+        print(table(["(f) round", "client", "ticks", "EC overruns", "late p99 [us]",
+                     "max [us]", "> 0.5 ms", "calls", "worst call [ms]"],
+                    [[i + 1, "yes" if r["client"] else "no", r["ticks"], r["overruns"],
+                      r["p99"] * US, r["max"] * US, r["n_late"],
+                      r["calls"] if r["client"] else "-",
+                      r["worst"] * 1e3 if r["client"] else "-"]
+                     for i, r in enumerate(client_rounds)], digits=1))
+        cs = client_summary(client_rounds)
+        print(f"(f) medians over {args.rounds} rounds per side: EC overruns with the client "
+              f"{cs['over_with']:g}, without {cs['over_without']:g}, added (median of paired "
+              f"differences) {cs['over_added']:+g} (target 0); late p99 with "
+              f"{cs['p99_with'] * US:.1f} us, without {cs['p99_without'] * US:.1f} us, added "
+              f"{cs['p99_added'] * US:+.1f} us; ticks > {LATE_MS * 1e3:g} ms late with "
+              f"{cs['late_with']:g}, without {cs['late_without']:g}; late max with "
+              f"{cs['max_with'] * US:.0f} us, "
+              f"without {cs['max_without'] * US:.0f} us; {cs['calls']} calls, worst "
+              f"{cs['worst_call'] * 1e3:.2f} ms")
     if slow_rows:
         print()
         print(table(["(g) 2 ms controller, policy", "ticks/s while slow",

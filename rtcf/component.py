@@ -167,6 +167,11 @@ class Component:
     def on_params_changed(self, names: set[str]) -> None:
         """Called in the EC thread after staged parameter changes became live."""
 
+    def refresh_profile(self) -> None:
+        """Bring run-time status up to date (``properties``, ``Param(status=True)`` values)
+        just before a tool reads the component profile or the configuration. Runs in: an
+        ORB thread (several at once); the default does nothing."""
+
     # -- command queue (service calls -> EC thread) ----------------------------------------
     def post(self, fn: Callable[[], Any]) -> Future:
         """Run ``fn`` in this component's EC thread at the start of the next cycle and

@@ -81,13 +81,16 @@ class Param:
     type: int, float, str, bool or list (then ``elem`` gives the element type; strings are
     comma separated, as OpenRTM vector parameters; ``length`` fixes the number of elements). bounds: (lo, hi), inclusive, None for
     open. choices: allowed values. read_only: cannot change once the component is
-    initialised (conf file and composition may still set it).
+    initialised (conf file and composition may still set it). status: a value the
+    component publishes (``ParamStore.publish``) so that rtconf shows it; no file, composition
+    or tool sets it (implies read_only).
     """
 
     def __init__(self, type: type, default: Any, *, unit: str = "", doc: str = "",
                  bounds: tuple[float | None, float | None] | None = None,
                  choices: Iterable[Any] | None = None, read_only: bool = False,
-                 elem: type = float, widget: str = "", length: int | None = None):
+                 elem: type = float, widget: str = "", length: int | None = None,
+                 status: bool = False):
         self.type = type
         self.elem = elem
         self.length = length      # list parameters: the exact number of elements, if fixed
@@ -95,7 +98,8 @@ class Param:
         self.doc = doc
         self.bounds = bounds
         self.choices = tuple(choices) if choices is not None else None
-        self.read_only = read_only
+        self.read_only = read_only or status
+        self.status = status
         self.widget = widget
         self.name = ""
         self.default = self.coerce(default)
@@ -192,6 +196,13 @@ class ParamStore:
         self._lock = threading.Lock()
         self.initialised = False
         self.listeners: list[Callable[[set[str]], None]] = []
+        self._status_prev: dict[str, Any] = {}   # status values before the last publish
+
+    def _fresh_set(self) -> dict[str, Any]:
+        """A new set: defaults, with the status values published so far."""
+        fresh = self._defaults()
+        fresh.update((n, self.values[n]) for n, p in self.specs.items() if p.status)
+        return fresh
 
     def _defaults(self) -> dict[str, Any]:
         """Fresh default values (list defaults copied: instances never share them)."""
@@ -211,6 +222,14 @@ class ParamStore:
             typed = spec.coerce(value)
         except ValueError as e:
             raise ParamError(f"{self._where(name)}: {e}") from None
+        if spec.status:
+            # Tools send whole sets back (rtconf set): the value they read is fine, even one
+            # published while they were reading it; any other value is a mistake.
+            if runtime and (typed == self.values[name]
+                            or typed == self._status_prev.get(name, typed)):
+                return typed
+            raise ParamError(f"{self._where(name)}: a status value the component "
+                             f"publishes, not a setting; got {show_value(value)}")
         # Tools send whole sets back (rtconf set): an unchanged read-only value is fine.
         if runtime and spec.read_only and self.initialised and typed != self.values[name]:
             raise ParamError(f"{self._where(name)}: read-only parameter cannot change at "
@@ -218,7 +237,10 @@ class ParamStore:
         return typed
 
     def _coerce_all(self, values: dict[str, Any], runtime: bool) -> dict[str, Any]:
-        return {n: self.coerce(n, v, runtime=runtime) for n, v in values.items()}
+        """Typed values of the settings in ``values`` (status values checked, then left
+        out: they are never stored from outside)."""
+        typed = {n: self.coerce(n, v, runtime=runtime) for n, v in values.items()}
+        return {n: v for n, v in typed.items() if not self.specs[n].status}
 
     # -- initial sources (before on_initialize; no staging) -------------------------------
     def load(self, values: dict[str, Any], set_name: str | None = None) -> None:
@@ -242,6 +264,8 @@ class ParamStore:
     def set(self, name: str, value: Any) -> None:
         """Change one value of the active set (staged)."""
         typed = self.coerce(name, value, runtime=True)
+        if self.specs[name].status:
+            return                           # the value it has: nothing to change
         with self._lock:
             self.sets[self.active][name] = typed
             self._staged[name] = typed
@@ -258,7 +282,7 @@ class ParamStore:
         active set are staged; other sets only change their stored values."""
         typed = self._coerce_all(values, runtime=True)
         with self._lock:
-            target = self.sets.setdefault(set_name, self._defaults())
+            target = self.sets.setdefault(set_name, self._fresh_set())
             target.update(typed)
             if set_name == self.active:
                 self._staged.update(typed)
@@ -269,7 +293,8 @@ class ParamStore:
                 raise ParamError(f"{self.owner}: unknown configuration set {set_name!r} "
                                  f"(known: {', '.join(sorted(self.sets))})")
             self.active = set_name
-            self._staged.update(self.sets[set_name])
+            self._staged.update((n, v) for n, v in self.sets[set_name].items()
+                                if not self.specs[n].status)
 
     def remove_set(self, set_name: str) -> None:
         with self._lock:
@@ -279,6 +304,22 @@ class ParamStore:
             if set_name not in self.sets:
                 raise ParamError(f"{self.owner}: unknown configuration set {set_name!r}")
             del self.sets[set_name]
+
+    def publish(self, values: dict[str, Any]) -> None:
+        """Set status parameters (``Param(..., status=True)``) in every set and the live
+        values, without staging: what rtconf shows next. Runs in: any thread (not meant for
+        the EC cycle: it takes the store's lock)."""
+        for n in values:
+            spec = self.specs.get(n)
+            if spec is None or not spec.status:
+                raise ParamError(f"{self._where(n)}: not a status parameter")
+        typed = {n: self.specs[n].coerce(v) for n, v in values.items()}
+        with self._lock:
+            for n, v in typed.items():
+                self._status_prev[n] = self.values[n]
+                for target in self.sets.values():
+                    target[n] = v
+                self.values[n] = v
 
     def snapshot(self) -> tuple[str, dict[str, dict[str, Any]]]:
         """(active set name, a copy of every set) for readers in other threads."""

@@ -23,6 +23,7 @@ from dcm.devices import DeviceTable
 
 from . import controllers as bundled
 from .hardware import DcmHardware, PortHardware
+from .profile import ProfileView
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -135,6 +136,13 @@ class ControllerManager(Component):
                        doc="hardware=ports: write qRef every that many ticks")
     state_rate = Param(float, 10.0, unit="Hz", bounds=(0.0, 1000.0), read_only=True,
                        doc="controllerState publication rate; 0: not published")
+    # status: what rtconf shows (set by the manager when a tool reads; see profile.py)
+    running_controllers = Param(str, "", status=True,
+                                doc="status: the running controllers, in update order")
+    loaded_controllers = Param(str, "", status=True,
+                               doc="status: every loaded controller, 'name (type, state)'")
+    claimed_interfaces = Param(str, "", status=True,
+                               doc="status: per controller, the interfaces it claims")
 
     # -- lifecycle -------------------------------------------------------------------------
     def on_initialize(self) -> None:
@@ -183,6 +191,8 @@ class ControllerManager(Component):
         self.service = ControllerManagerServiceImpl(self)
         port = self.add_service_port(ServicePort("ControllerManagerService"))
         port.provide("service0", "ControllerManagerService", self.service)
+        self.profile_view = ProfileView(self)
+        self.profile_view.refresh()
 
     def load_from_config(self, name: str, run_rt: Any = None) -> None:
         """Load controller ``name`` with the type and params of controller_config.
@@ -284,10 +294,19 @@ class ControllerManager(Component):
         self.log.error("controller %r: %s raised %s: %s; it is stopped", name, where,
                        type(e).__name__, e)
 
-    # -- where people look: status line, final report, log (main thread) -----------------
+    # -- where people look: status line, final report, log, rtshell ----------------------
+    def refresh_profile(self) -> None:
+        """The controllers into the status parameters (rtconf) and the profile properties
+        (rtcat -ll), when they changed. Runs in: an ORB thread, before a tool reads them;
+        the main thread (status line)."""
+        view = getattr(self, "profile_view", None)       # None before on_initialize
+        if view is not None:
+            view.refresh()
+
     def status(self) -> str:
         """A few words for the status line: running / loaded controllers, faults and
         overruns so far. Runs in: the manager's main thread (reads counters only)."""
+        self.refresh_profile()
         rows = self.core.describe()
         run = [d["name"] for d in rows if d["state"] == "running"]
         faults = sum(d["faults"] for d in rows)

@@ -53,7 +53,13 @@ SwitchController.srv; an independent design here):
   that is not loaded, already running, or whose interfaces are taken is reported, not
   started.
 * **chains**: controllers linked by get_controller (BEFORE_ME / AFTER_ME, directly or through
-  others) form a chain; when one fails, every running member is stopped with it.
+  others) form a chain; when one fails, every running member is stopped with it. A switch
+  may not break a chain: the controller that called get_controller (ros2_control's
+  preceding controller) needs the one it got (the following controller) running. A switch
+  that would start the first without the second, or stop the second while the first stays
+  running, is refused under STRICT and that start or stop is dropped under BEST_EFFORT
+  (ros2_control's check_following_controllers_for_activate /
+  check_preceeding_controllers_for_deactivate: the same rule and strictness handling).
 * **switch results**: a performed switch lists the controllers started, stopped, refused
   and failed (starting raised, or an interface was taken meanwhile).
 
@@ -158,6 +164,7 @@ class SwitchRequest:
         self.skipped = tuple(skipped)
         self.strictness = strictness
         self.refused: tuple[tuple[str, str], ...] = ()   # (name, why): BEST_EFFORT drops
+        self.not_stopped: tuple[tuple[str, str], ...] = ()   # stops BEST_EFFORT dropped
         self.started: list[str] = []                     # filled by the real-time loop
         self.stopped: list[str] = []
         self.failed: list[tuple[str, str]] = []          # (name, what went wrong)
@@ -174,7 +181,8 @@ class SwitchRequest:
     @property
     def ok(self) -> bool:
         """Done, not aborted, no starting or stopping failed (either strictness; BEST_EFFORT
-        only tolerates unknown names and refused starts); under STRICT nothing refused."""
+        only tolerates unknown names and refused starts or stops); under STRICT nothing
+        refused."""
         return (self.done and not self.aborted and not self.failed
                 and (self.strictness is not Strictness.STRICT or not self.refused))
 
@@ -188,6 +196,9 @@ class SwitchRequest:
         if self.refused:
             parts.append("not started: " + "; ".join(f"{n!r} {why}"
                                                      for n, why in self.refused))
+        if self.not_stopped:
+            parts.append("not stopped: " + "; ".join(f"{n!r}: {why}"
+                                                     for n, why in self.not_stopped))
         if self.skipped:
             parts.append(f"skipped unknown {list(self.skipped)}")
         if self.strictness == 0:
@@ -267,6 +278,9 @@ class ControllerManagerCore:
         self.updates_last = 0.0
         self.switches = 0
         self.restarts = 0                          # halted -> enabled restarts
+        # +1 at every change of the schedule, of a controller's state or of who owns an
+        # interface (EC thread): readers rebuild their views only when it moved
+        self.generation = 0
 
     # -- non-real-time: load / unload ----------------------------------------------------
     def controller_by_name(self, name: str) -> Controller | None:
@@ -423,6 +437,7 @@ class ControllerManagerCore:
             for slot, chain in chains:
                 slot.chain = chain
             self._schedule = schedule
+            self.generation += 1
         return install
 
     def _remover(self, slot: Slot, schedule: tuple[Slot, ...], loaded: Mapping[str, Slot]
@@ -436,6 +451,7 @@ class ControllerManagerCore:
                 s.chain = chain
             self._schedule = schedule
             slot.loaded = False
+            self.generation += 1
             return False
         return remove
 
@@ -447,6 +463,15 @@ class ControllerManagerCore:
         strictness 0 means BEST_EFFORT (PR2 warns; the request's ``strictness`` shows it),
         BEST_EFFORT skips unknown names (listed in ``skipped``), STRICT refuses any unknown
         name. A name may be in both lists (a restart: stopping, then starting).
+
+        Chains (ros2_control's switch checks): after the switch, every running controller
+        must have the controllers it got with get_controller running. A start whose
+        dependency is neither running nor started, a start whose dependency this switch
+        stops, and a stop of a controller that a controller staying (or becoming) running
+        depends on are refused under STRICT (nothing changes; the message names both
+        controllers) and dropped under BEST_EFFORT (``refused`` / ``not_stopped`` say which
+        and why; the rest of the switch goes on). A restart (a name in both lists) keeps
+        its chain: no tick runs between the stop half and the start half.
         Runs in: a non-real-time thread, holding ``admin`` until the switch is done.
         """
         start = _check_names(start, "switchController: start")
@@ -461,39 +486,96 @@ class ControllerManagerCore:
             raise ControllerError(f"switchController (STRICT): no controller named "
                                   f"{', '.join(map(repr, missing))} is loaded")
         loaded = self._loaded
-        stop_set = set(stop)
+        starts = [n for n in dict.fromkeys(start) if n in loaded]
+        stops = [n for n in dict.fromkeys(stop) if n in loaded]
+        refused: list[tuple[str, str]] = []        # starts dropped (BEST_EFFORT)
+        not_stopped: list[tuple[str, str]] = []    # stops dropped (BEST_EFFORT)
+        while True:                # one drop per round: a drop can change later verdicts
+            problem = (self._chain_problem(starts, stops)
+                       or self._claim_problem(starts, stops))
+            if problem is None:
+                break
+            kind, n, why, hint = problem
+            if level is Strictness.STRICT:
+                what = f"{n!r} {why}" if kind == "start" else f"cannot stop {n!r}: {why}"
+                raise ControllerError(f"switchController (STRICT): {what}{hint}")
+            if kind == "start":
+                starts.remove(n)
+                refused.append((n, why))
+            else:
+                stops.remove(n)
+                not_stopped.append((n, why))
+        req = SwitchRequest([loaded[n] for n in starts], [loaded[n] for n in stops],
+                            missing, level)
+        req.refused = tuple(refused)
+        req.not_stopped = tuple(not_stopped)
+        return req
+
+    def _chain_problem(self, starts: list[str], stops: list[str]
+                       ) -> tuple[str, str, str, str] | None:
+        """The first start or stop that would leave a running controller without a
+        controller it depends on (get_controller), as (kind, name, why, hint); None when the
+        switch keeps every chain whole. Starts are checked first, as ros2_control checks
+        its activations before its deactivations. Runs in: the switching thread."""
+        loaded = self._loaded
+        start_set, stop_set = set(starts), set(stops)
+
+        def runs_after(n: str) -> bool:
+            return n in start_set or (loaded[n].controller.state is _RUNNING
+                                      and n not in stop_set)
+
+        def deps(n: str) -> list[str]:
+            c = loaded[n].controller
+            return [m for m in dict.fromkeys(c.before_list + c.after_list) if m in loaded]
+
+        via = "(chained through get_controller)"
+        for n in starts:
+            for f in deps(n):
+                if runs_after(f):
+                    continue
+                if f in stop_set:
+                    return ("start", n, f"depends on {f!r} {via}, which this switch stops",
+                            f"; keep {f!r} running, or leave {n!r} stopped")
+                return ("start", n, f"depends on {f!r} {via}, which is not running and not "
+                                    f"started in this switch", f"; start {f!r} with it")
+        for n in stops:
+            if n in start_set:                   # a restart: its dependents never notice
+                continue
+            for p in loaded:         # (one being started was refused above)
+                if n in deps(p) and runs_after(p):
+                    return ("stop", n, f"{p!r} depends on it {via} and stays running",
+                            f"; stop {p!r} in the same switch, or use BEST_EFFORT to "
+                            f"leave {n!r} running")
+        return None
+
+    def _claim_problem(self, starts: list[str], stops: list[str]
+                       ) -> tuple[str, str, str, str] | None:
+        """The first start whose command interfaces the hardware does not take or another
+        controller owns after the switch, as (kind, name, why, hint); None when every start
+        can own its claims. Runs in: the switching thread."""
+        loaded = self._loaded
+        stop_set = set(stops)
         owners: dict[str, str] = {}            # after the switch, of those that stay
         for n, slot in loaded.items():
-            if slot.controller.state is _RUNNING and n not in stop_set and n not in start:
+            if slot.controller.state is _RUNNING and n not in stop_set and n not in starts:
                 for i in slot.claims:
                     owners[i] = n
         types = self.interface_types
-        starting, refused = [], []
-        for n in dict.fromkeys(start):
-            slot = loaded.get(n)
-            if slot is None:
-                continue
+        for n in starts:
+            slot = loaded[n]
             bad = [i for i in slot.claims if i.split("/")[1] not in types]
             taken = [(i, owners[i]) for i in slot.claims if owners.get(i, n) != n]
             if bad:
-                why = (f"claims {', '.join(bad)}, which the hardware does not take (it "
-                       f"takes {', '.join(types)})")
-            elif taken:
-                why = "claims " + ", ".join(f"{i} (owned by {o!r})" for i, o in taken)
-            else:
-                for i in slot.claims:
-                    owners[i] = n
-                starting.append(slot)
-                continue
-            if level is Strictness.STRICT:
-                hint = ("" if bad else "; stop the owner in the same switch, or use "
-                        "BEST_EFFORT to start the others")
-                raise ControllerError(f"switchController (STRICT): {n!r} {why}{hint}")
-            refused.append((n, why))
-        req = SwitchRequest(starting, [loaded[n] for n in stop if n in loaded], missing,
-                            level)
-        req.refused = tuple(refused)
-        return req
+                return ("start", n, f"claims {', '.join(bad)}, which the hardware does not "
+                                    f"take (it takes {', '.join(types)})", "")
+            if taken:
+                return ("start", n, "claims " + ", ".join(f"{i} (owned by {o!r})"
+                                                          for i, o in taken),
+                        "; stop the owner in the same switch, or use BEST_EFFORT to start "
+                        "the others")
+            for i in slot.claims:
+                owners[i] = n
+        return None
 
     @property
     def interface_types(self) -> tuple[str, ...]:
@@ -550,7 +632,8 @@ class ControllerManagerCore:
 
     def describe(self) -> list[dict[str, Any]]:
         """Per loaded controller in schedule order: name, type, state, position, claimed
-        interfaces, fallbacks, chain, update_rate and its statistics. Any thread."""
+        interfaces, fallbacks, chain, depends_on (what it got with get_controller),
+        update_rate and its statistics. Any thread."""
         loaded, order = self._loaded, self._order
         out = []
         for i, n in enumerate(order):
@@ -558,7 +641,9 @@ class ControllerManagerCore:
             out.append(dict(s.stats.as_dict(), name=n, type=s.type_name,
                             state=s.controller.state.name.lower(), position=i,
                             claims=list(s.claims), fallbacks=list(s.fallbacks),
-                            chain=[c.name for c in s.chain], update_rate=s.update_rate))
+                            chain=[c.name for c in s.chain], update_rate=s.update_rate,
+                            depends_on=list(dict.fromkeys(s.controller.before_list
+                                                          + s.controller.after_list))))
         return out
 
     def statistics(self) -> dict[str, Any]:
@@ -669,6 +754,7 @@ class ControllerManagerCore:
                 self._call_stopping(slot, time)
         sw, self._switch = self._switch, None
         self._last_time = None
+        self.generation += 1
         if sw is not None:
             sw.aborted = True
             sw.phase = SwitchRequest.DONE
@@ -702,6 +788,7 @@ class ControllerManagerCore:
                 sw.failed.append((slot.name, f"stopping raised: {slot.stats.last_error}"))
             sw.stopped.append(slot.name)
         sw.phase = SwitchRequest.STOPPED
+        self.generation += 1
         sw.stop_time = time
 
     def _start_half(self, sw: SwitchRequest, time: float) -> None:
@@ -737,6 +824,7 @@ class ControllerManagerCore:
         c.state = _RUNNING
         for i in slot.claims:
             owners[i] = slot.name
+        self.generation += 1
         if slot.update_period:
             slot.next_due = time
         slot.last_update = None
@@ -764,6 +852,7 @@ class ControllerManagerCore:
         was_running = slot.controller.state is _RUNNING
         slot.controller.state = _INIT
         self._release(slot)
+        self.generation += 1
         self._report(slot, time, where, e)
         if was_running:
             self._call_stopping(slot, time)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..component import Component
 from ..errors import ParamError
+from ..log import get_logger
 from ..lifecycle import LifeCycleState, is_failure
 from .idl import stub_module
 from .nv import from_nvlist, to_nvlist
@@ -22,6 +23,15 @@ RTC = stub_module("RTC")
 SDO = stub_module("SDOPackage")
 OpenRTM__POA = stub_module("OpenRTM__POA")
 SDO__POA = stub_module("SDOPackage__POA")
+log = get_logger("corba.rtobject")
+
+
+def _refresh(comp: Component) -> None:
+    """comp.refresh_profile(); a failure is logged and the tool gets the last values."""
+    try:
+        comp.refresh_profile()
+    except Exception:
+        log.exception("%s: refresh_profile failed", comp.instance_name)
 
 
 class RTObjectServant(OpenRTM__POA.DataFlowComponent):
@@ -143,6 +153,7 @@ class RTObjectServant(OpenRTM__POA.DataFlowComponent):
 
     def get_component_profile(self) -> Any:
         c = self.comp
+        _refresh(c)
         return RTC.ComponentProfile(
             c.instance_name, c.type_name, c.description(), c.version, c.vendor, c.category,
             [p.profile() for p in self.rt.port_servants(c)], None,
@@ -201,19 +212,23 @@ class ConfigurationServant(SDO__POA.Configuration):
         strings = {k: specs[k].to_string(v) for k, v in values.items() if k in specs}
         return SDO.ConfigurationSet(name, "", to_nvlist(strings))
 
+    def _snapshot(self) -> tuple[str, dict[str, dict[str, Any]]]:
+        _refresh(self.comp)
+        return self.comp.params.snapshot()
+
     def get_configuration_sets(self) -> list:
-        _, sets = self.comp.params.snapshot()
+        _, sets = self._snapshot()
         return [self._set(n, v) for n, v in sets.items()]
 
     def get_configuration_set(self, set_id: str) -> Any:
-        _, sets = self.comp.params.snapshot()
+        _, sets = self._snapshot()
         if set_id not in sets:
             raise SDO.InvalidParameter(f"{self.comp.instance_name}: no configuration set "
                                        f"{set_id!r}")
         return self._set(set_id, sets[set_id])
 
     def get_active_configuration_set(self) -> Any:
-        active, sets = self.comp.params.snapshot()
+        active, sets = self._snapshot()
         return self._set(active, sets[active])
 
     def set_configuration_set_values(self, cs: Any) -> bool:
@@ -249,7 +264,7 @@ class ConfigurationServant(SDO__POA.Configuration):
         return []
 
     def get_configuration_parameter_values(self) -> list:
-        active, sets = self.comp.params.snapshot()
+        active, sets = self._snapshot()
         return self._set(active, sets[active]).configuration_data
 
     def get_configuration_parameter_value(self, name: str) -> Any:

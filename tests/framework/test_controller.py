@@ -297,10 +297,10 @@ def test_unload_refusals_and_success():
         r.core.unload("x")
     with pytest.raises(ControllerError, match="'a' cannot be unloaded, 'b' depends on it"):
         r.core.unload("a")
-    r.switch(start=["b"]); r.tick(2)
+    r.switch(start=["a", "b"]); r.tick(2)          # b depends on a: they start together
     with pytest.raises(ControllerError, match="'b' is running"):
         r.core.unload("b")
-    r.switch(stop=["b"]); r.tick(2)
+    r.switch(stop=["b", "a"]); r.tick(2)
     r.core.unload("b")
     r.core.unload("a")
     assert r.core.list_controllers() == []

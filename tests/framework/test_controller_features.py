@@ -234,6 +234,119 @@ def test_a_failing_member_stops_its_whole_chain_and_the_others_go_on():
     assert r.events(tick=6, name="pd")[-1] == (6, "pd", "stopping")
 
 
+def chain_rig():
+    """pd (claims j0), traj -> pd (traj got pd with get_controller: it writes pd's
+    setpoint), other (claims j2); all three running."""
+    r = Rig()
+    r.load("pd", Claimer, claims=["j0/position"])
+    r.load("traj", Claimer, after=["pd"])
+    r.load("other", Claimer, claims=["j2/position"])
+    r.switch(start=["pd", "traj", "other"]); r.tick(2)
+    return r
+
+
+def test_strict_refuses_stopping_the_inner_controller_of_a_running_chain():
+    r = chain_rig()
+    n = len(r.log)
+    with pytest.raises(ControllerError, match=r"^switchController \(STRICT\): cannot stop "
+                                              r"'pd': 'traj' depends on it \(chained through "
+                                              r"get_controller\) and stays running; stop "
+                                              r"'traj' in the same switch"):
+        r.switch(stop=["pd", "other"])
+    r.tick(3)
+    assert not r.core.switch_pending and sorted(running(r)) == ["other", "pd", "traj"]
+    assert [e for e in r.log[n:] if e[2] != "update"] == []        # nothing changed
+    req = r.switch(stop=["traj"]); r.tick(2)          # the outer one alone: fine
+    assert req.ok and sorted(running(r)) == ["other", "pd"]
+    req = r.switch(start=["traj"]); r.tick(2)
+    req = r.switch(stop=["pd", "traj"]); r.tick(2)    # the whole chain: fine
+    assert req.ok and req.stopped == ["pd", "traj"] and running(r) == ["other"]
+
+
+def test_best_effort_keeps_the_inner_controller_running_and_says_why():
+    r = chain_rig()
+    req = r.switch(stop=["pd", "other"], strictness=BEST); r.tick(2)
+    assert sorted(running(r)) == ["pd", "traj"]
+    assert req.stopped == ["other"] and req.ok
+    assert req.not_stopped == (("pd", "'traj' depends on it (chained through get_controller) "
+                                      "and stays running"),)
+    assert "not stopped: 'pd': 'traj' depends on it" in req.summary()
+    assert r.events(name="pd")[-1][2] == "update"     # never stopped
+
+
+def test_strict_refuses_starting_a_controller_without_the_one_it_depends_on():
+    r = Rig()
+    r.load("pd", Claimer, claims=["j0/position"])
+    r.load("traj", Claimer, after=["pd"])
+    with pytest.raises(ControllerError, match=r"\(STRICT\): 'traj' depends on 'pd' \(chained "
+                                              r"through get_controller\), which is not "
+                                              r"running and not started in this switch; "
+                                              r"start 'pd' with it"):
+        r.switch(start=["traj"])
+    assert not r.core.switch_pending and running(r) == []
+    req = r.switch(start=["traj", "pd"]); r.tick(2)   # together, in any order
+    assert req.ok and running(r) == ["traj", "pd"]
+
+
+def test_best_effort_skips_a_start_whose_dependency_will_not_run():
+    r = Rig()
+    r.load("pd", Claimer, claims=["j0/position"])
+    r.load("traj", Claimer, after=["pd"])
+    r.load("other", Claimer)
+    req = r.switch(start=["traj", "other"], strictness=BEST); r.tick(2)
+    assert running(r) == ["other"] and req.started == ["other"]
+    assert req.refused == (("traj", "depends on 'pd' (chained through get_controller), "
+                                    "which is not running and not started in this switch"),)
+
+
+def test_starting_the_outer_while_stopping_the_inner_is_refused_or_the_start_dropped():
+    """ros2_control checks activations first: under BEST_EFFORT the start of the outer
+    controller is dropped, and the stop of the inner one then goes through."""
+    r = Rig()
+    r.load("pd", Claimer, claims=["j0/position"])
+    r.load("traj", Claimer, after=["pd"])
+    r.switch(start=["pd"]); r.tick(2)
+    with pytest.raises(ControllerError, match="'traj' depends on 'pd' .*which this switch "
+                                              "stops; keep 'pd' running"):
+        r.switch(start=["traj"], stop=["pd"])
+    assert running(r) == ["pd"]
+    req = r.switch(start=["traj"], stop=["pd"], strictness=BEST); r.tick(2)
+    assert running(r) == [] and req.stopped == ["pd"] and req.started == []
+    assert [n for n, _ in req.refused] == ["traj"] and req.not_stopped == ()
+
+
+def test_restarting_the_inner_controller_keeps_the_chain():
+    """A restart (stop and start in one switch) runs no tick between its halves, so the
+    outer controller never updates without the inner one."""
+    r = chain_rig()
+    req = r.switch(start=["pd"], stop=["pd"]); r.tick(2)
+    assert req.ok and sorted(running(r)) == ["other", "pd", "traj"]
+    assert r.events(tick=2, name="pd") == [(2, "pd", "update"), (2, "pd", "stopping")]
+    assert r.events(tick=3, name="pd") == [(3, "pd", "starting"), (3, "pd", "update")]
+
+
+def test_best_effort_drops_cascade_along_a_chain():
+    """ref -> traj -> pd: stopping pd and traj while ref stays keeps both (traj is needed by
+    ref, then pd by traj); a start dropped for its claims drops its dependents too."""
+    r = Rig()
+    r.load("pd", Claimer, claims=["j0/position"])
+    r.load("traj", Claimer, after=["pd"])
+    r.load("ref", Claimer, before=["traj"])
+    r.switch(start=["pd", "traj", "ref"]); r.tick(2)
+    req = r.switch(stop=["pd", "traj"], strictness=BEST); r.tick(2)
+    assert sorted(running(r)) == ["pd", "ref", "traj"] and req.stopped == []
+    assert [n for n, _ in req.not_stopped] == ["traj", "pd"]
+    with pytest.raises(ControllerError, match="cannot stop 'traj': 'ref' depends on it"):
+        r.switch(stop=["pd", "traj"])
+    r.switch(stop=["pd", "traj", "ref"]); r.tick(2)
+    r.load("owner", Claimer, claims=["j0/position"])
+    r.switch(start=["owner"]); r.tick(2)
+    req = r.switch(start=["pd", "traj", "ref"], strictness=BEST); r.tick(2)
+    assert running(r) == ["owner"]
+    assert [n for n, _ in req.refused] == ["pd", "traj", "ref"]
+    assert req.refused[0] == ("pd", "claims j0/position (owned by 'owner')")
+
+
 # -- switch results -----------------------------------------------------------------------------
 
 def test_switch_results_report_stopping_failures():

@@ -319,3 +319,53 @@ def test_long_bad_values_are_echoed_short():
     with pytest.raises(ValueError) as info:
         Param(float, 1.0).coerce("z" * 100_000)
     assert len(str(info.value)) < 200 and "(100000 chars)" in str(info.value)
+
+
+# -- status parameters ------------------------------------------------------------------------
+
+def status_store():
+    store = ParamStore({"gain": Param(float, 1.0),
+                        "running": Param(str, "", status=True)}, owner="cm")
+    store.initialised = True
+    return store
+
+
+def test_a_published_status_value_is_in_every_set_without_staging():
+    store = status_store()
+    store.set_set_values("other", {"gain": 2.0})
+    store.publish({"running": "a,b"})
+    assert store.values["running"] == "a,b" and not store.has_staged
+    assert {n: v["running"] for n, v in store.snapshot()[1].items()} == \
+        {"default": "a,b", "other": "a,b"}
+    store.set_set_values("third", {"gain": 3.0})       # a new set gets the current status
+    assert store.snapshot()[1]["third"]["running"] == "a,b"
+    store.activate_set("other")
+    store.publish({"running": "c"})
+    store.apply_staged()                               # activation stages no stale status
+    assert store.values["running"] == "c" and store.values["gain"] == 2.0
+
+
+def test_a_status_value_cannot_be_set_but_whole_sets_sent_back_pass():
+    store = status_store()
+    store.publish({"running": "a"})
+    with pytest.raises(ParamError, match=r"^cm.running: a status value the component "
+                                         r"publishes, not a setting; got 'x'$"):
+        store.set("running", "x")
+    with pytest.raises(ParamError, match="a status value"):
+        store.update({"gain": 5.0, "running": "x"})
+    assert store.values["gain"] == 1.0 and not store.has_staged      # nothing changed
+    # a tool read {gain, running=a}, the component published 'b' meanwhile, the tool sends
+    # the set back with a new gain: accepted, and the status stays what was published
+    store.publish({"running": "b"})
+    store.set_set_values("default", {"gain": 5.0, "running": "a"})
+    store.apply_staged()
+    assert store.values == {"gain": 5.0, "running": "b"}
+    with pytest.raises(ParamError, match="not a status parameter"):
+        store.publish({"gain": 2.0})
+
+
+def test_a_status_value_cannot_come_from_a_file_or_composition():
+    store = ParamStore({"running": Param(str, "", status=True)}, owner="cm")
+    with pytest.raises(ParamError, match="cm.running: a status value"):
+        store.load({"running": "a"})
+    assert Param(str, "", status=True).read_only

@@ -96,6 +96,8 @@ def test_load_switch_unload_and_their_refusals_over_the_wire(system):
         cm.unload("larm_pd")
     with pytest.raises(ControllerError, match="'head_traj' depends on it"):
         cm.unload("head_pd")
+    ok, msg = svc.switchController([], ["head_pd"], RTController.STRICT, 1.0)
+    assert not ok and "cannot stop 'head_pd': 'head_traj' depends on it" in msg
     cm.switch(stop=["larm_pd"])
     cm.unload("larm_pd")
     assert [c[0] for c in cm.list()] == ["head_traj", "head_pd"]

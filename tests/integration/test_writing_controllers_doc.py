@@ -76,6 +76,7 @@ def test_writing_controllers_as_the_page_says(naming, tmp_path):
         assert "sway my_controllers.Sway running" in spawn_and_list
         assert "rate=250Hz claims=HeadYaw/position fallbacks=hold" in spawn_and_list
         assert "HeadYaw/position claimed by sway" in spawn_and_list
+        assert spawn_and_list.rstrip().endswith("\nsway")     # rtconf get running_controllers
         assert "refused, as it should be" in handover
         assert "'hold' claims HeadYaw/position (owned by 'sway')" in handover
         assert "started ['hold'], stopped ['sway']" in handover

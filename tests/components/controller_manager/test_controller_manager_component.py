@@ -115,11 +115,15 @@ def test_servant_load_switch_unload_round_trip(system):
     assert not ok and "unknown controller type 'NoSuchType'" in msg
     ok, msg = s.loadController("y", "JointPositionController", P(joints=["Nose"]))
     assert not ok and "unknown joint 'Nose'" in msg
-    t, box = in_thread(s.switchController, ["arm_pd", "head_traj"], ["head_pd"], R.STRICT, 2.0)
+    # head_traj writes head_pd's setpoint: stopping head_pd under it breaks the chain
+    ok, msg = s.switchController(["arm_pd", "head_traj"], ["head_pd"], R.STRICT, 2.0)
+    assert not ok and "'head_traj' depends on 'head_pd'" in msg
+    assert not cm.core.switch_pending
+    t, box = in_thread(s.switchController, ["arm_pd", "head_traj"], [], R.STRICT, 2.0)
     step_until_done(ec, t)
     assert box and box[0][0], box
     states = {c.name: c.state for c in s.listControllers()}
-    assert states == {"head_traj": "running", "head_pd": "initialized", "arm_pd": "running"}
+    assert states == {"head_traj": "running", "head_pd": "running", "arm_pd": "running"}
     ok, msg = s.unloadController("arm_pd")
     assert not ok and "is running" in msg
     ok, msg = s.unloadController("head_pd")
