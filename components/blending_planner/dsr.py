@@ -293,7 +293,7 @@ def mwait(time: float = 0) -> int:
     if time < 0:
         raise DR_Error(DR_ERROR_VALUE, "Invalid value : time")
     p = _planner()
-    return 0 if _call("mwait", p.service.moveWait) else -1
+    return 0 if _call("mwait", p.move_wait) else -1
 
 
 def check_motion() -> int:
