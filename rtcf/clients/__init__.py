@@ -27,6 +27,7 @@ _EXPORTS = {
     "MotionProxy": "kinematics.proxy",
     "MotionError": "kinematics.proxy",
     "DCMProxy": "dcm.proxy",
+    "DCMError": "dcm.proxy",
     "BlendingPlannerProxy": "blending_planner.proxy",
     "ControllerManagerProxy": "controller_manager.proxy",
     "wait_interpolation": "sequence_player.proxy",
