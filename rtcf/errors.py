@@ -11,8 +11,8 @@ import reprlib
 from typing import Any
 
 __all__ = ["RtcfError", "ConfigError", "CompositionError", "ParamError", "PortError",
-           "LifecycleError", "TransitionTimeout", "ComponentFault", "show_value",
-           "SHOW_LIMIT"]
+           "LifecycleError", "TransitionTimeout", "ComponentFault", "ToolError",
+           "AddressError", "ValueShapeError", "RecordingError", "show_value", "SHOW_LIMIT"]
 
 #: Longest echo of a bad value in an error message [characters] (a 1 MB key is not echoed).
 SHOW_LIMIT = 80
@@ -89,3 +89,20 @@ class TransitionTimeout(LifecycleError):
 
 class ComponentFault(RtcfError):
     """A component hook returned an error code instead of raising."""
+
+
+class ToolError(RtcfError):
+    """A user's mistake with an observing tool (rtcf.tools: an address, a port, a value, a
+    file) or a system it cannot reach; the message is one line naming it."""
+
+
+class AddressError(ToolError, ValueError):
+    """An address that cannot name a component or a port."""
+
+
+class ValueShapeError(ToolError, ValueError):
+    """A value that does not fit a port's data type."""
+
+
+class RecordingError(ToolError):
+    """An MCAP file that cannot be used: missing, not MCAP, truncated, unknown types."""

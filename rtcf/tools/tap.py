@@ -1,0 +1,390 @@
+"""Data ports living in a tool process: a tap that receives what a remote out port writes,
+and an injector that writes into a remote in port (CORBA side).
+
+A tap is an OpenRTM connection from the out port to an ``OpenRTM::InPortCdr`` servant in
+this process (push, corba_cdr, ``dataport.subscription_type`` new by default so that the
+writer's publisher thread, not its EC, makes the call; flush on request). The servant's
+``put()`` only appends ``(key, receive time [ns], CDR bytes)`` to a bounded
+:class:`SampleQueue` and returns at once: a full queue drops the sample and counts it, it
+never blocks the writer. Decoding happens in the reader's thread (``Tap.decode``).
+
+The tool side of each connection is a minimal ``RTC::PortService`` (:class:`ToolPort`) that
+follows OpenRTM's notify_connect chain: the profile lists the remote port first and ours
+second, and ``connect()`` is called on the remote port, exactly as rtcon does. Closing a tap
+or injector disconnects it; a tool killed without closing is dropped by the writer when its
+``put()`` fails (README, "When peers fail").
+
+    s = Session(["localhost:2809"])
+    q = SampleQueue(1000)
+    tap = Tap(s, s.port("DCM0:q", "out"), q, key=0)
+    key, t_ns, data = q.get(timeout=1.0)
+    sample = tap.decode(data)             # an rtcf.datatypes instance
+    tap.close()
+
+Runs in: the servants in omniORB's threads; everything else in the caller's thread.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import threading
+import time
+from typing import Any
+
+import omniORB
+from omniORB import CORBA
+
+from rtcf.corba.cdr import codec_for
+from rtcf.corba.idl import stub_module
+from rtcf.corba.nv import nv_find, nv_set, to_nvlist
+from rtcf.corba.orb import get_orb, root_poa
+from rtcf.ports import new_connector_id
+from .session import PortHandle, Session, ToolError
+
+__all__ = ["SampleQueue", "Tap", "Injector", "ToolPort", "DEFAULT_QUEUE"]
+
+RTC = stub_module("RTC")
+RTC__POA = stub_module("RTC__POA")
+OpenRTM = stub_module("OpenRTM")
+OpenRTM__POA = stub_module("OpenRTM__POA")
+
+P = "dataport."
+IOR_IN, REF_IN = P + "corba_cdr.inport_ior", P + "corba_cdr.inport_ref"
+DEFAULT_QUEUE = 10000
+_DEAD = (CORBA.TRANSIENT, CORBA.COMM_FAILURE, CORBA.OBJECT_NOT_EXIST, CORBA.TIMEOUT)
+_counter = 0
+_counter_lock = threading.Lock()
+
+
+def _next_name(kind: str) -> str:
+    global _counter
+    with _counter_lock:
+        _counter += 1
+        return f"rtcf-tool{os.getpid()}.{kind}{_counter}"
+
+
+class SampleQueue:
+    """A bounded FIFO that never blocks the producer: a full queue drops the new item and
+    counts it. ``received`` counts every offer, ``dropped`` those refused.
+    Runs in: any thread."""
+
+    def __init__(self, maxlen: int = DEFAULT_QUEUE):
+        if maxlen < 1:
+            raise ValueError(f"queue length must be >= 1, got {maxlen}")
+        self.maxlen = maxlen
+        self._items: collections.deque = collections.deque()
+        self._cv = threading.Condition(threading.Lock())
+        self.received = 0
+        self.dropped = 0
+
+    def offer(self, item: Any) -> bool:
+        with self._cv:
+            self.received += 1
+            if len(self._items) >= self.maxlen:
+                self.dropped += 1
+                return False
+            self._items.append(item)
+            self._cv.notify()
+            return True
+
+    def get(self, timeout: float | None = None) -> Any:
+        """The oldest item, or None when nothing came within ``timeout`` seconds."""
+        with self._cv:
+            if not self._items and not self._cv.wait_for(lambda: self._items, timeout):
+                return None
+            return self._items.popleft()
+
+    def drain(self, limit: int | None = None) -> list:
+        """Up to ``limit`` items at once without waiting."""
+        with self._cv:
+            n = len(self._items) if limit is None else min(limit, len(self._items))
+            return [self._items.popleft() for _ in range(n)]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class _InPortCdr(OpenRTM__POA.InPortCdr):
+    """Receives one connection's payloads. Runs in: ORB threads; answers at once."""
+
+    def __init__(self, queue: SampleQueue, key: Any):
+        self.queue = queue
+        self.key = key
+
+    def put(self, data: bytes) -> Any:
+        self.queue.offer((self.key, time.time_ns(), data))
+        return OpenRTM.PORT_OK
+
+
+class ToolPort(RTC__POA.PortService):
+    """The tool's end of one connection. ``role`` 'in': it publishes an InPortCdr (a tap);
+    'out': it subscribes to the peer's InPortCdr (an injector). Runs in: ORB threads."""
+
+    def __init__(self, role: str, data_type: str, queue: SampleQueue | None = None,
+                 key: Any = None):
+        self.role = role
+        self.name = _next_name("in" if role == "in" else "out")
+        self.data_type = data_type
+        self.queue, self.key = queue, key
+        self.poa = root_poa()
+        self.lock = threading.Lock()
+        self.profiles: dict[str, Any] = {}
+        self.servants: dict[str, Any] = {}
+        self.peers: dict[str, Any] = {}          # cid -> OpenRTM.InPortCdr (out role)
+        self.ref = self.poa.id_to_reference(self.poa.activate_object(self))
+
+    # -- PortService -------------------------------------------------------------------------
+    def get_port_profile(self) -> Any:
+        kind = "DataInPort" if self.role == "in" else "DataOutPort"
+        props = {"port.port_type": kind, P + "data_type": self.data_type,
+                 P + "dataflow_type": "push", P + "interface_type": "corba_cdr",
+                 P + "subscription_type": "flush,new,periodic"}
+        return RTC.PortProfile(self.name, [], self.ref, self.get_connector_profiles(), None,
+                               to_nvlist(props))
+
+    def get_connector_profiles(self) -> list:
+        with self.lock:
+            return list(self.profiles.values())
+
+    def get_connector_profile(self, cid: str) -> Any:
+        with self.lock:
+            cp = self.profiles.get(cid)
+        return cp if cp is not None else RTC.ConnectorProfile("", "", [], [])
+
+    def connect(self, cp: Any) -> tuple[Any, Any]:
+        return RTC.BAD_PARAMETER, cp             # a tool connects from the remote side
+
+    def notify_connect(self, cp: Any) -> tuple[Any, Any]:
+        cid = cp.connector_id or new_connector_id()
+        cp.connector_id = cid
+        if self.role == "in":
+            servant = _InPortCdr(self.queue, self.key)
+            ref = self.poa.id_to_reference(self.poa.activate_object(servant))
+            nv_set(cp.properties, IOR_IN, get_orb().object_to_string(ref))
+            nv_set(cp.properties, REF_IN, ref)
+            nv_set(cp.properties, P + "inport.data_type", self.data_type)
+            self.servants[cid] = servant
+        code, cp = self._next(cp)
+        if code != RTC.RTC_OK:
+            self._release(cid)
+            return code, cp
+        if self.role == "out":
+            peer = _resolve_inport(cp)
+            if peer is None:
+                return RTC.RTC_ERROR, cp
+            self.peers[cid] = peer
+        with self.lock:
+            self.profiles[cid] = cp
+        return RTC.RTC_OK, cp
+
+    def _next(self, cp: Any) -> tuple[Any, Any]:
+        idx = _index(cp, self.ref)
+        if 0 <= idx < len(cp.ports) - 1:
+            try:
+                return cp.ports[idx + 1].notify_connect(cp)
+            except CORBA.Exception:
+                return RTC.RTC_ERROR, cp
+        return RTC.RTC_OK, cp
+
+    def notify_disconnect(self, cid: str) -> Any:
+        with self.lock:
+            cp = self.profiles.pop(cid, None)
+        self._release(cid)
+        if cp is None:
+            return RTC.BAD_PARAMETER
+        idx = _index(cp, self.ref)
+        if 0 <= idx < len(cp.ports) - 1:
+            try:
+                cp.ports[idx + 1].notify_disconnect(cid)
+            except CORBA.Exception:
+                pass
+        return RTC.RTC_OK
+
+    def disconnect(self, cid: str) -> Any:
+        with self.lock:
+            cp = self.profiles.get(cid)
+        if cp is None:
+            return RTC.BAD_PARAMETER
+        try:
+            return cp.ports[0].notify_disconnect(cid)
+        except CORBA.Exception:
+            return self.notify_disconnect(cid)
+
+    def disconnect_all(self) -> Any:
+        for cid in list(self.profiles):
+            self.disconnect(cid)
+        return RTC.RTC_OK
+
+    def _release(self, cid: str) -> None:
+        self.peers.pop(cid, None)
+        servant = self.servants.pop(cid, None)
+        if servant is not None:
+            _deactivate(self.poa, servant)
+
+    def close(self) -> None:
+        """Forget everything and deactivate (after the remote side was told)."""
+        for cid in list(self.profiles):
+            with self.lock:
+                self.profiles.pop(cid, None)
+            self._release(cid)
+        _deactivate(self.poa, self)
+
+
+def _deactivate(poa: Any, servant: Any) -> None:
+    try:
+        poa.deactivate_object(poa.servant_to_id(servant))
+    except Exception:
+        pass
+
+
+def _index(cp: Any, ref: Any) -> int:
+    for i, p in enumerate(cp.ports):
+        try:
+            if p is not None and p._is_equivalent(ref):
+                return i
+        except CORBA.Exception:
+            continue
+    return -1
+
+
+def _resolve_inport(cp: Any) -> Any:
+    obj = None
+    ior = nv_find(cp.properties, IOR_IN)
+    if isinstance(ior, str) and ior:
+        obj = get_orb().string_to_object(ior)
+    if obj is None:
+        obj = nv_find(cp.properties, REF_IN)
+    if obj is None or isinstance(obj, str):
+        return None
+    return obj._narrow(OpenRTM.InPortCdr)
+
+
+def _connect(handle: PortHandle, tool: ToolPort, props: dict[str, str]) -> str:
+    """connect() on the remote port with [remote, tool] as rtcon would; the connector id."""
+    cp = RTC.ConnectorProfile(tool.name, "", [handle.ref, tool.ref], to_nvlist(props))
+    try:
+        code, cp = handle.ref.connect(cp)
+    except _DEAD as e:
+        tool.close()
+        raise ToolError(f"{handle.address}: the component does not answer "
+                        f"({type(e).__name__}): a component that stopped?") from None
+    except CORBA.Exception as e:
+        tool.close()
+        raise ToolError(f"{handle.address}: connect failed ({type(e).__name__})") from None
+    if code != RTC.RTC_OK:
+        tool.close()
+        raise ToolError(f"{handle.address}: the port refused the connection ({code}; "
+                        f"properties {props})")
+    return cp.connector_id
+
+
+def _props(handle: PortHandle, subscription_type: str, extra: dict[str, str] | None
+           ) -> dict[str, str]:
+    props = {P + "interface_type": "corba_cdr", P + "dataflow_type": "push",
+             P + "subscription_type": subscription_type,
+             P + "data_type": handle.info.data_type,
+             P + "serializer.cdr.endian": "little"}
+    for k, v in (extra or {}).items():
+        props[k if k.startswith(P) else P + k] = str(v)
+    return props
+
+
+class Tap:
+    """A connection from a remote out port to this process; samples go to ``queue`` as
+    ``(key, receive time [ns since the epoch], CDR bytes)``. ``subscription_type``: new
+    (default: the writer's publisher thread calls us) or flush (its EC thread does);
+    ``push_policy`` all (default) keeps every sample the writer's publisher buffered.
+    ``max_rate`` [Hz]: a periodic subscription instead, the writer sending only its newest
+    sample at most that often (decimation at the source: the writer's cost drops with it)."""
+
+    def __init__(self, session: Session, handle: PortHandle, queue: SampleQueue,
+                 key: Any = None, subscription_type: str = "new", push_policy: str = "all",
+                 buffer_length: int = 64, max_rate: float | None = None,
+                 extra: dict[str, str] | None = None):
+        if handle.info.direction != "out":
+            raise ToolError(f"{handle.address}: an out port is needed to read from")
+        if subscription_type not in ("new", "flush", "periodic"):
+            raise ToolError(f"subscription type must be new, flush or periodic, got "
+                            f"{subscription_type!r}")
+        self.handle = handle
+        self.queue = queue
+        self.key = handle.address if key is None else key
+        self.codec = codec_for(handle.data_cls, True)
+        more = {"publisher.push_policy": push_policy, "buffer.length": str(buffer_length)}
+        if max_rate:      # the writer sends its newest sample at most max_rate times a second
+            subscription_type = "periodic"
+            more.update({"publisher.push_rate": f"{max_rate:g}",
+                         "publisher.push_policy": "new"})
+        more.update(extra or {})
+        self.tool = ToolPort("in", handle.info.data_type, queue, self.key)
+        self.cid = _connect(handle, self.tool, _props(handle, subscription_type, more))
+        self.closed = False
+
+    def decode(self, data: bytes, out: Any = None) -> Any:
+        """The sample in ``data`` (ValueError if malformed)."""
+        return self.codec.decode(data, out)
+
+    def close(self, timeout_ms: int = 1000) -> None:
+        """Disconnect (the remote side is told, waiting at most ``timeout_ms``)."""
+        if self.closed:
+            return
+        self.closed = True
+        _disconnect(self.handle, self.cid, timeout_ms)
+        self.tool.close()
+
+
+class Injector:
+    """A connection from this process to a remote in port; ``write(sample)`` pushes one
+    sample (bare CDR, little endian) and returns the in port's status name. The in port's
+    buffer for this connection holds ``buffer_length`` samples (a reader that takes one
+    sample per cycle then loses none to a replay's jitter)."""
+
+    def __init__(self, session: Session, handle: PortHandle, buffer_length: int = 128,
+                 extra: dict[str, str] | None = None):
+        if handle.info.direction != "in":
+            raise ToolError(f"{handle.address}: an in port is needed to write to")
+        self.handle = handle
+        self.codec = codec_for(handle.data_cls, True)
+        self.tool = ToolPort("out", handle.info.data_type)
+        more = {"buffer.length": str(buffer_length)}
+        more.update(extra or {})
+        self.cid = _connect(handle, self.tool, _props(handle, "flush", more))
+        self.peer = self.tool.peers.get(self.cid)
+        if self.peer is None:
+            _disconnect(handle, self.cid, 1000)
+            self.tool.close()
+            raise ToolError(f"{handle.address}: the port published no InPortCdr")
+        self.closed = False
+
+    def write_bytes(self, data: bytes) -> str:
+        try:
+            st = self.peer.put(data)
+        except _DEAD as e:
+            raise ToolError(f"{self.handle.address}: the component does not answer "
+                            f"({type(e).__name__}): a component that stopped?") from None
+        return str(st)
+
+    def write(self, sample: Any) -> str:
+        return self.write_bytes(self.codec.encode(sample))
+
+    def close(self, timeout_ms: int = 1000, linger: float = 0.3) -> None:
+        """Disconnect after ``linger`` seconds: the in port's buffer for this connection
+        goes with it, so its reader gets a few cycles to take the last samples."""
+        if self.closed:
+            return
+        self.closed = True
+        if linger > 0:
+            time.sleep(linger)
+        _disconnect(self.handle, self.cid, timeout_ms)
+        self.tool.close()
+
+
+def _disconnect(handle: PortHandle, cid: str, timeout_ms: int) -> None:
+    try:
+        orb = get_orb()
+        ref = orb.string_to_object(orb.object_to_string(handle.ref))
+        omniORB.setClientCallTimeout(ref, timeout_ms)
+        ref.disconnect(cid)
+    except Exception:
+        pass     # gone or hung: its own liveness check drops the connection

@@ -1,0 +1,247 @@
+"""Samples as plain values, values typed by a user checked against a data type, and the
+schemas (JSON Schema, OMG IDL) that describe a type to MCAP readers. No ORB here.
+
+``to_plain(sample)`` gives dicts, lists, numbers and strings (numeric sequences as lists);
+``from_plain(cls, value)`` builds a sample from such a value (YAML/JSON typed by a user)
+and raises ValueError naming the member and the bad value; ``json_schema(cls)`` and
+``omgidl_schema(cls)`` describe the type for Foxglove, Lichtblick and PlotJuggler.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from rtcf import datatypes as dt
+from rtcf.errors import ValueShapeError, show_value
+
+__all__ = ["to_plain", "to_json_value", "from_plain", "parse_value", "json_schema",
+           "omgidl_schema", "schema_name", "ValueShapeError"]
+
+
+_INT_RANGE = {"short": (-2**15, 2**15 - 1), "ushort": (0, 2**16 - 1),
+              "long": (-2**31, 2**31 - 1), "ulong": (0, 2**32 - 1),
+              "longlong": (-2**63, 2**63 - 1), "ulonglong": (0, 2**64 - 1),
+              "octet": (0, 255)}
+_FLOATS = ("float", "double")
+
+
+def to_plain(sample: Any) -> Any:
+    """A sample (or a member of it) as JSON-able Python values."""
+    if isinstance(sample, dt.DataType):
+        return {name: to_plain(getattr(sample, name)) for name, _ in sample.FIELDS}
+    if isinstance(sample, np.ndarray):
+        return sample.tolist()
+    if isinstance(sample, list):
+        return [to_plain(v) for v in sample]
+    if isinstance(sample, np.generic):
+        return sample.item()
+    return sample
+
+
+def _finite(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, list):
+        return [_finite(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    return v
+
+
+def to_json_value(sample: Any) -> Any:
+    """to_plain, with NaN and infinities as null (JSON has no such numbers)."""
+    plain = to_plain(sample)
+    return _finite(plain) if _has_nonfinite(sample) else plain
+
+
+def _has_nonfinite(sample: Any) -> bool:
+    for name, kind in sample.FIELDS:
+        v = getattr(sample, name)
+        if isinstance(v, np.ndarray):
+            if v.dtype.kind == "f" and v.size and not np.isfinite(v).all():
+                return True
+        elif isinstance(v, float):
+            if not math.isfinite(v):
+                return True
+        elif isinstance(v, dt.DataType):
+            if _has_nonfinite(v):
+                return True
+        elif isinstance(v, list) and v and isinstance(v[0], dt.DataType):
+            if any(_has_nonfinite(x) for x in v):
+                return True
+    return False
+
+
+def _bad(where: str, want: str, got: Any) -> ValueShapeError:
+    return ValueShapeError(f"{where}: expected {want}, got {show_value(got)}")
+
+
+def _scalar(kind: str, v: Any, where: str) -> Any:
+    if kind in _FLOATS:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise _bad(where, "a number", v)
+        return float(v)
+    if kind in _INT_RANGE:
+        if isinstance(v, bool) or not isinstance(v, int):
+            if isinstance(v, float) and v.is_integer():
+                v = int(v)
+            else:
+                raise _bad(where, f"an integer ({kind})", v)
+        lo, hi = _INT_RANGE[kind]
+        if not lo <= v <= hi:
+            raise _bad(where, f"an integer in {lo}..{hi} ({kind})", v)
+        return v
+    if kind == "boolean":
+        if not isinstance(v, bool):
+            raise _bad(where, "true or false", v)
+        return v
+    if kind in ("char", "wchar"):
+        if not isinstance(v, str) or len(v) != 1:
+            raise _bad(where, "one character", v)
+        if kind == "char" and ord(v) > 255:
+            raise _bad(where, "an ISO-8859-1 character", v)
+        return v
+    if kind in ("string", "wstring"):
+        if not isinstance(v, str):
+            raise _bad(where, "a string", v)
+        if kind == "string":
+            try:
+                v.encode("latin-1")
+            except UnicodeEncodeError:
+                raise _bad(where, "ISO-8859-1 text", v) from None
+        return v
+    raise _bad(where, f"a value of unsupported kind {kind}", v)
+
+
+def _member(kind: str, v: Any, where: str) -> Any:
+    if kind.startswith("seq:"):
+        elem = kind[4:]
+        if isinstance(v, (str, bytes, dict)) or not hasattr(v, "__iter__"):
+            raise _bad(where, f"a list of {elem}", v)
+        items = [_member(elem, x, f"{where}[{i}]") for i, x in enumerate(v)]
+        if elem in dt.NUMPY_KINDS:
+            return np.array(items, dtype=dt.NUMPY_KINDS[elem]).reshape(-1)
+        return items
+    if kind in dt.TYPES:
+        return _struct(dt.TYPES[kind], v, where)
+    return _scalar(kind, v, where)
+
+
+def _struct(cls: type, v: Any, where: str) -> Any:
+    names = [n for n, _ in cls.FIELDS]
+    if not isinstance(v, dict):
+        raise _bad(where, f"a mapping with members {', '.join(names)}", v)
+    unknown = [k for k in v if k not in names]
+    if unknown:
+        raise ValueShapeError(f"{where}: unknown member {unknown[0]!r} "
+                              f"({cls.__name__} has {', '.join(names)})")
+    out = cls()
+    for name, kind in cls.FIELDS:
+        if name in v:
+            setattr(out, name, _member(kind, v[name], f"{where}.{name}"))
+    return out
+
+
+def from_plain(cls: type, value: Any, where: str | None = None) -> Any:
+    """A sample of ``cls`` from a plain value. Besides the full mapping (``{tm: {sec,
+    nsec}, data: ...}``, members left out keep their defaults) a Timed type takes its data
+    alone: ``[1, 2, 3]`` for a TimedDoubleSeq, ``0.5`` for a TimedDouble, ``{position:
+    ..., orientation: ...}`` for a TimedPose3D. ValueShapeError names what does not fit."""
+    where = where or cls.__name__
+    names = [n for n, _ in cls.FIELDS]
+    if names == ["tm", "data"]:
+        data_is_struct = dict(cls.FIELDS)["data"] in dt.TYPES
+        if not isinstance(value, dict) or (data_is_struct and value and
+                                           not set(value) <= {"tm", "data"}):
+            value = {"data": value}
+    return _struct(cls, value, where)
+
+
+def parse_value(cls: type, text: str) -> Any:
+    """A sample of ``cls`` from YAML/JSON text (JSON is YAML). ValueShapeError for text that
+    does not parse or a value that does not fit."""
+    import yaml
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        at = f" at column {mark.column + 1}" if mark is not None else ""
+        raise ValueShapeError(f"value {show_value(text)} is not YAML/JSON{at}: "
+                              f"{getattr(e, 'problem', None) or e}") from None
+    return from_plain(cls, value)
+
+
+# -- schemas ----------------------------------------------------------------------------------
+
+_JSON_SCALAR = {"float": {"type": "number"}, "double": {"type": "number"},
+                "boolean": {"type": "boolean"},
+                "char": {"type": "string", "maxLength": 1},
+                "wchar": {"type": "string", "maxLength": 1},
+                "string": {"type": "string"}, "wstring": {"type": "string"}}
+
+
+def _json_kind(kind: str) -> dict[str, Any]:
+    if kind.startswith("seq:"):
+        return {"type": "array", "items": _json_kind(kind[4:])}
+    if kind in dt.TYPES:
+        return json_schema(dt.TYPES[kind], top=False)
+    if kind in _INT_RANGE:
+        lo, hi = _INT_RANGE[kind]
+        return {"type": "integer", "minimum": lo, "maximum": hi}
+    return dict(_JSON_SCALAR[kind])
+
+
+def json_schema(cls: type, top: bool = True) -> dict[str, Any]:
+    """A JSON Schema (draft 2020-12) of the plain form of ``cls``."""
+    s: dict[str, Any] = {"type": "object", "title": f"RTC::{cls.__name__}",
+                         "properties": {n: _json_kind(k) for n, k in cls.FIELDS},
+                         "required": [n for n, _ in cls.FIELDS]}
+    if top:
+        s = {"$schema": "https://json-schema.org/draft/2020-12/schema", **s}
+    return s
+
+
+_IDL_SCALAR = {"short": "short", "ushort": "unsigned short", "long": "long",
+               "ulong": "unsigned long", "longlong": "long long",
+               "ulonglong": "unsigned long long", "float": "float", "double": "double",
+               "octet": "octet", "boolean": "boolean", "char": "char", "wchar": "wchar",
+               "string": "string", "wstring": "wstring"}
+
+
+def _idl_kind(kind: str) -> str:
+    if kind.startswith("seq:"):
+        return f"sequence<{_idl_kind(kind[4:])}>"
+    if kind in dt.TYPES:
+        return kind
+    return _IDL_SCALAR[kind]
+
+
+def _deps(cls: type, order: list[type]) -> None:
+    for _, kind in cls.FIELDS:
+        k = kind[4:] if kind.startswith("seq:") else kind
+        if k in dt.TYPES and dt.TYPES[k] not in order:
+            _deps(dt.TYPES[k], order)
+    if cls not in order:
+        order.append(cls)
+
+
+def schema_name(cls: type) -> str:
+    """The IDL name as Foxglove's omgidl schemas want it: ``RTC::TimedDoubleSeq``."""
+    return f"RTC::{cls.__name__}"
+
+
+def omgidl_schema(cls: type) -> str:
+    """OMG IDL text defining ``cls`` and every struct it uses, in module RTC (the same
+    declarations as BasicDataType.idl / ExtendedDataTypes.idl)."""
+    order: list[type] = []
+    _deps(cls, order)
+    lines = ["module RTC {"]
+    for c in order:
+        lines.append(f"  struct {c.__name__} {{")
+        lines += [f"    {_idl_kind(k)} {n};" for n, k in c.FIELDS]
+        lines.append("  };")
+    lines.append("};")
+    return "\n".join(lines) + "\n"

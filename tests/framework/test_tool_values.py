@@ -1,0 +1,87 @@
+"""rtcf.tools.values: plain values, user values checked against a type, schemas."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from rtcf.datatypes import TimedBoolean, TimedDouble, TimedDoubleSeq, TimedPose3D, TimedString
+from rtcf.tools.model import Snapshot
+from rtcf.tools.values import (ValueShapeError, from_plain, json_schema, omgidl_schema,
+                               parse_value, schema_name, to_json_value, to_plain)
+
+
+def test_round_trip():
+    s = TimedPose3D()
+    s.tm.sec, s.tm.nsec = 3, 4
+    s.data.position.x = 1.5
+    plain = to_plain(s)
+    assert plain["data"]["position"]["x"] == 1.5 and plain["tm"] == {"sec": 3, "nsec": 4}
+    assert from_plain(TimedPose3D, plain) == s
+    json.dumps(plain)
+
+
+def test_short_forms():
+    assert list(parse_value(TimedDoubleSeq, "[1, 2.5]").data) == [1.0, 2.5]
+    assert parse_value(TimedDouble, "0.5").data == 0.5
+    assert parse_value(TimedString, "hello").data == "hello"
+    v = parse_value(TimedDoubleSeq, '{"tm": {"sec": 1, "nsec": 2}, "data": [3]}')
+    assert (v.tm.sec, v.tm.nsec, list(v.data)) == (1, 2, [3.0])
+
+
+@pytest.mark.parametrize("cls,text,msg", [
+    (TimedDoubleSeq, "[1, 'a']", r"TimedDoubleSeq.data\[1\]: expected a number, got 'a'"),
+    (TimedDoubleSeq, "{x: 1}", "unknown member 'x' \\(TimedDoubleSeq has tm, data\\)"),
+    (TimedDoubleSeq, "hello", "TimedDoubleSeq.data: expected a list of double"),
+    (TimedDoubleSeq, "[1", "is not YAML/JSON"),
+    (TimedDouble, "[1, 2]", "TimedDouble.data: expected a number"),
+    (TimedBoolean, "1", "expected true or false"),
+    (TimedPose3D, "{position: {x: 1, w: 2}}", "unknown member 'w'"),
+    (TimedDoubleSeq, "{tm: {sec: -1}, data: []}", r"tm.sec: expected an integer in 0\.\."),
+])
+def test_wrong_shapes(cls, text, msg):
+    with pytest.raises(ValueShapeError, match=msg):
+        parse_value(cls, text)
+
+
+def test_nonfinite_json():
+    s = TimedDoubleSeq(data=[1.0, math.nan, np.inf])
+    assert to_json_value(s)["data"] == [1.0, None, None]
+    assert to_json_value(TimedDoubleSeq(data=[1.0]))["data"] == [1.0]
+
+
+def test_schemas():
+    idl = omgidl_schema(TimedPose3D)
+    assert schema_name(TimedPose3D) == "RTC::TimedPose3D"
+    # dependencies before use, the type last
+    assert idl.index("struct Time ") < idl.index("struct Pose3D ") < \
+        idl.index("struct TimedPose3D ")
+    assert "sequence<double> data;" in omgidl_schema(TimedDoubleSeq)
+    js = json_schema(TimedDoubleSeq)
+    assert js["type"] == "object" and js["properties"]["data"]["items"] == {"type": "number"}
+
+
+def test_snapshot_json_round_trip():
+    d = {"time": 1.0, "nameservers": ["h:1"], "errors": [],
+         "components": [{"name": "a", "address": "h:1/a.rtc", "server": "h:1",
+                         "path": "a.rtc", "ports": [
+                             {"name": "out", "full_name": "a.out", "direction": "out",
+                              "connectors": [{"id": "c", "name": "n", "ports": ["a.out"]}]}]}],
+         "ecs": [{"id": "a:0", "owner": "a", "handle": 0, "kind": "PERIODIC", "rate": 100.0,
+                  "running": True, "members": ["a"]}]}
+    snap = Snapshot.from_dict(d)
+    again = Snapshot.from_dict(json.loads(snap.to_json()))
+    assert again == snap
+    assert snap.connections()[0].id == "c" and snap.out_ports()[0][1].name == "out"
+
+
+def test_orb_free_modules_do_not_import_omniorb():
+    """address, model, values, mcapio and graph are usable without an ORB (the house keeps
+    omniORB on the CORBA side: rtcf.corba, rtcf.tools.session, rtcf.tools.tap)."""
+    import subprocess
+    import sys
+    code = ("import sys, rtcf.tools.address, rtcf.tools.model, rtcf.tools.values, "
+            "rtcf.tools.mcapio, rtcf.tools.graph; print('omniORB' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr
