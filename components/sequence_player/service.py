@@ -62,27 +62,27 @@ class SequencePlayerServiceImpl(OpenHRP__POA.SequencePlayerService):
                            "running?", op, self.comp.instance_name, CALL_TIMEOUT)
         return False
 
+    def _holds_now(self, pred: Callable[[], bool]) -> bool:
+        """``pred()`` evaluated in the EC thread (False if no cycle runs it in time)."""
+        try:
+            return bool(self.comp.call(pred, timeout=CALL_TIMEOUT))
+        except FutureTimeout:
+            return False
+
     def _wait(self, op: str, pred: Callable[[], bool],
               timeout: float = math.inf) -> bool | None:
         """Block until ``pred`` holds in the EC thread. When the component is not executing
         nothing will change: True if ``pred`` holds now, else False at once. None when
         ``pred`` still does not hold after ``timeout`` [s]."""
         if not self.comp.is_executing():
-            try:
-                if self.comp.call(pred, timeout=CALL_TIMEOUT):
-                    return True
-            except FutureTimeout:
-                pass
+            if self._holds_now(pred):
+                return True
             self.log.warning("%s: %s is not executing: not waiting", op,
                              self.comp.instance_name)
             return False
         end = time.monotonic() + timeout
-        if timeout < POLL:            # a poll: answer from the next cycle, whatever it takes
-            try:
-                if self.comp.call(pred, timeout=CALL_TIMEOUT):
-                    return True
-            except FutureTimeout:
-                pass
+        if timeout < POLL and self._holds_now(pred):    # a poll: answered by the next cycle
+            return True
         done = self.comp.when(pred)
         while True:
             try:
