@@ -33,6 +33,7 @@ USER_MIN, USER_MAX = 101, 200      # DR_TC_USER_MIN .. DR_TC_USER_MAX
 ABSOLUTE, RELATIVE = 0, 1          # MOVE_MODE_*
 SYNC, ASYNC = 0, 1
 WAIT_DONE, WAIT_RUNNING, WAIT_FAILED = 0, 1, -1     # waitMotion's answers
+DR_STATE_IDLE, DR_STATE_BUSY = 0, 2                 # DSR_ROBOT2's motion states (check_motion)
 SEGMENT_LEN = 14                   # pos1[6] pos2[6] type radius
 RC_ERROR_INPUT_CIRC_MTN_CMD = 1204
 RC_ERROR_INPUT_BLENDING_RAD = 1205

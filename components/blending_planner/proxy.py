@@ -26,7 +26,7 @@ from rtcf.corba.idl import stub_module
 from .planner import CIRCLE as DR_CIRCLE
 from .planner import DR_COND_NONE
 from .planner import LINE as DR_LINE
-from .planner import ASYNC, SYNC, WAIT_FAILED, WAIT_RUNNING
+from .planner import ASYNC, DR_STATE_IDLE, SYNC, WAIT_FAILED, WAIT_RUNNING
 
 __all__ = ["BlendingPlannerProxy", "posb", "DR_LINE", "DR_CIRCLE", "DR_COND_NONE"]
 
@@ -85,12 +85,16 @@ class BlendingPlannerProxy:
         started = self.service.moveBlending(segs, n, [float(v) for v in vel],
                                             [float(v) for v in acc], float(time), ref, mode,
                                             ASYNC if sync_type == SYNC else sync_type)
-        return started and (sync_type != SYNC or self.move_wait())
+        return started and (sync_type != SYNC or self._wait_newest())
 
     def move_wait(self) -> bool:
-        """Wait for the newest motion to end (Doosan's mwait): True when it completed, False
-        (reason in last_error) when it was stopped or outlived its plan. Runs in: the
-        caller's thread."""
+        """Doosan's mwait (the service's moveWait): True at once when no motion runs, else
+        once the running one has completed; False (reason in last_error) when it was
+        stopped or outlived its plan. Runs in: the caller's thread."""
+        return self.service.checkMotion() == DR_STATE_IDLE or self._wait_newest()
+
+    def _wait_newest(self) -> bool:
+        """The newest accepted motion's end, in bounded waitMotion calls."""
         got = wait_in_chunks(self.service.waitMotion, lambda r: r == WAIT_RUNNING,
                              self.wait_chunk)
         return got != WAIT_FAILED

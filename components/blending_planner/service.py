@@ -17,7 +17,8 @@ from rtcf.corba.idl import stub_module
 
 from .component import Motion
 from .geometry import posx_from_pose, rot_from_quat
-from .planner import SYNC, WAIT_DONE, WAIT_FAILED, WAIT_RUNNING, Request, plan
+from .planner import (DR_STATE_BUSY, DR_STATE_IDLE, SYNC, WAIT_DONE, WAIT_FAILED,
+                      WAIT_RUNNING, Request, plan)
 
 Doosan = stub_module("Doosan")
 Doosan__POA = stub_module("Doosan__POA")
@@ -25,7 +26,6 @@ CALL_TIMEOUT = 2.0      # [s] an EC command runs at the next cycle
 SYNC_MARGIN = 2.0       # [s] beyond the planned duration (x 1.5) before SYNC gives up
 STEPPED_WAIT = 60.0     # [s] of wall clock a SYNC call waits for a stepped EC
 MAX_WAIT_CHUNK = 60.0   # [s] the longest one waitMotion call may block
-DR_STATE_IDLE, DR_STATE_BUSY = 0, 2     # DSR_ROBOT2's motion states (check_motion)
 
 
 class BlendingPlannerCore:

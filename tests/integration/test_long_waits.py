@@ -94,6 +94,7 @@ def test_a_stopped_motion_is_reported_by_the_chunked_wait(bp):
     assert not bp.move_wait()
     stopper.join()
     assert "stopped" in bp.last_error()
+    assert bp.move_wait()                   # mwait with nothing running: at once, True
     assert bp.moveb(down(60), vel=40, acc=400, mod=1), bp.last_error()
 
 
