@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from rtcf.corba.client import WAIT_CHUNK, wait_in_chunks
+from rtcf.corba.client import wait_in_chunks
 from rtcf.corba.idl import stub_module
 
 from .planner import CIRCLE as DR_CIRCLE
@@ -67,13 +67,13 @@ class BlendingPlannerProxy:
     otherwise the component ``name`` is found in the naming service ``nameserver``."""
 
     def __init__(self, name: str = "BlendingPlanner0", nameserver: str = "localhost:2809",
-                 service: Any = None, wait_chunk: float = WAIT_CHUNK):
+                 service: Any = None, wait_chunk: float | None = None):
         if service is None:
             from rtcf.corba.client import get_service
             service = get_service(name, "BlendingPlannerService",
                                   stub=Doosan.BlendingPlannerService, nameserver=nameserver)
         self.service = service
-        self.wait_chunk = wait_chunk      # [s] one waitMotion call, under the call timeout
+        self.wait_chunk = wait_chunk      # [s] one waitMotion call (None: from the ORB)
 
     def move_blending(self, segments: Sequence[Sequence[float]], vel: Sequence[float],
                       acc: Sequence[float], time: float = 0.0, ref: int = 0, mode: int = 0,

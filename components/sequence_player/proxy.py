@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from rtcf.corba.client import WAIT_CHUNK, wait_in_chunks
+from rtcf.corba.client import wait_in_chunks
 
 from .service import WAIT_DONE, WAIT_RUNNING
 
 __all__ = ["wait_interpolation"]
 
 
-def wait_interpolation(svc: Any, gname: str = "", chunk: float = WAIT_CHUNK) -> bool:
+def wait_interpolation(svc: Any, gname: str = "", chunk: float | None = None) -> bool:
     """Wait until every signal and group (``gname`` "") or group ``gname`` has played its
     last sample: True, or False when the component is not executing. Runs in: the caller's
     thread."""
