@@ -106,7 +106,7 @@ def unknown_key_warnings(conf: Mapping[str, str]) -> list[str]:
 _BOOL_KEYS = ("logger.enable", "naming.enable", "naming.update.enable",
               "exec_cxt.sync_transition", "exec_cxt.periodic.sched_fifo",
               "manager.corba_servant", "manager.shutdown_on_nortcs", "manager.is_master",
-              "rtcf.simulation.enable")
+              "rtcf.simulation.enable", "rtcf.web.enable")
 # (key, lower bound, bound excluded): numbers rtcf reads; an empty value is refused too
 _NUMBER_KEYS = (("exec_cxt.periodic.spin_us", 0.0, False),
                 ("exec_cxt.transition_timeout", 0.0, False),
@@ -172,6 +172,15 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
         text = present(key)
         if text is not None and text.lower() not in _TRUE_FALSE:
             bad(key, "expected YES or NO")
+    for key in ("rtcf.web.port", "rtcf.web.foxglove_port"):
+        text = present(key)
+        if text is not None and (not text.isdigit() or int(text) > 65535):
+            bad(key, "expected a TCP port 0-65535")
+    text = present("rtcf.web.push_rate")
+    if text is not None:
+        rate = _number(text)
+        if rate is None or not 1.0 <= rate <= 1000.0:
+            bad("rtcf.web.push_rate", "expected a rate between 1 and 1000 [Hz]")
     text = present("corba.nameservers")
     if text is not None:
         for item in (i.strip() for i in text.split(",")):

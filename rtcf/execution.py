@@ -471,6 +471,26 @@ class ExecutionContext:
         return {"cycles": cycles - c0, "overruns": overruns - o0, "late_max": late_max,
                 "mark": (cycles, overruns)}
 
+    def recent_stats(self, window: float = 1.0) -> dict[str, float]:
+        """Running totals plus the achieved rate [Hz], p99 and worst lateness [s] of the
+        cycles of the last ``window`` seconds (0 when the EC has not cycled in that time).
+        Runs in: any thread (a tool's request on an ORB thread); reads the counters and
+        the timing rings only, so the EC thread does nothing for it."""
+        cycles, overruns, last = self.cycles, self.overruns, self._last_start
+        out = {"cycles": float(cycles), "overruns": float(overruns), "rate": 0.0,
+               "lateness_p99": 0.0, "lateness_max": 0.0}
+        n = min(cycles - 1, HISTORY - 1, max(1, int(window * self.rate)))
+        if n <= 0 or last is None or self.clock.now() - last > max(window, 2 * self.period):
+            return out
+        idx = (cycles - 1 - np.arange(n)) % HISTORY
+        late = self._lateness[idx]
+        periods = self._periods[idx]
+        mean = float(periods.mean())
+        out["rate"] = 1.0 / mean if mean > 0 else 0.0
+        out["lateness_p99"] = float(np.percentile(late, 99))
+        out["lateness_max"] = float(late.max())
+        return out
+
     def stats(self, window: float = 1.0) -> dict[str, Any]:
         """Timing profile: achieved rate and mean period over the last ``window`` seconds
         of cycles, overruns, lateness percentiles [s] over the kept history, per member

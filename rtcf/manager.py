@@ -727,6 +727,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--no-corba", action="store_true",
                     help="run without the ORB (in-process only)")
     ap.add_argument("--quiet", action="store_true", help="no status line")
+    ap.add_argument("--web", action="store_true",
+                    help="serve the live web view (rtcf.web.port, rtcf.web.address; "
+                    "default http://127.0.0.1:8780/)")
     ap.add_argument("--process", default=None, metavar="NAME",
                     help="run only the components of this process of the composition "
                     "(started by the launcher for multi-process systems)")
@@ -845,6 +848,13 @@ def main(argv: list[str] | None = None) -> int:
     mgr.log.info("running %s (%d components); Ctrl-C stops", composition.name,
                  len(mgr.components))
     code = 0
+    web = None
+    if not args.process and (args.web or rtcconf.get_bool(conf, "rtcf.web.enable", False)):
+        if mgr.corba_enabled:
+            from .web.child import start_web
+            web = start_web(conf, mgr.log)
+        else:
+            mgr.log.warning("web view not started: it needs CORBA (drop --no-corba)")
     try:
         mgr.run(args.duration, 0 if args.quiet else 1.0,
                 alive=launch.alive if launch is not None else
@@ -852,6 +862,8 @@ def main(argv: list[str] | None = None) -> int:
         if launch is not None and not launch.alive():
             code = 1          # a process of the system ended on its own: the system failed
     finally:
+        if web is not None:
+            web.stop()
         if launch is not None:
             launch.stop()
         report = mgr.final_report()
@@ -873,7 +885,7 @@ def _child_args(argv: list[str] | None) -> list[str]:
         if a in ("--process", "--duration"):
             skip = True
             continue
-        if a.startswith(("--process=", "--duration=")) or a == "--quiet":
+        if a.startswith(("--process=", "--duration=")) or a in ("--quiet", "--web"):
             continue
         out.append(a)
     return out

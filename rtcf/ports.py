@@ -335,7 +335,8 @@ class Publisher:
             slot.assign(sample)
             q.append(slot)
             if self._sync is None:
-                self._cond.notify()
+                if self.kind == "new":      # a periodic publisher wakes on its own clock
+                    self._cond.notify()
                 return PortStatus.PORT_OK
             if self.kind == "periodic":
                 t = self._sync.now()

@@ -264,6 +264,15 @@ _DEFAULTS: dict[str, str] = {
     # peer that stopped answering keeps its connection before it is removed on both ends
     "rtcf.connector.check_interval": "1",
     "rtcf.connector.suspect_timeout": "5",
+    # rtcf keys: the live web view (scripts/run --web, or enable here), served by a child
+    # process of the manager at address:port (loopback by default; 0: any free port)
+    "rtcf.web.enable": "NO",
+    "rtcf.web.port": "8780",
+    "rtcf.web.address": "127.0.0.1",
+    # how often a plotted port sends its newest sample [Hz]; the Foxglove WebSocket protocol
+    # on this port too (empty: off)
+    "rtcf.web.push_rate": "50",
+    "rtcf.web.foxglove_port": "",
     "exec_cxt.periodic.rate": "1000",
     "exec_cxt.sync_transition": "YES",
     "exec_cxt.transition_timeout": "0.5",

@@ -116,6 +116,21 @@ def find_component(name: str, nameserver: str = "localhost:2809", orb: Any = Non
     return rto
 
 
+def provided_ior(port: Any, key: str, what: str) -> str | None:
+    """The IOR a service port publishes as ``key`` (``port.<type>.<instance>``): connect
+    the port to itself, read the profile, disconnect (hrpsys rtm.py's way). LookupError
+    when the port refuses; ``what`` names the port in it."""
+    RTC = stub_module("RTC")
+    cp = RTC.ConnectorProfile("rtcf-client", "", [port], [])
+    code, cp = port.connect(cp)
+    if code != RTC.RTC_OK:
+        raise LookupError(f"{what}: connecting the port to read its IOR failed ({code})")
+    try:
+        return from_nvlist(cp.properties).get(key)
+    finally:
+        port.disconnect(cp.connector_id)
+
+
 def get_service(name: str, type_name: str | None = None, *, instance: str | None = None,
                 stub: Any = None, nameserver: str = "localhost:2809", orb: Any = None) -> Any:
     """The provided service ``type_name`` (optionally instance ``instance``) of component
@@ -135,15 +150,7 @@ def get_service(name: str, type_name: str | None = None, *, instance: str | None
             if instance and iface.instance_name != instance:
                 continue
             key = f"port.{iface.type_name}.{iface.instance_name}"
-            cp = RTC.ConnectorProfile("rtcf-client", "", [port], [])
-            code, cp = port.connect(cp)
-            if code != RTC.RTC_OK:
-                raise LookupError(f"{name}: connecting {prof.name} to read its IOR failed "
-                                  f"({code})")
-            try:
-                ior = from_nvlist(cp.properties).get(key)
-            finally:
-                port.disconnect(cp.connector_id)
+            ior = provided_ior(port, key, f"{name}: {prof.name}")
             if not ior:
                 raise LookupError(f"{name}: {prof.name} published no {key}")
             obj = orb.string_to_object(ior)

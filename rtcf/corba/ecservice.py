@@ -25,6 +25,18 @@ def ec_servant(ec: ExecutionContext, runtime: "CorbaRuntime") -> "ECServant":
     return cls(ec, runtime)
 
 
+def live_properties(ec: ExecutionContext) -> dict[str, str]:
+    """The EC's live timing as profile properties (``stats.*``, read by rtcat -ll and the
+    web view): cycles and overruns since start; achieved rate [Hz], p99 and worst lateness
+    [us] over the last second. Runs in: an ORB thread; reads the EC's counters only."""
+    s = ec.recent_stats(1.0)
+    return {"stats.cycles": str(int(s["cycles"])), "stats.overruns": str(int(s["overruns"])),
+            "stats.rate": f"{s['rate']:.1f}",
+            "stats.lateness_p99_us": f"{s['lateness_p99'] * 1e6:.0f}",
+            "stats.lateness_max_us": f"{s['lateness_max'] * 1e6:.0f}",
+            "stats.window_s": "1"}
+
+
 class ECServant(RTC__POA.ExecutionContextService):
     """Runs in: ORB threads. Lifecycle requests go through the EC's thread-safe API (they
     are applied by the EC thread at its next cycle)."""
@@ -105,6 +117,7 @@ class ECServant(RTC__POA.ExecutionContextService):
         parts = [self.rt.component_ref(c) for c in self.ec.members()]
         props = {"name": self.ec.name, "type": type(self.ec).__name__,
                  "rate": f"{self.ec.rate:g}", "kind": self.ec.kind}
+        props.update(live_properties(self.ec))
         return RTC.ExecutionContextProfile(self.get_kind(), float(self.ec.rate), owner_ref,
                                            [p for p in parts if p is not None],
                                            to_nvlist(props))

@@ -331,3 +331,29 @@ def test_remove_component_at_run_time(make_spy, periodic_ec):
     assert ec.members() == [other]
     assert ec.get_component_state(spy) is S.CREATED
     assert spy.ecs == []
+
+
+# -- live statistics (read by the EC profile and the web view) ----------------------------------
+
+def test_recent_stats_cover_the_last_window_only(make_spy):
+    clock = ManualClock(5.0)
+    ec = SteppedEC(128.0, name="live", clock=clock)   # 1/128 s is exact in binary
+    spy = make_spy("s")
+    ec.add_component(spy)
+    ec.start()
+    ec.activate_component(spy)
+    assert ec.recent_stats()["rate"] == 0.0           # not cycled yet
+    ec.step(300)
+    # a late cycle long ago (outside the last second) and one just now
+    ec._lateness[10] = 0.5
+    for k in range(1, 4):                             # the last three cycles late
+        ec._lateness[(ec.cycles - k) % 8192] = 0.002
+    s = ec.recent_stats(1.0)
+    assert s["cycles"] == 300 and s["overruns"] == 0
+    assert s["rate"] == pytest.approx(128.0)
+    assert s["lateness_max"] == pytest.approx(0.002)
+    assert 0.0 < s["lateness_p99"] <= 0.002
+    clock.advance(3.0)                                # idle for longer than the window
+    idle = ec.recent_stats(1.0)
+    assert idle["rate"] == 0.0 and idle["lateness_max"] == 0.0 and idle["cycles"] == 300
+    ec.stop()

@@ -1,0 +1,78 @@
+"""The manager's web view: ``scripts/run --web`` (or ``rtcf.web.enable: YES``) starts
+``python -m rtcf.web`` as a child process against the manager's own naming service, so the
+server shares no interpreter (no GIL) with the execution contexts. The child ends with the
+manager: stopped at shutdown, and through PR_SET_PDEATHSIG plus a parent-pid poll when the
+manager is killed (kill -9 included). Runs in: the manager's main thread.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from typing import Any, Mapping
+
+from .. import rtcconf
+from ..errors import ConfigError
+
+DEFAULT_PORT = 8780
+STOP_TIMEOUT = 3.0      # [s] after SIGTERM, then SIGKILL
+
+
+def web_settings(conf: Mapping[str, str]) -> tuple[str, int]:
+    """(address, port) from rtcf.web.address / rtcf.web.port (ConfigError when bad)."""
+    address = str(conf.get("rtcf.web.address", "127.0.0.1")).strip() or "127.0.0.1"
+    port = rtcconf.get_int(conf, "rtcf.web.port", DEFAULT_PORT)
+    if not 0 <= port < 65536:
+        raise ConfigError(f"{rtcconf.where(conf, 'rtcf.web.port')}: rtcf.web.port: "
+                          f"expected a TCP port 0-65535, got {port}")
+    return address, port
+
+
+def naming_address(conf: Mapping[str, str]) -> str:
+    """The manager's first naming service, as host:port."""
+    first = str(conf.get("corba.nameservers", "localhost:2809")).split(",")[0].strip()
+    return first if ":" in first else f"{first or 'localhost'}:2809"
+
+
+class WebChild:
+    """The running web server process."""
+
+    def __init__(self, proc: subprocess.Popen, url: str):
+        self.proc = proc
+        self.url = url
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(STOP_TIMEOUT)
+
+
+def start_web(conf: Mapping[str, str], log: Any) -> WebChild | None:
+    """Start the web server child; None (and a warning naming why) when it cannot listen:
+    the system runs on without its web view."""
+    from .server import check_address
+    address, port = web_settings(conf)
+    problem = check_address(address, port)
+    if problem:
+        log.warning("web view not started: %s (set rtcf.web.port / rtcf.web.address)",
+                    problem)
+        return None
+    cmd = [sys.executable, "-m", "rtcf.web", "-n", naming_address(conf),
+           "--address", address, "--port", str(port), "--parent-pid", str(os.getpid()),
+           "--push-rate", str(conf.get("rtcf.web.push_rate", "50")).strip() or "50"]
+    fox = str(conf.get("rtcf.web.foxglove_port", "")).strip()
+    if fox:
+        cmd += ["--foxglove-port", fox]
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://{address}:{port}/"
+    log.info("web view at %s (a separate process, pid %d)", url, proc.pid)
+    return WebChild(proc, url)

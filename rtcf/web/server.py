@@ -1,0 +1,425 @@
+"""The live web view's server (aiohttp): the page, a JSON API for the operations, and one
+WebSocket per page that carries the system (states and EC timing every ``live_interval``,
+the structure every ``structure_interval``) and the values of the ports plotted on it
+(``plot_hz`` frames a second, decimated to at most ``MAX_POINTS_PER_FRAME`` points).
+
+Threads: the asyncio loop (HTTP, WebSockets, timers) never calls CORBA; every CORBA call
+runs in a small worker pool; taps receive samples in ORB threads. A page that reads too
+slowly loses frames (counted), never memory: at most one send per page is in flight.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import concurrent.futures
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from .controllers import Controllers
+from .system import ActionError, SystemView
+from .taps import DEFAULT_PUSH_RATE, TapSet
+from ..tools.session import ToolError
+
+STATIC = Path(__file__).resolve().parent / "static"
+DEFAULT_PORT = 8780
+MAX_POINTS_PER_FRAME = 20     # per port and frame: 25 frames/s -> 500 points/s at most
+
+
+@web.middleware
+async def same_origin(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Only the page itself may act: a request that a browser sends from another site's
+    page (its Origin names another host) is refused, and an operation must come as JSON
+    (which another site's page cannot send without a CORS preflight, never answered
+    here). Keeps a page elsewhere from driving the robot through the user's browser."""
+    origin = request.headers.get("Origin")
+    if origin is not None and origin.split("://", 1)[-1].rstrip("/") != request.host:
+        raise web.HTTPForbidden(text=f"requests from {origin} are refused")
+    if request.method == "POST" and request.content_type != "application/json":
+        raise web.HTTPUnsupportedMediaType(text="operations are sent as application/json")
+    return await handler(request)
+
+
+class Page:
+    """One connected page: its WebSocket, the ports it plots and how far it has read."""
+
+    def __init__(self, ws: web.WebSocketResponse):
+        self.ws = ws
+        self.plots: dict[str, int] = {}     # tap key -> last sample seq sent
+        self.sending: dict[str, asyncio.Task] = {}     # message type -> the send going on
+        self.frames_dropped = 0
+
+    def send(self, payload: dict[str, Any]) -> None:
+        """Queue one message; skipped (counted) while the previous one of its type is still
+        going (a page that reads slowly loses frames; nothing queues up for it)."""
+        kind = payload["type"]
+        going = self.sending.get(kind)
+        if going is not None and not going.done():
+            self.frames_dropped += 1
+            return
+        self.sending[kind] = asyncio.ensure_future(self._send(json.dumps(payload)))
+
+    async def _send(self, text: str) -> None:
+        try:
+            await self.ws.send_str(text)
+        except (ConnectionError, RuntimeError):
+            pass
+
+
+class WebView:
+    def __init__(self, nameservers: list[str] | None, push_rate: float = DEFAULT_PUSH_RATE,
+                 live_interval: float = 0.5, structure_interval: float = 3.0,
+                 plot_hz: float = 25.0, parent_pid: int | None = None,
+                 foxglove: tuple[str, int] | None = None):
+        self.view = SystemView(nameservers)
+        self.taps = TapSet(push_rate)
+        self.ctrls = Controllers(self.view)
+        self.pool = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="rtcf-web")
+        self.pages: set[Page] = set()
+        self.live_interval = live_interval
+        self.structure_interval = structure_interval
+        self.plot_hz = plot_hz
+        self.parent_pid = parent_pid
+        self.fox: Any = None
+        if foxglove is not None:       # the Foxglove WebSocket protocol on its own port
+            from .foxglove_bridge import FoxgloveBridge
+            self.fox = FoxgloveBridge(self, *foxglove)
+        self._refresh_now = asyncio.Event()
+        self._page_opened = asyncio.Event()
+        self._tasks: list[asyncio.Task] = []
+
+    async def call(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+
+    # -- the application ------------------------------------------------------------------
+    def app(self) -> web.Application:
+        app = web.Application(middlewares=[same_origin])
+        app.router.add_get("/", self.index)
+        app.router.add_get("/ws", self.websocket)
+        app.router.add_get("/api/system", self.get_system)
+        app.router.add_post("/api/state", self.post_state)
+        app.router.add_post("/api/param", self.post_param)
+        app.router.add_post("/api/configset", self.post_configset)
+        app.router.add_get("/api/controllers/{cid}", self.get_controllers)
+        app.router.add_post("/api/controllers/{cid}/switch", self.post_switch)
+        app.router.add_static("/static", STATIC, follow_symlinks=False)
+        app.on_startup.append(self._on_startup)
+        app.on_cleanup.append(self._on_cleanup)
+        return app
+
+    async def _on_startup(self, app: web.Application) -> None:
+        self._refresh_now = asyncio.Event()
+        self._page_opened = asyncio.Event()
+        self._tasks = [asyncio.ensure_future(self._poll()),
+                       asyncio.ensure_future(self._plots())]
+        if self.parent_pid is not None:
+            self._tasks.append(asyncio.ensure_future(self._watch_parent()))
+
+    async def _watch_parent(self) -> None:
+        """The backup of PR_SET_PDEATHSIG: stop once the manager that started us is gone."""
+        while os.getppid() == self.parent_pid:
+            await asyncio.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    async def _on_cleanup(self, app: web.Application) -> None:
+        for t in self._tasks:
+            t.cancel()
+        for page in list(self.pages):
+            await page.ws.close()
+        await self.call(self.taps.shutdown)
+        if self.fox is not None:
+            self.fox.stop()
+        self.pool.shutdown(wait=False)
+
+    async def index(self, request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(STATIC / "index.html")
+
+    # -- system polling -------------------------------------------------------------------
+    async def _poll(self) -> None:
+        """Refresh the system while a page is open (an idle server asks nothing of the
+        components; /api/system refreshes on demand)."""
+        last_structure = 0.0
+        while True:
+            if not self.pages and self.fox is None:
+                await self._page_opened.wait()
+                last_structure = 0.0
+            now = time.monotonic()
+            try:
+                if now - last_structure >= self.structure_interval or \
+                        self._refresh_now.is_set():
+                    self._refresh_now.clear()
+                    last_structure = now
+                    await self.call(self.view.refresh_structure)
+                    if self.fox is not None:
+                        await self.call(self.fox.sync, self.view.structure)
+                else:
+                    await self.call(self.view.refresh_live)
+            except Exception as e:                 # a bug must not stop the view
+                self.view.errors.append(f"refresh failed: {type(e).__name__}: {e}")
+            snap = {"type": "system", **self.view.snapshot()}
+            for page in list(self.pages):
+                page.send(snap)
+            if not self.pages:
+                self._page_opened.clear()
+            try:
+                await asyncio.wait_for(self._refresh_now.wait(), self.live_interval)
+            except asyncio.TimeoutError:
+                pass
+
+    async def _plots(self) -> None:
+        period = 1.0 / self.plot_hz
+        while True:
+            await asyncio.sleep(period)
+            if not self.taps.rings:
+                continue
+            try:
+                await self.call(self.taps.poll)
+            except Exception as e:                 # a bug must not stop the plots
+                self.view.errors.append(f"plots: {type(e).__name__}: {e}")
+            for page in list(self.pages):
+                frames = []
+                for key, seq in list(page.plots.items()):
+                    tap = self.taps.rings.get(key)
+                    if tap is None:
+                        continue
+                    samples = tap.since(seq)
+                    if not samples:
+                        continue
+                    page.plots[key] = samples[-1][0]
+                    if len(samples) > MAX_POINTS_PER_FRAME:    # decimate, keep the newest
+                        step = len(samples) / MAX_POINTS_PER_FRAME
+                        samples = [samples[int(len(samples) - 1 - i * step)]
+                                   for i in range(MAX_POINTS_PER_FRAME)][::-1]
+                    frames.append({"key": key, "t": [s[1] for s in samples],
+                                   "y": [s[2] for s in samples], "labels": tap.labels,
+                                   "seq": tap.seq, "dropped": tap.dropped})
+                if frames:
+                    page.send({"type": "plot", "frames": frames,
+                               "frames_dropped": page.frames_dropped})
+
+    # -- WebSocket --------------------------------------------------------------------------
+    async def websocket(self, request: web.Request) -> web.StreamResponse:
+        ws = web.WebSocketResponse(heartbeat=10.0, max_msg_size=1 << 16)
+        await ws.prepare(request)
+        page = Page(ws)
+        self.pages.add(page)
+        self._page_opened.set()
+        page.send({"type": "system", **self.view.snapshot()})
+        try:
+            async for msg in ws:
+                if msg.type != WSMsgType.TEXT:
+                    continue
+                try:
+                    req = json.loads(msg.data)
+                    op = req.get("op")
+                    if op == "plot":
+                        await self._subscribe(page, str(req["component"]), str(req["port"]))
+                    elif op == "unplot":
+                        key = str(req["key"])
+                        if page.plots.pop(key, None) is not None:
+                            await self.call(self.taps.close, key)
+                    else:
+                        raise ValueError(f"unknown op {op!r}")
+                except (ValueError, KeyError, TypeError, ActionError) as e:
+                    await ws.send_str(json.dumps({"type": "error", "message": str(e)}))
+        finally:
+            self.pages.discard(page)
+            for key in list(page.plots):
+                await self.call(self.taps.close, key)
+        return ws
+
+    async def _subscribe(self, page: Page, cid: str, port: str) -> None:
+        def open_tap() -> Any:
+            entry, _ = self.view.component(cid)
+            key = f"{entry['id']}:{port}"
+            handle = self.view.port_handle(cid, port)
+            try:
+                return key, self.taps.open(key, self.view.session, handle), entry["name"]
+            except ToolError as e:
+                raise ActionError(str(e)) from None
+        key, tap, name = await self.call(open_tap)
+        if key in page.plots:              # already plotted on this page: one user only
+            await self.call(self.taps.close, key)
+        page.plots[key] = tap.seq
+        await page.ws.send_str(json.dumps({"type": "plotting", "key": key,
+                                           "title": f"{name}.{port}",
+                                           "data_type": tap.data_type.__name__}))
+
+    # -- HTTP API -----------------------------------------------------------------------
+    async def _answer(self, fn: Any, *args: Any, refresh: bool = True) -> web.Response:
+        try:
+            message = await self.call(fn, *args)
+        except ActionError as e:
+            return web.json_response({"ok": False, "error": str(e)}, status=400)
+        if refresh:
+            self._refresh_now.set()
+        return web.json_response({"ok": True, "message": message})
+
+    async def _body(self, request: web.Request, *keys: str) -> list[str]:
+        try:
+            body = await request.json()
+            return [str(body[k]) if body.get(k) is not None else "" for k in keys]
+        except (ValueError, KeyError, AttributeError):
+            raise web.HTTPBadRequest(text=f"expected a JSON object with {', '.join(keys)}")
+
+    async def get_system(self, request: web.Request) -> web.Response:
+        if time.time() - self.view.updated > self.live_interval * 2:   # no page polling
+            await self.call(self.view.refresh_structure)
+        return web.json_response(self.view.snapshot())
+
+    async def post_state(self, request: web.Request) -> web.Response:
+        cid, action, ec = await self._body(request, "component", "action", "ec")
+        return await self._answer(self.view.change_state, cid, action, ec or None)
+
+    async def post_param(self, request: web.Request) -> web.Response:
+        cid, set_id, name, value = await self._body(request, "component", "set", "name",
+                                                    "value")
+        return await self._answer(self.view.set_param, cid, set_id, name, value)
+
+    async def post_configset(self, request: web.Request) -> web.Response:
+        cid, set_id = await self._body(request, "component", "set")
+        return await self._answer(self.view.activate_set, cid, set_id)
+
+    async def get_controllers(self, request: web.Request) -> web.Response:
+        try:
+            data = await self.call(self.ctrls.describe, request.match_info["cid"])
+        except ActionError as e:
+            return web.json_response({"ok": False, "error": str(e)}, status=400)
+        return web.json_response({"ok": True, **data})
+
+    async def post_switch(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+            start = [str(s) for s in body.get("start", [])]
+            stop = [str(s) for s in body.get("stop", [])]
+        except (ValueError, AttributeError, TypeError):
+            raise web.HTTPBadRequest(text="expected {\"start\": [...], \"stop\": [...]}")
+        return await self._answer(self.ctrls.switch, request.match_info["cid"], start, stop,
+                                  refresh=False)
+
+
+# -- the command ----------------------------------------------------------------------------
+
+def check_address(address: str, port: int) -> str | None:
+    """Why the server cannot listen at address:port, or None."""
+    import socket
+    try:
+        infos = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)
+    except OSError as e:
+        return f"cannot resolve the address {address!r} ({e.strerror or e})"
+    fam, _, _, _, addr = infos[0]
+    with socket.socket(fam, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(addr)
+        except OSError as e:
+            return f"cannot listen on {address}:{port}: {e.strerror or e}"
+    return None
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) < 65536:
+        raise argparse.ArgumentTypeError(f"expected a TCP port 0-65535, got {text!r}")
+    return int(text)
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 1.0 <= value <= 1000.0:
+        raise argparse.ArgumentTypeError(f"expected a rate between 1 and 1000 [Hz], "
+                                         f"got {text!r}")
+    return value
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(
+        prog="rtcf-web", description="Serve the live web view of the RT components found "
+        "in the naming services (states, ECs, live plots, parameters, controllers).")
+    ap.add_argument("-n", "--nameserver", action="append", metavar="HOST:PORT",
+                    help="naming service (repeatable; default: RTCTREE_NAMESERVERS, else "
+                    "localhost:2809)")
+    ap.add_argument("--address", default="127.0.0.1",
+                    help="address to listen on (default 127.0.0.1: this machine only)")
+    ap.add_argument("-p", "--port", type=_port, default=DEFAULT_PORT,
+                    help=f"TCP port (default {DEFAULT_PORT}; 0: any free port)")
+    ap.add_argument("--push-rate", type=_rate, default=DEFAULT_PUSH_RATE, metavar="HZ",
+                    help="how often a plotted port sends its newest sample (default "
+                    f"{DEFAULT_PUSH_RATE:g} Hz)")
+    ap.add_argument("--foxglove-port", type=_port, default=None, metavar="PORT",
+                    help="also speak the Foxglove WebSocket protocol on this port (same "
+                    "address), so Foxglove and Lichtblick connect live (default: off)")
+    ap.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
+    return ap.parse_args(argv)
+
+
+def follow_parent(pid: int) -> None:
+    """Stop (SIGTERM) when the manager that started this server dies, kill -9 included."""
+    from ..corba.nsguard import set_parent_death_signal
+    set_parent_death_signal(signal.SIGTERM)
+    if os.getppid() != pid:              # it died before the line above
+        sys.exit(0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``rtcf-web`` command (and the manager's web child: ``--parent-pid``)."""
+    args = parse_args(argv)
+    if args.parent_pid is not None:
+        follow_parent(args.parent_pid)
+    problem = check_address(args.address, args.port)
+    if problem is None and args.foxglove_port is not None:
+        problem = check_address(args.address, args.foxglove_port)
+        try:
+            import foxglove  # noqa: F401
+        except ImportError:
+            problem = ("--foxglove-port needs the foxglove-sdk package "
+                       "(.venv/bin/pip install -e '.[foxglove]')")
+    if problem:
+        print(f"rtcf-web: {problem}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(_serve(args, args.nameserver))
+    except ToolError as e:
+        print(f"rtcf-web: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+async def _serve(args: argparse.Namespace, nameservers: list[str] | None) -> None:
+    fox = (args.address, args.foxglove_port) if args.foxglove_port is not None else None
+    view = WebView(nameservers, push_rate=args.push_rate, parent_pid=args.parent_pid,
+                   foxglove=fox)
+    nameservers = view.view.nameservers
+    runner = web.AppRunner(view.app(), handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, args.address, args.port)
+    await site.start()
+    host, port = runner.addresses[0][:2]
+    print(f"rtcf-web: serving http://{host}:{port}/ (naming: {', '.join(nameservers)})",
+          file=sys.stderr, flush=True)
+    if view.fox is not None:
+        print(f"rtcf-web: Foxglove WebSocket protocol at ws://{host}:{view.fox.port}",
+              file=sys.stderr, flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
