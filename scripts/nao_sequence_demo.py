@@ -86,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     from kinematics.model import load_model
     from rtcf.corba.client import get_service
     from rtcf.corba.idl import stub_module
+    from sequence_player.proxy import wait_interpolation
 
     sps = stub_module("OpenHRP").SequencePlayerService
     svc = get_service(args.player, "SequencePlayerService", instance="service0", stub=sps,
@@ -109,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
 
     d.check(svc.addJointGroup("head", ["HeadYaw", "HeadPitch"]), "addJointGroup head")
     d.check(svc.setJointAnglesOfGroup("head", [0.6, -0.25], 1.0), "setJointAnglesOfGroup")
-    svc.waitInterpolationOfGroup("head")
+    wait_interpolation(svc, "head")
     print(f"[{time.monotonic() - d.t0:6.2f} s] head turned (group 'head', 1 s)")
 
     d.check(svc.addJointGroup("larm", LARM), "addJointGroup larm")

@@ -38,6 +38,7 @@ from typing import Any, Sequence
 
 from .planner import CIRCLE as DR_CIRCLE
 from .planner import DR_COND_NONE
+from .planner import DR_STATE_BUSY, DR_STATE_IDLE
 from .planner import LINE as DR_LINE
 
 __all__ = ["DR_Error", "DR_ERROR_TYPE", "DR_ERROR_VALUE", "DR_ERROR_RUNTIME", "DR_ERROR_STOP",
@@ -53,7 +54,6 @@ DR_ERROR_TYPE, DR_ERROR_VALUE, DR_ERROR_RUNTIME, DR_ERROR_STOP = 1000, 1001, 100
 DR_BASE, DR_TOOL, DR_WORLD = 0, 1, 2
 DR_TC_USER_MIN, DR_TC_USER_MAX = 101, 200
 DR_MV_MOD_ABS, DR_MV_MOD_REL = 0, 1
-DR_STATE_IDLE, DR_STATE_BUSY = 0, 2
 POINT_COUNT = 6
 
 
@@ -293,7 +293,7 @@ def mwait(time: float = 0) -> int:
     if time < 0:
         raise DR_Error(DR_ERROR_VALUE, "Invalid value : time")
     p = _planner()
-    return 0 if _call("mwait", p.service.moveWait) else -1
+    return 0 if _call("mwait", p.move_wait) else -1
 
 
 def check_motion() -> int:

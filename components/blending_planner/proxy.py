@@ -9,17 +9,24 @@ As in doosan-robot2's DSR_ROBOT2.py, a scalar vel / acc is sent as [value, DR_CO
 (angular "proportional to the linear motion"), a pair is sent as given, and posb rejects a
 LINE with a pos2 or a CIRCLE without one and a negative radius (DR_common2.py). Everything
 else is checked by the component, whose refusal is ``False`` plus ``last_error()``.
+
+A SYNC move is sent as an ASYNC one followed by bounded waits (``waitMotion`` in chunks of
+``wait_chunk`` [s], rtcf.corba.client.wait_in_chunks), so a motion of any length outlasts
+no client call timeout; the answer is the same as the service's SYNC (False and the reason
+when the motion was stopped).
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
+from rtcf.corba.client import wait_in_chunks
 from rtcf.corba.idl import stub_module
 
 from .planner import CIRCLE as DR_CIRCLE
 from .planner import DR_COND_NONE
 from .planner import LINE as DR_LINE
+from .planner import ASYNC, DR_STATE_IDLE, SYNC, WAIT_FAILED, WAIT_RUNNING
 
 __all__ = ["BlendingPlannerProxy", "posb", "DR_LINE", "DR_CIRCLE", "DR_COND_NONE"]
 
@@ -60,12 +67,13 @@ class BlendingPlannerProxy:
     otherwise the component ``name`` is found in the naming service ``nameserver``."""
 
     def __init__(self, name: str = "BlendingPlanner0", nameserver: str = "localhost:2809",
-                 service: Any = None):
+                 service: Any = None, wait_chunk: float | None = None):
         if service is None:
             from rtcf.corba.client import get_service
             service = get_service(name, "BlendingPlannerService",
                                   stub=Doosan.BlendingPlannerService, nameserver=nameserver)
         self.service = service
+        self.wait_chunk = wait_chunk      # [s] one waitMotion call (None: from the ORB)
 
     def move_blending(self, segments: Sequence[Sequence[float]], vel: Sequence[float],
                       acc: Sequence[float], time: float = 0.0, ref: int = 0, mode: int = 0,
@@ -73,9 +81,23 @@ class BlendingPlannerProxy:
         """MoveBlending.srv field by field (pos_cnt defaults to len(segments))."""
         segs = [[float(v) for v in s] for s in segments]
         n = len(segs) if pos_cnt is None else pos_cnt
-        return self.service.moveBlending(segs, n, [float(v) for v in vel],
-                                         [float(v) for v in acc], float(time), ref, mode,
-                                         sync_type)
+        # SYNC is waited for here in bounded calls; other values go as given (refused there)
+        started = self.service.moveBlending(segs, n, [float(v) for v in vel],
+                                            [float(v) for v in acc], float(time), ref, mode,
+                                            ASYNC if sync_type == SYNC else sync_type)
+        return started and (sync_type != SYNC or self._wait_newest())
+
+    def move_wait(self) -> bool:
+        """Doosan's mwait (the service's moveWait): True at once when no motion runs, else
+        once the running one has completed; False (reason in last_error) when it was
+        stopped or outlived its plan. Runs in: the caller's thread."""
+        return self.service.checkMotion() == DR_STATE_IDLE or self._wait_newest()
+
+    def _wait_newest(self) -> bool:
+        """The newest accepted motion's end, in bounded waitMotion calls."""
+        got = wait_in_chunks(self.service.waitMotion, lambda r: r == WAIT_RUNNING,
+                             self.wait_chunk)
+        return got != WAIT_FAILED
 
     def moveb(self, seg_list: Sequence[Sequence[float]], vel: Any = None, acc: Any = None,
               ref: int = 0, time: float = 0.0, mod: int = 0) -> bool:

@@ -8,21 +8,24 @@ reason for getLastError (spec PD-0.2: Doosan returns a boolean).
 
 from __future__ import annotations
 
+import math
 import threading
+import time as _time
 from typing import Any, Sequence
 
 from rtcf.corba.idl import stub_module
 
 from .component import Motion
 from .geometry import posx_from_pose, rot_from_quat
-from .planner import SYNC, Request, plan
+from .planner import (DR_STATE_BUSY, DR_STATE_IDLE, SYNC, WAIT_DONE, WAIT_FAILED,
+                      WAIT_RUNNING, Request, plan)
 
 Doosan = stub_module("Doosan")
 Doosan__POA = stub_module("Doosan__POA")
 CALL_TIMEOUT = 2.0      # [s] an EC command runs at the next cycle
 SYNC_MARGIN = 2.0       # [s] beyond the planned duration (x 1.5) before SYNC gives up
 STEPPED_WAIT = 60.0     # [s] of wall clock a SYNC call waits for a stepped EC
-DR_STATE_IDLE, DR_STATE_BUSY = 0, 2     # DSR_ROBOT2's motion states (check_motion)
+MAX_WAIT_CHUNK = 60.0   # [s] the longest one waitMotion call may block
 
 
 class BlendingPlannerCore:
@@ -33,6 +36,7 @@ class BlendingPlannerCore:
         self._lock = threading.Lock()        # one request planned at a time
         self._error = ""
         self._error_lock = threading.Lock()
+        self._newest: tuple[Motion, float] | None = None    # accepted motion, its deadline
 
     # -- errors --------------------------------------------------------------------------
     def _refuse(self, reason: str) -> bool:
@@ -67,23 +71,58 @@ class BlendingPlannerCore:
             return self._refuse(motion)
         with self._error_lock:
             self._error = ""
+        self._newest = (motion, _time.monotonic() + self._limit(motion))
         if int(sync_type) != SYNC:
             return True
         why = self._wait(motion, "SYNC")
         return self._refuse(why) if why else True
 
-    def _wait(self, motion: Motion, what: str) -> str:
-        """Wait for ``motion`` to end: "" when it completed, else why not (a motion that
-        outlives its limit is stopped)."""
-        # a stepped EC (tests, simulation) advances only when ticked: wait on the wall clock
+    def _limit(self, motion: Motion) -> float:
+        """[s] of wall clock a motion may take before a waiter stops it."""
         limit = motion.plan.duration * 1.5 + SYNC_MARGIN
+        # a stepped EC (tests, simulation) advances only when ticked: wait on the wall clock
         if self.comp.clock_is_stepped():
             limit = max(limit, STEPPED_WAIT)
-        if not motion.done.wait(limit):
-            self._ec_call(self.comp.request_stop)
-            return (f"{what}: the motion of {motion.plan.duration:.3f} s did not end within "
-                    f"{limit:.1f} s (is the execution context running?); stopping it")
-        return motion.outcome
+        return limit
+
+    def _wait(self, motion: Motion, what: str, deadline: float | None = None,
+              chunk: float = math.inf) -> str | None:
+        """Wait for ``motion`` to end: "" when it completed, else why not (a motion that
+        outlives its limit, measured from now or from ``deadline`` [monotonic s], is
+        stopped); None when it still runs after ``chunk`` [s]."""
+        limit = self._limit(motion)
+        if deadline is None:
+            deadline = _time.monotonic() + limit
+        left = deadline - _time.monotonic()
+        if motion.done.wait(max(0.0, min(left, chunk))):
+            return motion.outcome
+        if left > chunk:
+            return None
+        self._ec_call(self.comp.request_stop)
+        return (f"{what}: the motion of {motion.plan.duration:.3f} s did not end within "
+                f"{limit:.1f} s (is the execution context running?); stopping it")
+
+    def wait_motion(self, timeout: float) -> int:
+        """A wait of at most ``timeout`` [s] for the newest accepted motion: WAIT_DONE,
+        WAIT_RUNNING, or WAIT_FAILED (reason in last_error). Runs in: an ORB thread."""
+        if not 0.0 <= timeout <= MAX_WAIT_CHUNK:      # NaN fails too
+            self._refuse(f"waitMotion: timeout must be 0..{MAX_WAIT_CHUNK:g} s, got {timeout!r}")
+            return WAIT_FAILED
+        newest = self._newest
+        if newest is None:
+            return WAIT_DONE
+        try:
+            why = self._wait(newest[0], "waitMotion", newest[1], timeout)
+        except TimeoutError:
+            self._refuse(f"{self.comp.instance_name} ran no cycle within {CALL_TIMEOUT} s: "
+                         f"is its execution context running?")
+            return WAIT_FAILED
+        if why is None:
+            return WAIT_RUNNING
+        if why:
+            self._refuse(why)
+            return WAIT_FAILED
+        return WAIT_DONE
 
     def move_wait(self) -> bool:
         """Doosan's mwait: True once no motion runs. Runs in: an ORB thread."""
@@ -184,3 +223,6 @@ class BlendingPlannerServiceImpl(Doosan__POA.BlendingPlannerService):
 
     def checkMotion(self) -> int:
         return self.core.check_motion()
+
+    def waitMotion(self, timeout: float) -> int:
+        return self.core.wait_motion(timeout)

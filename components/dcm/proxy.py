@@ -6,9 +6,12 @@ The seed's Python examples run unchanged once the proxy is obtained::
     dcm.createAlias(["ChestLeds", ["ChestBoard/Led/Red/Actuator/Value", ...]])
     dcm.setAlias(["ChestLeds", "ClearAll", "time-mixed", [[[1.0, dcm.getTime(4000)]], ...]])
 
-The proxy maps the lists onto the typed operations of idl/DCMService.idl. Arguments that
-cannot be what the DCM documents, or cannot travel in the IDL types, raise NAO::DCMError here
-with a reason, before anything is sent: lists of the wrong shape (at any nesting depth),
+The proxy maps the lists onto the typed operations of idl/DCMService.idl. Errors raise
+``DCMError`` with the reason (``.reason``): a RuntimeError, as every NAOqi proxy's errors
+are in NAOqi's Python SDK (so ``except RuntimeError`` catches it), and a NAO::DCMError (so
+code catching the IDL type keeps working); the DCM's own refusals, which arrive as
+NAO::DCMError, are raised as a DCMError too. Arguments that cannot be what the DCM
+documents, or cannot travel in the IDL types, are refused here before anything is sent: lists of the wrong shape (at any nesting depth),
 strings that are not Latin-1 (a CORBA string; lone surrogates included), keys that are not a
 list of strings, times outside [-2^31, 2^32-1] ms, values that are not finite numbers.
 Everything else is validated by the DCM itself (a rejected call changes nothing). A DCM that
@@ -32,13 +35,21 @@ NAO = stub_module("NAO")
 OFFSET_SPAN = TIME_MAX - TIME_MIN   # a getTime offset can at most span the time range [ms]
 
 
+class DCMError(NAO.DCMError, RuntimeError):
+    """A call the DCM refuses: a RuntimeError with the reason (``.reason``), as NAOqi's
+    proxies raise, and the service's NAO::DCMError."""
+
+    def __str__(self) -> str:
+        return self.reason
+
+
 @contextmanager
 def _checked() -> Iterator[None]:
-    """The core's shape checks, raised as the service's own exception type."""
+    """The core's shape checks, raised as the proxy's DCMError."""
     try:
         yield
     except DcmError as e:
-        raise NAO.DCMError(str(e)) from None
+        raise DCMError(str(e)) from None
 
 
 def _list(x: Any, where: str) -> list:
@@ -65,13 +76,18 @@ def _str(x: Any, where: str) -> str:
 
 
 def _send(call: Callable[..., Any], *args: Any) -> Any:
-    """Make the remote call; a marshalling refusal of the ORB becomes a DCMError (the
-    checks above should have caught it first). Transport failures pass unchanged."""
+    """Make the remote call; the DCM's refusal and a marshalling refusal of the ORB become
+    a DCMError (the checks above should have caught the latter first). Transport failures
+    pass unchanged."""
     try:
         return call(*args)
+    except NAO.DCMError as e:
+        if isinstance(e, DCMError):
+            raise
+        raise DCMError(e.reason) from None
     except (CORBA.BAD_PARAM, CORBA.DATA_CONVERSION, CORBA.MARSHAL) as e:
-        raise NAO.DCMError(f"the arguments cannot be sent in the IDL types: "
-                           f"{type(e).__name__}") from None
+        raise DCMError(f"the arguments cannot be sent in the IDL types: "
+                       f"{type(e).__name__}") from None
 
 
 class DCMProxy:
@@ -89,8 +105,8 @@ class DCMProxy:
 
     def getTime(self, offset: int = 0) -> int:
         if not _is_int(offset) or not -OFFSET_SPAN <= offset <= OFFSET_SPAN:
-            raise NAO.DCMError(f"getTime: offset must be an int [ms] within +-{OFFSET_SPAN},"
-                               f" got {_show(offset)}")
+            raise DCMError(f"getTime: offset must be an int [ms] within +-{OFFSET_SPAN},"
+                           f" got {_show(offset)}")
         return _send(self.service.getTime, int(offset))
 
     def set(self, commands: Any) -> None:

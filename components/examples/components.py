@@ -73,8 +73,7 @@ class Gain(Component):
 class Recorder(Component):
     """Reads its input every cycle and keeps count, last value, min and max, and counts gaps
     in the stream: a sample stamped more than 1.5 ``stream_period`` after the previous one.
-    With ``log_file`` it keeps the first ``log_size`` samples (stamp and values) and saves
-    them there at on_finalize.
+    To keep every sample in a file, use SampleLogger (simulator.logger) instead.
 
     | port | type | unit | meaning |
     |---|---|---|---|
@@ -84,17 +83,9 @@ class Recorder(Component):
     category = "example"
     stream_period = Param(float, 0.0, unit="s", bounds=(0.0, None),
                           doc="period of the writer's stamps; 0 takes this EC's period")
-    log_file = Param(str, "", read_only=True,
-                     doc="where on_finalize saves the kept samples (.npz: t [s], data); "
-                         "empty: no log")
-    log_size = Param(int, 100_000, bounds=(1, 10_000_000), read_only=True,
-                     doc="samples kept for the log (the first ones)")
 
     def on_initialize(self) -> None:
         self.inp = self.add_in_port("in", TimedDoubleSeq)
-        self._log_t = np.zeros(self.log_size if self.log_file else 0)
-        self._log_data: np.ndarray | None = None   # rows sized by the first sample
-        self.logged = 0
         self.received = 0
         self.gaps = 0
         self.missing = 0
@@ -115,27 +106,10 @@ class Recorder(Component):
                 self.gaps += 1
                 self.missing += int(round((t - self._last_t) / period)) - 1
             self._last_t = t
-            if self.logged < self._log_t.size:
-                self._log(t, d)
             if d.size:
                 self.minimum = min(self.minimum, float(d.min()))
                 self.maximum = max(self.maximum, float(d.max()))
             self.last = d
-
-    def _log(self, t: float, d: np.ndarray) -> None:
-        """Runs in: EC thread; allocates the table once, at the first sample."""
-        if self._log_data is None:
-            self._log_data = np.zeros((self._log_t.size, d.size))
-        if d.size == self._log_data.shape[1]:
-            self._log_t[self.logged] = t
-            self._log_data[self.logged] = d
-            self.logged += 1
-
-    def on_finalize(self) -> None:
-        if self.log_file:
-            data = self._log_data if self._log_data is not None else np.zeros((0, 0))
-            np.savez(self.log_file, t=self._log_t[:self.logged], data=data[:self.logged])
-            self.log.info("%d samples saved to %s", self.logged, self.log_file)
 
     def summary(self) -> str:
         if not self.received:

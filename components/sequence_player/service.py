@@ -11,6 +11,8 @@ and they stop waiting when the component stops executing.
 
 from __future__ import annotations
 
+import math
+import time
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Callable
 
@@ -26,6 +28,8 @@ OpenHRP = stub_module("OpenHRP")
 OpenHRP__POA = stub_module("OpenHRP__POA")
 CALL_TIMEOUT = 5.0      # [s] a command is applied at the next cycle
 POLL = 0.1              # [s] how often a blocking call checks that the component executes
+MAX_WAIT_CHUNK = 60.0   # [s] the longest one waitInterpolationFor call may block
+WAIT_DONE, WAIT_RUNNING, WAIT_FAILED = 0, 1, -1     # waitInterpolationFor's answers
 SPS = OpenHRP.SequencePlayerService
 
 
@@ -58,28 +62,40 @@ class SequencePlayerServiceImpl(OpenHRP__POA.SequencePlayerService):
                            "running?", op, self.comp.instance_name, CALL_TIMEOUT)
         return False
 
-    def _wait(self, op: str, pred: Callable[[], bool]) -> bool:
+    def _holds_now(self, pred: Callable[[], bool]) -> bool:
+        """``pred()`` evaluated in the EC thread (False if no cycle runs it in time)."""
+        try:
+            return bool(self.comp.call(pred, timeout=CALL_TIMEOUT))
+        except FutureTimeout:
+            return False
+
+    def _wait(self, op: str, pred: Callable[[], bool],
+              timeout: float = math.inf) -> bool | None:
         """Block until ``pred`` holds in the EC thread. When the component is not executing
-        nothing will change: True if ``pred`` holds now, else False at once."""
+        nothing will change: True if ``pred`` holds now, else False at once. None when
+        ``pred`` still does not hold after ``timeout`` [s]."""
         if not self.comp.is_executing():
-            try:
-                if self.comp.call(pred, timeout=CALL_TIMEOUT):
-                    return True
-            except FutureTimeout:
-                pass
+            if self._holds_now(pred):
+                return True
             self.log.warning("%s: %s is not executing: not waiting", op,
                              self.comp.instance_name)
             return False
+        end = time.monotonic() + timeout
+        if timeout < POLL and self._holds_now(pred):    # a poll: answered by the next cycle
+            return True
         done = self.comp.when(pred)
         while True:
             try:
-                if done.result(timeout=POLL):
+                if done.result(timeout=max(0.0, min(POLL, end - time.monotonic()))):
                     return True
                 break                                   # released: deactivated, finalised
             except FutureTimeout:
                 if not self.comp.is_executing():
                     done.cancel()
                     break
+                if time.monotonic() >= end:
+                    done.cancel()
+                    return None
         self.log.warning("%s: %s stopped executing while waiting", op,
                          self.comp.instance_name)
         return False
@@ -96,6 +112,19 @@ class SequencePlayerServiceImpl(OpenHRP__POA.SequencePlayerService):
     def waitInterpolationOfGroup(self, gname: str) -> bool:
         return self._wait(f"waitInterpolationOfGroup({gname!r})",
                           lambda: self.core.group_is_empty(gname))
+
+    def waitInterpolationFor(self, gname: str, timeout: float) -> int:
+        """Runs in: an ORB thread."""
+        if not 0.0 <= timeout <= MAX_WAIT_CHUNK:          # NaN fails too
+            self.log.warning("waitInterpolationFor refused: timeout must be 0..%g s, got %r",
+                             MAX_WAIT_CHUNK, timeout)
+            return WAIT_FAILED
+        if gname:
+            got = self._wait(f"waitInterpolationFor({gname!r})",
+                             lambda: self.core.group_is_empty(gname), timeout)
+        else:
+            got = self._wait("waitInterpolationFor", self.core.is_empty, timeout)
+        return WAIT_RUNNING if got is None else WAIT_DONE if got else WAIT_FAILED
 
     def addJointGroup(self, gname: str, jnames: Any) -> bool:
         op = f"addJointGroup({gname!r})"

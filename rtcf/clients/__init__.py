@@ -1,6 +1,7 @@
 """One import path for client code, from any folder: the proxies of the bundled components.
 
     from rtcf.clients import MotionProxy, DCMProxy, BlendingPlannerProxy
+    from rtcf.clients import wait_interpolation     # SequencePlayer, any motion length
     from rtcf.clients.naoqi import ALProxy          # NAOqi scripts: ALProxy("ALMotion", ip, port)
     from rtcf.clients import motion                 # NAOqi's motion module (FRAME_TORSO, ...)
     from rtcf.clients.dsr import *                  # Doosan DRL / DSR_ROBOT2 calls (moveb, ...)
@@ -26,8 +27,10 @@ _EXPORTS = {
     "MotionProxy": "kinematics.proxy",
     "MotionError": "kinematics.proxy",
     "DCMProxy": "dcm.proxy",
+    "DCMError": "dcm.proxy",
     "BlendingPlannerProxy": "blending_planner.proxy",
     "ControllerManagerProxy": "controller_manager.proxy",
+    "wait_interpolation": "sequence_player.proxy",
 }
 
 __all__ = sorted(_EXPORTS) + ["COMPONENTS", "components_on_path"]

@@ -12,12 +12,18 @@ IOR read the way hrpsys's rtm.py does it: connect the port to itself, read
 When nothing answers at ``nameserver`` the error is a :class:`NoNamingService`
 (a ConnectionError) that says so and how to point at another one, not a bare
 CORBA.TRANSIENT.
+
+Waiting for a motion of any length: the ORB gives every client call a timeout (10 s, see
+rtcf.corba.orb), so a proxy never waits for a motion in one call. It calls the service's
+bounded wait (``waitMotion(timeout)``, ``waitInterpolationFor(gname, timeout)``) in chunks
+well under the call timeout through :func:`wait_in_chunks`; a dead or hung server ends the loop with
+the CORBA exception of the first call that fails, after at most one call timeout.
 """
 
 from __future__ import annotations
 
 import socket
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from omniORB import CORBA
 
@@ -25,6 +31,34 @@ from .idl import ensure_stubs, stub_module
 from .naming import NamingClient
 from .nv import from_nvlist
 from .orb import init_orb
+
+
+T = TypeVar("T")
+
+# [s] one bounded wait call: far below the ORB's client call timeout (10 s by default),
+# few enough calls to cost nothing; a quarter of a shorter call timeout
+WAIT_CHUNK = 2.0
+
+
+def wait_chunk() -> float:
+    """[s] the bounded wait per call for this process's ORB (its call timeout / 4, at most
+    WAIT_CHUNK). Runs in: any thread."""
+    from .orb import call_timeout
+    limit = call_timeout()
+    return WAIT_CHUNK if limit <= 0 else min(WAIT_CHUNK, limit / 4)
+
+
+def wait_in_chunks(wait_for: Callable[[float], T], running: Callable[[T], bool],
+                   chunk: float | None = None) -> T:
+    """Call ``wait_for(chunk)`` (a service call that blocks at most ``chunk`` [s], default
+    :func:`wait_chunk`) until ``running(result)`` is false, and return that result. The
+    server's own limits (a motion that outlives its plan, a component that stops executing)
+    end the wait; a CORBA exception of any call propagates. Runs in: the caller's thread."""
+    chunk = wait_chunk() if chunk is None else chunk
+    while True:
+        got = wait_for(chunk)
+        if not running(got):
+            return got
 
 
 class NoNamingService(ConnectionError):

@@ -16,7 +16,7 @@ from typing import Any
 from omniORB import CORBA  # noqa: F401  (re-exported for the other corba modules)
 
 __all__ = ["init_orb", "shutdown_orb", "get_orb", "root_poa", "object_to_string",
-           "string_to_object", "orb_args"]
+           "string_to_object", "orb_args", "call_timeout"]
 
 DEFAULT_CALL_TIMEOUT_MS = 10000
 DEFAULT_CONNECT_TIMEOUT_MS = 1000
@@ -24,6 +24,7 @@ DEFAULT_CONNECT_TIMEOUT_MS = 1000
 _lock = threading.Lock()
 _orb: Any = None
 _poa: Any = None
+_call_timeout_ms = DEFAULT_CALL_TIMEOUT_MS      # what the ORB was given (0: none)
 
 
 def _endpoint_args(spec: str) -> list[str]:
@@ -61,11 +62,13 @@ def orb_args(conf: dict[str, str]) -> list[str]:
 def init_orb(conf: dict[str, str] | None = None) -> Any:
     """The process's ORB, created on the first call (later calls return it and ignore conf);
     the root POA is activated."""
-    global _orb, _poa
+    global _orb, _poa, _call_timeout_ms
     with _lock:
         if _orb is None:
+            args = orb_args(conf or {})
+            timeout_ms = _option(args, "-ORBclientCallTimeOutPeriod", _call_timeout_ms)
             try:
-                orb = CORBA.ORB_init(orb_args(conf or {}), CORBA.ORB_ID)
+                orb = CORBA.ORB_init(args, CORBA.ORB_ID)      # removes the options it took
                 poa = orb.resolve_initial_references("RootPOA")   # opens the endpoints
                 poa._get_the_POAManager().activate()
             except CORBA.INITIALIZE:
@@ -75,8 +78,23 @@ def init_orb(conf: dict[str, str] | None = None) -> Any:
                     f"{(conf or {}).get('corba.endpoints', '')!r} (an address of this host "
                     "and a free port, or all) with corba.args "
                     f"{(conf or {}).get('corba.args', '')!r}") from None
-            _orb, _poa = orb, poa
+            _orb, _poa, _call_timeout_ms = orb, poa, timeout_ms
         return _orb
+
+
+def _option(args: list[str], name: str, default: int) -> int:
+    """The integer value of the last ``name`` in an ORB_init argument list."""
+    try:
+        k = len(args) - 1 - args[::-1].index(name)
+        return int(args[k + 1])
+    except (ValueError, IndexError):
+        return default
+
+
+def call_timeout() -> float:
+    """[s] the client call timeout the process's ORB was given (0: none). Runs in: any
+    thread."""
+    return _call_timeout_ms / 1000.0
 
 
 def get_orb() -> Any:

@@ -65,6 +65,11 @@ def test_naoqi_script_runs_against_the_system(module_launch, tmp_path):
     assert lines["Sensors"] == ["CameraTop", "CameraBottom"]
     assert "CameraTop" in lines and "numpy" in lines
     assert "unknown body name 'Tail'" in r.stdout
+    # ALProxy("DCM"): the DCM's refusal and the proxy's own are RuntimeErrors too
+    dcm_errors = [ln for ln in r.stdout.splitlines() if ln.startswith("DCMRuntimeError")]
+    assert len(dcm_errors) == 2, r.stdout
+    assert "ChestBoard/Led/Purple/Actuator/Value" in dcm_errors[0]
+    assert "set: expected [name, updateKind" in dcm_errors[1]
 
 
 def test_drl_moveb_script_runs_against_the_system(module_launch, tmp_path):

@@ -1,7 +1,7 @@
 """Simulation time end to end: `python -m rtcf.manager` on compositions in simulated time.
 
 * determinism: the same composition (a 1 kHz sine generator and gain feeding a 100 Hz
-  recorder through a `new` connector) run twice gives bit-identical recorder logs;
+  SampleLogger through a `new` connector) run twice gives bit-identical logs;
 * `--duration S` counts simulated seconds (exact sample counts, the final report);
 * the rtc.conf keys switch simulation on and off over the composition's key;
 * a multi-process composition in simulation time is refused with a clear error;
@@ -26,7 +26,7 @@ name: simdet
 components:
   - {type: SineGenerator, module: examples, name: gen, params: {amplitude: 1.0, frequency: 3.0}}
   - {type: Gain, module: examples, name: gain, params: {gain: 2.5}}
-  - {type: Recorder, module: examples, name: rec}
+  - {type: SampleLogger, module: simulator.logger, name: rec}
 connections:
   - {from: gen.out, to: gain.in, subscription_type: flush}
   - {from: gain.out, to: rec.in, subscription_type: new, push_policy: all, buffer.length: 64}
@@ -59,7 +59,7 @@ def run_manager(tmp: Path, yaml_text: str, *overrides: str, duration: float | No
 def recorded(tmp: Path, name: str, yaml_text: str, *overrides: str,
              duration: float = 2.0) -> tuple[dict, str]:
     log = tmp / f"{name}.npz"
-    cp = run_manager(tmp, yaml_text, f"example.rec.conf.default.log_file:{log}", *overrides,
+    cp = run_manager(tmp, yaml_text, f"simulation.rec.conf.default.path:{log}", *overrides,
                      duration=duration)
     assert cp.returncode == 0, cp.stderr[-3000:]
     with np.load(log) as z:

@@ -36,7 +36,7 @@ from rtcf.testing import Harness
 
 from dcm.component import DCM
 from dcm.timeline import DcmError
-from dcm.proxy import DCMProxy
+from dcm.proxy import DCMError, DCMProxy
 
 NAO = stub_module("NAO")
 EPS = 1e-9
@@ -794,6 +794,9 @@ def _assert_rejected(rig: Rig, call, arg) -> str:
     assert after == before, "a rejected call changed the DCM"
     reason = ei.value.reason
     assert isinstance(reason, str) and len(reason) > 5, reason
+    if arg is rig.dcm:      # NAOqi's proxies raise RuntimeError: so does DCMProxy
+        assert isinstance(ei.value, RuntimeError), type(ei.value)
+        assert type(ei.value) is DCMError and str(ei.value) == reason
     # the DCM keeps running and the state is still what it was
     rig.step(1)
     assert rig.h.state == LifeCycleState.ACTIVE

@@ -34,12 +34,27 @@ def main(robotIP, PORT=9559):
     print("numpy", " ".join("%.6f" % v for v in result))
 
     # ALMotion raises RuntimeError for what it refuses
+    refused = 0
     try:
         motionProxy.getPosition("Tail", motion.FRAME_TORSO, True)
     except RuntimeError as e:
         print("RuntimeError", e)
-        return 0
-    return 1
+        refused += 1
+
+    # The DCM too: a key it does not have, and a command of the wrong shape
+    dcm = ALProxy("DCM", robotIP, PORT)
+    dcm.set(["ChestBoard/Led/Red/Actuator/Value", "Merge", [[1.0, dcm.getTime(100)]]])
+    try:
+        dcm.set(["ChestBoard/Led/Purple/Actuator/Value", "Merge", [[1.0, dcm.getTime(0)]]])
+    except RuntimeError as e:
+        print("DCMRuntimeError", e)
+        refused += 1
+    try:
+        dcm.set(["ChestBoard/Led/Red/Actuator/Value", "Merge"])
+    except RuntimeError as e:
+        print("DCMRuntimeError", e)
+        refused += 1
+    return 0 if refused == 3 else 1
 
 
 if __name__ == "__main__":

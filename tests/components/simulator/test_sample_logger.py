@@ -1,0 +1,57 @@
+"""SampleLogger, the one recorder of samples to .npz (the examples' Recorder keeps only
+statistics): every sample in order with its stamp, samples of another width or beyond
+max_samples counted as dropped, the file written at deactivation, the digest of two equal
+streams equal."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rtcf import TimedDoubleSeq
+from rtcf.testing import Harness
+
+from simulator.logger import SampleLogger
+
+
+def sample(t: float, values) -> TimedDoubleSeq:
+    s = TimedDoubleSeq(data=np.asarray(values, dtype=float))
+    s.tm.sec, s.tm.nsec = int(t), int(round((t - int(t)) * 1e9))
+    return s
+
+
+def run(tmp_path, name: str, rows, **params):
+    path = tmp_path / f"{name}.npz"
+    h = Harness(SampleLogger, params={"path": str(path), **params}, rate=100)
+    try:
+        h.activate()
+        for k, row in enumerate(rows):
+            h.write("in", sample(0.01 * k, row))
+            h.step()
+        h.deactivate()
+        with np.load(path) as z:
+            return {k: z[k] for k in z.files}, h.comp
+    finally:
+        h.close()
+
+
+def test_every_sample_with_its_stamp_is_written_at_deactivation(tmp_path):
+    rows = [[k, 2.0 * k, -k] for k in range(5)]
+    got, comp = run(tmp_path, "a", rows)
+    assert np.array_equal(got["data"], np.array(rows, dtype=float))
+    assert np.allclose(got["t"], 0.01 * np.arange(5), atol=1e-9)
+    assert comp.count == 5 and comp.dropped == 0
+
+
+def test_other_widths_and_overflow_are_dropped_and_counted(tmp_path):
+    rows = [[1.0, 2.0], [3.0], [4.0, 5.0], [6.0, 7.0], [8.0, 9.0]]
+    got, comp = run(tmp_path, "b", rows, max_samples=3)
+    assert got["data"].tolist() == [[1.0, 2.0], [4.0, 5.0], [6.0, 7.0]]
+    assert comp.dropped == 2                # the narrow sample, the one beyond max_samples
+
+
+def test_equal_streams_have_equal_digests(tmp_path):
+    rows = [[np.sin(k), np.cos(k)] for k in range(20)]
+    _, a = run(tmp_path, "c", rows)
+    _, b = run(tmp_path, "d", rows)
+    _, c = run(tmp_path, "e", rows[:-1] + [[0.0, 0.0]])
+    assert a.digest() == b.digest() != c.digest()
