@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import wait_until
+from integration_support import wait_until
 
 COMPOSITION = """\
 name: blending_only

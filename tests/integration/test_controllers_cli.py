@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HOST
+from integration_support import HOST
 
 CLI = Path(sys.executable).parent / "rtcf-controllers"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HOST, rtsh, wait_until
+from integration_support import HOST, rtsh, wait_until
 
 CLI = Path(sys.executable).parent / "rtcf-controllers"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HOST, ManagerProcess, naming_client, stubs
+from integration_support import HOST, ManagerProcess, naming_client, stubs
 from test_sequence_player_corba import compile_hrpsys_stubs
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,7 +21,7 @@ import omniORB
 import pytest
 from omniORB import CORBA
 
-from conftest import wait_until
+from integration_support import wait_until
 
 COMPOSITION = """\
 name: long_waits

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import wait_until
+from integration_support import wait_until
 
 from rtcf.corba.client import get_service
 from rtcf.corba.idl import stub_module

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT
+from integration_support import ROOT
 
 DOC = ROOT / "docs" / "writing-controllers.md"
 BLOCK = re.compile(r"(?:<!-- doc-test: (\w+) -->\n)?```(\w+)\n(.*?)```", re.S)
