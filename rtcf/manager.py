@@ -500,7 +500,8 @@ class Manager:
         timeout = rtcconf.get_float(self.conf, "exec_cxt.transition_timeout", 0.5, ge=0)
         factor = self.simulation_factor(composition)
         if factor is not None and self.time_base is None:
-            self.time_base = SimTimeBase(factor)
+            self.time_base = SimTimeBase(factor, spin=spin, spin_yield=spin_yield,
+                                         sched_fifo=fifo)
             if self.sim_stop_at is not None:
                 self.time_base.set_stop_time(self.sim_stop_at)
             enable_process_simulation(self.time_base)
