@@ -345,4 +345,3 @@ def test_remove_component_at_run_time(make_spy, periodic_ec):
     assert ec.members() == [other]
     assert ec.get_component_state(spy) is S.CREATED
     assert spy.ecs == []
-
