@@ -40,8 +40,9 @@ class Simulator(Component):
     Activation puts the robot back to its initial posture at rest (a floating robot standing
     on the floor) with the servos at the `stiffness` parameter; the physics is created at
     the first activation, for the EC's period.
-    Each cycle writes the sensors of the current state (stamped with the cycle's time),
-    then applies the newest commands and advances the physics by one EC period (the period
+    Each cycle writes the sensors of the current state (stamped with the cycle's time; every
+    out port's value is refreshed, the ports in use are written), then applies the newest
+    commands and advances the physics by one EC period (the period
     must be a multiple of the model's 1 ms timestep). A command sample that is malformed
     (wrong length, NaN, stiffness outside [0, 1]) is refused whole with a throttled warning
     naming it; the previous command stays.
