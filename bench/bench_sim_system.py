@@ -7,9 +7,11 @@
    simulated seconds / wall seconds, and the wall time per cycle.
 2. ``realtime``: real time, nao_sim at 100 Hz and arm_sim at 1 kHz, each round next to
    ``cyclictest`` at the same interval for as long, two ways:
-   * simulation time paced at factor 1 (the compositions' own setting), in process: the time
-     base's wall lateness of each cycle (SimulationEC stats), cycles later than one period,
-     the achieved factor;
+   * simulation time paced at factor 1 (the compositions' own setting), in process, with
+     the project's rtc.conf and the same -o overrides as the wall-clock run (spin window,
+     SCHED_FIFO): over ``--seconds`` after ``--warmup``, the time base's wall lateness of
+     each cycle (SimulationEC stats), cycles later than one period, the achieved factor, the
+     process's CPU;
    * the same composition on wall-clock periodic ECs through scripts/run
      (``-o rtcf.simulation.enable:NO``: its own process, CORBA, the EC trace on;
      bench/bench_system.py's runner and table: overruns, lateness p50 / p99 / p99.9 / max,
@@ -96,15 +98,18 @@ def fast_scripts_run(name: str, seconds: float) -> list:
             sim_s / wall_s, None]
 
 
-def paced_in_process(name: str, seconds: float) -> list:
-    """Simulation time at factor 1 in this process for ``seconds`` of wall time: a row of
-    the realtime table (lateness of the paced cycles against the wall clock)."""
+def paced_in_process(name: str, seconds: float, warmup: float, overrides: list[str]) -> list:
+    """Simulation time at factor 1 in this process: a row of the realtime table (lateness of
+    the paced cycles against the wall clock over ``seconds`` after ``warmup``). The
+    configuration is the project's rtc.conf with the same ``-o`` overrides as the wall-clock
+    run next to it (its spin window and SCHED_FIFO setting apply to both)."""
     from rtcf import rtcconf
     from rtcf.composition import load_composition
     from rtcf.manager import Manager
-    conf = rtcconf.merge_conf(rtcconf.defaults(), {
-        "manager.modules.load_path": str(ROOT / "components"),
-        "rtcf.simulation.enable": "YES", "rtcf.simulation.real_time_factor": "1"})
+    conf = rtcconf.merge_conf(rtcconf.defaults(), rtcconf.load_conf(ROOT / "rtc.conf"))
+    conf = rtcconf.apply_overrides(conf, list(overrides) + [
+        f"manager.modules.load_path:{ROOT / 'components'}",
+        "rtcf.simulation.enable:YES", "rtcf.simulation.real_time_factor:1"])
     m = Manager(conf, corba=False)
     comp = load_composition(SYSTEMS[name])
     for c in comp.components:
@@ -112,19 +117,24 @@ def paced_in_process(name: str, seconds: float) -> list:
             c.params["path"] = ""
     m.build(comp)
     try:
+        ec = next(iter(m.ecs.values()))
+        time.sleep(warmup)
+        c0, cpu0, w0 = ec.cycles, time.process_time(), time.monotonic()
         time.sleep(seconds)
+        c1 = ec.cycles
+        cpu = 100.0 * (time.process_time() - cpu0) / (time.monotonic() - w0)
         tb = m.time_base
         st = tb.stats()
-        ec = next(iter(m.ecs.values()))
-        n = min(ec.cycles, len(ec._lateness))
-        late = np.sort(ec._lateness[:n]) * 1e6
+        n = min(c1 - c0, len(ec._lateness))
+        late = np.sort(ec._lateness[np.arange(c1 - n, c1) % len(ec._lateness)]) * 1e6
     finally:
         m.shutdown()
     p = np.percentile(late, bench_system.PS)
     over = int(np.sum(late > ec.period * 1e6))
-    return [f"{name} sim time x1 (in process), achieved x{st['achieved_factor']:.3f}", 1, n,
-            over, p[0], p[1], p[2], float(late[-1]), int(np.sum(late > bench_system.LATE_US)),
-            None]
+    fifo = " FIFO" if st.get("fifo") else ""
+    return [f"{name} sim time x1{fifo} (in process), achieved x{st['achieved_factor']:.3f}", 1,
+            n, over, p[0], p[1], p[2], float(late[-1]),
+            int(np.sum(late > bench_system.LATE_US)), cpu]
 
 
 def median_col(rows: list, k: int) -> float | None:
@@ -147,7 +157,7 @@ def realtime_rounds(name: str, seconds: float, rounds: int, warmup: float,
         cyc = []
         paced = []
         for rnd in range(1, rounds + 1):
-            row = paced_in_process(name, seconds)
+            row = paced_in_process(name, seconds, warmup, overrides)
             row[1] = rnd
             rows.append(row)
             paced.append(row)
@@ -179,7 +189,7 @@ def realtime_rounds(name: str, seconds: float, rounds: int, warmup: float,
             summary.append([f"{name} ({rate:g} Hz), simulation time x1",
                             f"{int(median_col(paced, 3))} late > 1 period",
                             median_col(paced, 4), median_col(paced, 5), cyc_p50, cyc_p99,
-                            None, cyc_cpu])
+                            median_col(paced, 9), cyc_cpu])
     return rows, summary
 
 

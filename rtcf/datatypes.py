@@ -192,7 +192,7 @@ def _make_assigner(cls: type) -> Any:
                 lines.extend([
                     f"    s = src.{attr}; d = dst.{attr}",
                     "    if type(s) is np.ndarray and s.shape == d.shape:",
-                    "        copyto(d, s, casting='unsafe')",
+                    "        d[...] = s",        # as copyto(casting='unsafe'), a third of its cost
                     "    else:",
                     f"        dst.{attr} = np.array(s, dtype={dt}).reshape(-1)",
                 ])
@@ -225,7 +225,7 @@ def _build() -> None:
         })
         TYPES[name] = cls
     for cls in TYPES.values():
-        _ASSIGNERS[cls] = _make_assigner(cls)
+        _ASSIGNERS[cls] = cls.assign = _make_assigner(cls)   # no lookup per call
 
 
 _build()

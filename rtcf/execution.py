@@ -53,6 +53,38 @@ def check_rate(rate: object) -> str | None:
     return None
 
 
+def spin_until(now: Callable[[], float], deadline: float, yield_gil: bool = False) -> float:
+    """Busy-wait until ``now()`` reaches ``deadline`` and return that reading: the last part
+    of a precise release, after a timed wait that ends a spin window before the deadline
+    (PeriodicEC, and the paced simulation time base). With ``yield_gil`` each turn calls
+    time.sleep(0), which lets other Python threads (ORB calls) take the GIL. Runs in: the
+    caller's thread."""
+    t = now()
+    if yield_gil:
+        sleep0 = time.sleep
+        while t < deadline:
+            sleep0(0)
+            t = now()
+    else:
+        while t < deadline:
+            t = now()
+    return t
+
+
+def set_thread_fifo(enable: bool, priority: int = 50) -> bool:
+    """Put the calling thread under SCHED_FIFO at ``priority`` (enable) or back under
+    SCHED_OTHER; True when the thread runs under SCHED_FIFO afterwards (False where it is
+    not permitted: the thread then runs as a normal one). Runs in: the thread itself."""
+    try:
+        if enable:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+            return True
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except (PermissionError, OSError, AttributeError):
+        pass
+    return False
+
+
 class Member:
     """A component's place in one EC: its state there, pending requests and timing."""
 
@@ -742,11 +774,7 @@ class PeriodicEC(ExecutionContext):
     def _enter_realtime(self) -> None:
         if not self.sched_fifo:
             return
-        try:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.priority))
-            self.realtime = True
-        except (PermissionError, OSError, AttributeError):
-            self.realtime = False  # not permitted here: run as a normal thread
+        self.realtime = set_thread_fifo(True, self.priority)  # False: a normal thread
 
     def _run(self) -> None:
         self._thread_ident = threading.get_ident()
@@ -760,7 +788,6 @@ class PeriodicEC(ExecutionContext):
         trace = self.trace
         if trace is not None:
             trace.open_thread()
-        sleep0 = time.sleep
         policy = self.overrun_policy
         virtual = isinstance(clock, ManualClock)
         try:
@@ -799,13 +826,8 @@ class PeriodicEC(ExecutionContext):
                 woke = now
                 if trace is not None:
                     trace.after_sleep(slept)
-                if self.spin_yield:
-                    while now < deadline:      # sleep(0) lets ORB threads take the GIL
-                        sleep0(0)
-                        now = clock.now()
-                else:
-                    while now < deadline:
-                        now = clock.now()
+                if now < deadline:
+                    now = spin_until(clock.now, deadline, self.spin_yield)
                 i = self.cycles % HISTORY
                 self._lateness[i] = now - deadline
                 if self._last_start is not None:

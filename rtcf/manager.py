@@ -500,7 +500,8 @@ class Manager:
         timeout = rtcconf.get_float(self.conf, "exec_cxt.transition_timeout", 0.5, ge=0)
         factor = self.simulation_factor(composition)
         if factor is not None and self.time_base is None:
-            self.time_base = SimTimeBase(factor)
+            self.time_base = SimTimeBase(factor, spin=spin, spin_yield=spin_yield,
+                                         sched_fifo=fifo)
             if self.sim_stop_at is not None:
                 self.time_base.set_stop_time(self.sim_stop_at)
             enable_process_simulation(self.time_base)
@@ -621,8 +622,13 @@ class Manager:
             if isinstance(ec, SimulationEC):
                 st = ec.stats()
                 worst = max((m["exec_max"] for m in st["members"].values()), default=0.0)
+                paced = ""
+                if self.time_base is not None and self.time_base.real_time_factor > 0:
+                    paced = (f", paced: wall lateness p99 {st['lateness_p99'] * 1e6:.1f} us "
+                             f"max {st['lateness_max'] * 1e6:.1f} us"
+                             f"{' (SCHED_FIFO)' if self.time_base.fifo else ''}")
                 lines.append(f"{ec.name}: {ec.cycles} cycles at {ec.rate:g} Hz of simulated "
-                             f"time, longest member cycle {worst * 1e6:.1f} us (wall)")
+                             f"time, longest member cycle {worst * 1e6:.1f} us (wall){paced}")
                 continue
             st = ec.stats()
             if getattr(ec, "ticked", False):

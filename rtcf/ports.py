@@ -477,6 +477,12 @@ class Port:
             except Exception:
                 get_logger().exception("listener of %s failed", self.full_name)
 
+    def in_use(self) -> bool:
+        """True when a connector or a listener would see this port's reads or writes: a
+        component may skip reading or writing a port that is not in use (nothing could
+        arrive or be delivered). Runs in: any thread."""
+        return bool(self.connectors) or bool(self._listeners)
+
     def disconnect_all(self) -> None:
         for cid in list(self.connectors):
             disconnect(cid, self)

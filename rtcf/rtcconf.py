@@ -277,7 +277,7 @@ _DEFAULTS: dict[str, str] = {
     "exec_cxt.sync_transition": "YES",
     "exec_cxt.transition_timeout": "0.5",
     # rtcf keys: busy-wait this long before each deadline (0 disables spinning), and run the
-    # EC thread under SCHED_FIFO.
+    # EC thread under SCHED_FIFO (also the paced simulation time base's thread).
     "exec_cxt.periodic.spin_us": "200",
     "exec_cxt.periodic.sched_fifo": "NO",
     # release the GIL while spinning (time.sleep(0)); measured: it delays the EC itself

@@ -52,10 +52,10 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from .clock import Clock, MonotonicClock
+from .clock import Clock, ManualClock, MonotonicClock
 from .component import Component, _run_command
 from .errors import ConfigError, show_value
-from .execution import HISTORY, ExecutionContext
+from .execution import HISTORY, ExecutionContext, set_thread_fifo, spin_until
 from .lifecycle import LifeCycleState, ReturnCode
 from .log import get_logger
 
@@ -109,23 +109,41 @@ class SimTimeBase:
     """Simulated time and the one thread that runs every SimulationEC of it in lockstep.
 
     ``real_time_factor``: 0 runs cycles back to back, F > 0 paces simulated time at F times
-    the wall clock. ``wall_clock``: what pacing reads (a ManualClock in tests).
+    the wall clock. ``wall_clock``: what pacing reads (a ManualClock in tests). Paced, each
+    instant is released as a PeriodicEC releases a cycle: a timed wait until ``spin``
+    seconds before its wall-clock time, then a busy-wait to it (``spin_yield``: releasing the
+    GIL while spinning; ``spin`` 0: the timed wait only; never on a ManualClock), and with
+    ``sched_fifo`` the thread runs under SCHED_FIFO at ``priority`` while it paces (not while
+    it runs flat out: factor 0, advance()), where permitted.
 
     Runs in: the public methods may be called from any thread unless said otherwise.
     """
 
     def __init__(self, real_time_factor: float = 1.0, *, wall_clock: Clock | None = None,
-                 name: str = "sim"):
+                 name: str = "sim", spin: float = 200e-6, spin_yield: bool = False,
+                 sched_fifo: bool = False, priority: int = 50):
         problem = check_factor(real_time_factor)
         if problem:
             raise ConfigError(f"simulation time: real_time_factor: {problem}, got "
                               f"{show_value(real_time_factor)}")
+        ok = isinstance(spin, (int, float, np.integer, np.floating)) \
+            and not isinstance(spin, bool) and 0.0 <= float(spin) < INF
+        if not ok:
+            raise ConfigError(f"simulation time: spin: expected a number of seconds >= 0, "
+                              f"got {show_value(spin)}")
         self.name = name
         self.log = get_logger(f"simtime.{name}")
         self.now = 0.0                      # written by the time base thread only
         self.clock = SimClock(self)
         self._factor = float(real_time_factor)
         self._wall = wall_clock or MonotonicClock()
+        # a ManualClock moves only when told: spinning on it would never end
+        self.spin = 0.0 if isinstance(self._wall, ManualClock) else float(spin)
+        self.spin_yield = bool(spin_yield)
+        self.sched_fifo = bool(sched_fifo)
+        self.priority = int(priority)
+        self.fifo = False                   # the thread runs under SCHED_FIFO now
+        self._fifo_asked = False            # what the thread last asked for
         self._paused = False
         self._holds = 0
         self._target: float | None = None   # advance(): stop here, stay paused
@@ -306,6 +324,7 @@ class SimTimeBase:
         return {"now": self.now, "real_time_factor": self._factor, "paused": self._paused,
                 "held": self._holds > 0, "instants": self.instants, "resyncs": self.resyncs,
                 "lateness_max": self.lateness_max, "wall": wall, "wall_elapsed": elapsed,
+                "fifo": self.fifo,
                 "achieved_factor": self.now / elapsed if elapsed > 0 else 0.0,
                 "ecs": [ec.name for ec in self._ecs]}
 
@@ -375,6 +394,7 @@ class SimTimeBase:
     def _main(self) -> None:
         me = threading.current_thread()
         ident = self._ident = threading.get_ident()
+        self.fifo = self._fifo_asked = False     # a new thread starts as a normal one
         try:
             self._loop()
         except BaseException:
@@ -451,16 +471,25 @@ class SimTimeBase:
             reach = t >= limit - EPS          # no cycle before the limit: time reaches it
             lateness = 0.0
             factor = self._factor
-            if factor > 0.0 and target is None:   # paced (an advance runs unpaced)
+            paced = factor > 0.0 and target is None   # an advance runs unpaced
+            if self.sched_fifo and paced is not self._fifo_asked:
+                self._fifo_asked = paced
+                self.fifo = set_thread_fifo(paced, self.priority)
+            if paced:
                 at = limit if reach else t
                 w = wall.now()
                 if not self._anchored:
                     self._anchor_wall, self._anchor_sim = w, at
                     self._anchored = True
-                left = self._anchor_wall + (at - self._anchor_sim) / factor - w
-                if left > 0.0:
-                    self._idle(left)
+                due = self._anchor_wall + (at - self._anchor_sim) / factor
+                left = due - w
+                spin = 0.0 if reach else self.spin    # the stop time needs no precision
+                if left > spin:
+                    self._idle(left - spin)           # wakes early for requests, calls
                     continue
+                if left > 0.0:                        # PeriodicEC's release: spin to it
+                    w = spin_until(wall.now, due, self.spin_yield)
+                    left = due - w
                 lateness = -left
                 if lateness > RESYNC_LAG:
                     self.resyncs += 1

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from rtcf import Component, Param, ReadStatus, TimedDoubleSeq
-from rtcf.datatypes import stamp
 from rtcf.log import Throttled
 from rtcf.services import ServicePort
 
@@ -41,8 +40,9 @@ class Simulator(Component):
     Activation puts the robot back to its initial posture at rest (a floating robot standing
     on the floor) with the servos at the `stiffness` parameter; the physics is created at
     the first activation, for the EC's period.
-    Each cycle writes the sensors of the current state (stamped with the cycle's time),
-    then applies the newest commands and advances the physics by one EC period (the period
+    Each cycle writes the sensors of the current state (stamped with the cycle's time; every
+    out port's value is refreshed, the ports in use are written), then applies the newest
+    commands and advances the physics by one EC period (the period
     must be a multiple of the model's 1 ms timestep). A command sample that is malformed
     (wrong length, NaN, stiffness outside [0, 1]) is refused whole with a throttled warning
     naming it; the previous command stays.
@@ -147,17 +147,21 @@ class Simulator(Component):
             self._saturations_seen = sim.saturations
 
     def _read_commands(self) -> None:
+        """The newest sample of each command port in use (an unconnected port has none)."""
         sim = self.sim
-        if self.stiff_in.read_newest() is ReadStatus.NEW:
-            self._take_stiffness(self.stiff_in.value.data)
-        if self.q_in.read_newest() is ReadStatus.NEW:
+        port = self.stiff_in
+        if port.in_use() and port.read_newest() is ReadStatus.NEW:
+            self._take_stiffness(port.value.data)
+        port = self.q_in
+        if port.in_use() and port.read_newest() is ReadStatus.NEW:
             try:
-                sim.set_position_targets(self.q_in.value.data)
+                sim.set_position_targets(port.value.data)
             except SimError as e:
                 self._refuse("qRef", e)
-        if self.tau_in.read_newest() is ReadStatus.NEW:
+        port = self.tau_in
+        if port.in_use() and port.read_newest() is ReadStatus.NEW:
             try:
-                sim.set_torques(self.tau_in.value.data)
+                sim.set_torques(port.value.data)
             except SimError as e:
                 self._refuse("tauRef", e)
 
@@ -180,10 +184,11 @@ class Simulator(Component):
         self._warn.warning("%s: sample refused (%s); the previous command stays", port, e)
 
     def _write(self, t: float) -> None:
+        """Every out port's value refreshed and stamped ``t``; written where in use."""
         s = self.sim.sensors
-        np.copyto(self.q_out.value.data, s.q)
-        np.copyto(self.dq_out.value.data, s.dq)
-        np.copyto(self.tau_out.value.data, s.tau)
+        self.q_out.value.data[:] = s.q
+        self.dq_out.value.data[:] = s.dq
+        self.tau_out.value.data[:] = s.tau
         if self.acc_out is not None:
             a = self.acc_out.value.data
             a.ax, a.ay, a.az = float(s.acc[0]), float(s.acc[1]), float(s.acc[2])
@@ -198,9 +203,14 @@ class Simulator(Component):
             np.copyto(self.rf_out.value.data, s.rfoot)
             z = self.zmp_out.value.data
             z.x, z.y, z.z = float(s.zmp[0]), float(s.zmp[1]), float(s.zmp[2])
+        frac, whole = math.modf(t)               # rtcf.datatypes.stamp, once for all ports
+        sec, nsec = int(whole), int(frac * 1e9)
         for port in self.outs:
-            stamp(port.value, t)
-            port.write()
+            tm = port.value.tm
+            tm.sec = sec
+            tm.nsec = nsec
+            if port.in_use():
+                port.write()
 
     # -- for the servant ---------------------------------------------------------------------
     @property

@@ -32,6 +32,7 @@ FSR_SITES = (("LFoot/FSR/FrontLeft", "LFsrFL_frame"), ("LFoot/FSR/FrontRight", "
 FOOT_SITES = ("l_sole", "r_sole")
 SETTLE_TIME = 1.0          # [s] a floating robot settles on the floor in reset() before t = 0
 PUSH_MAX_DURATION = 60.0   # [s]
+VELOCITY_INSIDE = 1.0 - 1e-9   # a sum of squared ratios this far below 1 cannot hide a rounding
 
 
 class SimError(ValueError):
@@ -51,7 +52,9 @@ def _vector(value, n: int, what: str) -> np.ndarray:
         raise SimError(f"{what}: expected {n} numbers, got {_show(value)}") from None
     if a.shape != (n,):
         raise SimError(f"{what}: expected {n} numbers, got shape {a.shape}: {_show(value)}")
-    if not math.isfinite(float(np.sum(a))):      # no temporary array when all is well
+    # NaN or inf anywhere makes the sum non-finite; Python's sum of a short list costs a
+    # fraction of np.sum's call and never warns
+    if not math.isfinite(sum(a.tolist())):
         raise SimError(f"{what}: expected finite numbers, got {_show(a.tolist())}")
     return a
 
@@ -178,6 +181,10 @@ def check_push(model: SimModel, body, force, duration) -> tuple[np.ndarray, int]
 class Sensors:
     """Preallocated sensor values, refreshed in place by Simulation.step() and reset().
 
+    q, dq, tau, acc, gyro and a floating robot's base_pos, base_quat are read-only views of
+    MuJoCo's own arrays (no copy per step: MuJoCo changes them only in step() and reset());
+    the others are arrays the core computes after each step. Copy what you keep.
+
     q, dq [rad, rad/s], tau [N m] (n,); acc [m/s^2] (proper acceleration, as an
     accelerometer reads it: +9.81 up at rest), gyro [rad/s] (3,), torso frame; torso_rpy
     [rad]; fsr [N] (8,) in fsr_names order; lfoot, rfoot (6,) Fx Fy Fz Tx Ty Tz [N, N m] in
@@ -195,6 +202,13 @@ class Sensors:
                         ("base_rpy", 3), ("base_quat", 4)):
             setattr(self, k, np.zeros(size))
         self.base_quat[0] = 1.0
+
+
+def _read_only(view: np.ndarray) -> np.ndarray:
+    """A read-only view of ``view`` (its base stays writable for MuJoCo and the core)."""
+    v = view.view()
+    v.flags.writeable = False
+    return v
 
 
 def quat_rpy(q, out: np.ndarray) -> None:
@@ -246,17 +260,27 @@ class Simulation:
         self._frc_hi = self._view(m.actuator_forcerange[:, 1], self._servo)
         self._effort = np.array(model.effort_limit)
         self._vlim = np.array(model.velocity_limit)
+        with np.errstate(divide="ignore"):
+            self._inv_vlim = np.where(self._vlim > 0, 1.0 / self._vlim, np.inf)  # inf -> 0
         self._scratch = np.zeros(n)
         self._over = np.zeros(n, dtype=bool)
         # default: the zero posture moved inside the limits (NAO's elbow rolls exclude 0)
         self._initial_q = (np.clip(np.zeros(n), model.lower, model.upper) if initial_q is None
                            else _vector(initial_q, n, "initial_q").copy())
-        self.sensors = Sensors(n)
+        self._neg_effort = -self._effort
         self.saturations = 0
         self.velocity_exceeded = 0
         self._sensor_flag = int(mujoco.mjtDisableBit.mjDSBL_SENSOR)
-        self._acc = self._sensor_adr("acc")
-        self._gyro = self._sensor_adr("gyro")
+        s = self.sensors = Sensors(n)
+        s.q, s.dq, s.tau = (_read_only(v) for v in (self._q_view, self._dq_view,
+                                                     self._tau_view))
+        acc, gyro = self._sensor_adr("acc"), self._sensor_adr("gyro")
+        if acc is not None:
+            s.acc = _read_only(d.sensordata[acc])
+        if gyro is not None:
+            s.gyro = _read_only(d.sensordata[gyro])
+        if model.floating:
+            s.base_pos, s.base_quat = _read_only(d.qpos[0:3]), _read_only(d.qpos[3:7])
         self._root = 1 if m.nbody > 1 else 0
         self._body_ids = {m.body(i).name: i for i in range(1, m.nbody)}
         self._feet = None
@@ -341,11 +365,12 @@ class Simulation:
         """Joint torque inputs [N m], clamped at +-effort_limit (each clamped joint counts
         in `saturations`). Runs in: owner thread. SimError on a wrong length or NaN/inf."""
         t = _vector(tau, self.n, "tau")
-        np.abs(t, out=self._scratch)
-        np.greater(self._scratch, self._effort, out=self._over)
+        c = self._scratch
+        np.minimum(t, self._effort, out=c)
+        np.maximum(c, self._neg_effort, out=c)
+        np.not_equal(c, t, out=self._over)               # the clamped joints
         self.saturations += int(np.count_nonzero(self._over))
-        np.negative(self._effort, out=self._scratch)
-        np.clip(t, self._scratch, self._effort, out=self._ctrl_motor)
+        self._ctrl_motor[:] = c
 
     def push(self, body: str, force, duration: float) -> None:
         """Apply `force` [N] (world frame, at the body's centre of mass) for `duration` [s]
@@ -462,20 +487,18 @@ class Simulation:
     # ------------------------------------------------------------------ sensors
 
     def _read_sensors(self) -> None:
-        d, s = self.mj_data, self.sensors
-        s.q[:] = self._q_view
-        s.dq[:] = self._dq_view
-        s.tau[:] = self._tau_view
-        np.abs(s.dq, out=self._scratch)
-        np.greater(self._scratch, self._vlim, out=self._over)
-        self.velocity_exceeded += int(np.count_nonzero(self._over))
-        if self._acc is not None:
-            s.acc[:] = d.sensordata[self._acc]
-        if self._gyro is not None:
-            s.gyro[:] = d.sensordata[self._gyro]
+        """The computed sensors and counters of the new state (q, dq, tau, the IMU and the
+        base pose are views: nothing to copy)."""
+        u = self._scratch
+        np.multiply(self._dq_view, self._inv_vlim, out=u)
+        # sum (dq_i / limit_i)^2 below 1 means no joint above its limit (the usual case:
+        # one call); else count them (MuJoCo keeps |dq| below 1e10: no overflow)
+        if not u.dot(u) < VELOCITY_INSIDE:
+            np.abs(self._dq_view, out=u)
+            np.greater(u, self._vlim, out=self._over)
+            self.velocity_exceeded += int(np.count_nonzero(self._over))
         if self.model.floating:
-            s.base_pos[:] = d.qpos[0:3]
-            s.base_quat[:] = d.qpos[3:7]
+            s = self.sensors
             quat_rpy(s.base_quat, s.base_rpy)
             s.torso_rpy[:] = s.base_rpy
         if self._feet is not None:

@@ -12,7 +12,7 @@ import pytest
 from rtcf.clock import ManualClock
 from rtcf.component import ECInfo
 from rtcf.errors import ConfigError
-from rtcf.execution import PeriodicEC, SteppedEC
+from rtcf.execution import PeriodicEC, SteppedEC, spin_until
 from rtcf.lifecycle import LifeCycleState, ReturnCode
 
 S = LifeCycleState
@@ -181,6 +181,20 @@ def test_set_rate_on_a_stepped_ec(make_spy):
 
 
 # -- PeriodicEC --------------------------------------------------------------------------------
+
+def test_spin_until_reads_the_clock_until_the_deadline(monkeypatch):
+    """The shared busy-wait of PeriodicEC and the paced simulation time base: it returns the
+    first reading at or past the deadline; with yield_gil it calls time.sleep(0) between
+    readings (other threads may take the GIL), without it never."""
+    for yield_gil in (False, True):
+        readings = iter([1.0, 1.5, 1.9, 2.0, 2.5])
+        sleeps = []
+        monkeypatch.setattr(time, "sleep", lambda s: sleeps.append(s))
+        assert spin_until(lambda: next(readings), 2.0, yield_gil) == 2.0
+        assert next(readings) == 2.5                  # no reading after the deadline's
+        assert sleeps == ([0, 0, 0] if yield_gil else [])
+        assert spin_until(lambda: 3.0, 2.0, yield_gil) == 3.0    # already past: one reading
+
 
 def test_periodic_ec_runs_near_its_rate(make_spy, periodic_ec, wait_for):
     ec = periodic_ec(200.0, name="p200")

@@ -62,9 +62,9 @@ class Rig:
     ``stop_at`` as the stop time."""
 
     def __init__(self, factor=0.0, rates=(1000.0, 100.0), wall=None, activate=True,
-                 paused=True, stop_at=None):
+                 paused=True, stop_at=None, **tb_kw):
         self.journal: list = []
-        self.tb = SimTimeBase(factor, wall_clock=wall)
+        self.tb = SimTimeBase(factor, wall_clock=wall, **tb_kw)
         self.ecs = [SimulationEC(r, f"ec{r:g}", self.tb) for r in rates]
         self.comps = []
         for ec in self.ecs:
@@ -338,6 +338,85 @@ def test_factor_zero_runs_ahead_of_a_frozen_wall_clock(rigs):
     assert r.tb.stop_reached.wait(30)
     assert r.tb.now == 3.0 and wall.now() == 7.0
     assert len(r.execs("t1000")) == 3000 and len(r.execs("t100")) == 300
+
+
+class TickingClock:
+    """A wall clock that moves ``step`` seconds at every reading: not a ManualClock, so the
+    time base spins on it, and a spin ends after a known number of readings."""
+
+    def __init__(self, step: float):
+        self.t = 0.0
+        self.step = step
+        self.reads = 0
+
+    def now(self) -> float:
+        self.t += self.step
+        self.reads += 1
+        return self.t
+
+
+def test_paced_instants_are_released_by_spinning_to_their_wall_time(rigs):
+    """The PeriodicEC's release: with every instant inside the spin window (spin 1 s), the
+    thread never waits on a timer; it reads the wall clock until the instant's wall time,
+    so each cycle starts at it, never before, and less than one clock step after it."""
+    wall = TickingClock(1e-6)
+    r = rigs(1.0, wall=wall, paused=False, stop_at=0.02, spin=1.0)
+    assert r.tb.stop_reached.wait(30)
+    fast, slow = r.ecs
+    assert fast.cycles == 20 and slow.cycles == 2
+    for ec in (fast, slow):
+        late = ec._lateness[:ec.cycles]
+        assert np.all(late >= 0.0) and np.all(late < 1.0001e-6), late
+    assert r.tb.lateness_max < 1.0001e-6
+    assert wall.t == pytest.approx(0.02, abs=1e-4)    # about one reading per microsecond
+    assert r.tb.stats()["fifo"] is False                # not asked for
+
+
+def test_spin_is_checked_and_off_on_a_manual_clock():
+    for bad in (-1e-6, math.nan, math.inf, "x", True):
+        with pytest.raises(ConfigError, match="simulation time: spin: expected a number of "
+                                              "seconds >= 0"):
+            SimTimeBase(1.0, spin=bad)
+    assert SimTimeBase(1.0, spin=5e-4).spin == 5e-4
+    assert SimTimeBase(1.0, wall_clock=ManualClock(0.0), spin=5e-4).spin == 0.0
+
+
+def test_sched_fifo_only_while_paced(rigs, monkeypatch):
+    """SCHED_FIFO is asked for when the thread starts pacing and given back while it runs
+    unpaced (advance, factor 0): a real-time thread running flat out would starve the
+    others. The switch itself is rtcf.execution.set_thread_fifo (replaced here)."""
+    calls = []
+
+    def fake_fifo(enable, priority=50):
+        calls.append((enable, priority))
+        return enable
+    monkeypatch.setattr("rtcf.simtime.set_thread_fifo", fake_fifo)
+    wall = ManualClock(0.0)
+    r = rigs(1.0, wall=wall, paused=False, sched_fifo=True, priority=40)
+    assert r.tb.wait_idle()
+    assert calls == [(True, 40)] and r.tb.stats()["fifo"] is True
+    r.tb.advance(0.005)                                # unpaced, then paused
+    assert calls == [(True, 40), (False, 40)] and r.tb.fifo is False
+    r.tb.resume()
+    assert r.tb.wait_idle()
+    assert calls[-1] == (True, 40) and len(calls) == 3
+    r.tb.set_real_time_factor(0.0)
+    r.tb.set_stop_time(r.tb.now + 0.01)
+    assert r.tb.stop_reached.wait(30)
+    assert calls[-1] == (False, 40) and len(calls) == 4
+
+
+def test_the_manager_gives_the_time_base_the_ec_spin_settings():
+    comp = parse_composition(dict(BASE), "a.yaml")
+    m = Manager(conf("rtcf.simulation.enable:YES", "exec_cxt.periodic.spin_us:50",
+                     "exec_cxt.periodic.spin_yield:YES"), corba=False)
+    try:
+        m._make_ecs(comp)
+        tb = m.time_base
+        assert tb.spin == pytest.approx(50e-6) and tb.spin_yield is True
+        assert tb.sched_fifo is False                     # rtcf's default (rtc.conf: YES)
+    finally:
+        disable_process_simulation()
 
 
 def test_held_time_does_not_advance(rigs):

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from rtcf import ReadStatus, TimedDoubleSeq
+from rtcf import PortEvent, ReadStatus, TimedDoubleSeq
 from rtcf.testing import Harness
 
 from simulator.component import Simulator
@@ -62,6 +62,34 @@ def test_outputs_are_stamped_with_the_cycle_time_and_the_robot_stands(nao):
     assert abs(z.y) < 0.01 and -0.05 < z.x < 0.1
     q = latest(nao, "q")
     assert q.data.shape == (26,) and latest(nao, "tau").data.shape == (26,)
+
+
+def test_only_ports_in_use_are_written_but_every_value_is_current(arm):
+    """An out port without a connection or a listener is not written (nothing would see the
+    sample); its value is still the current state, stamped with the cycle's time."""
+    comp = arm.comp
+    comp.dq_out.disconnect_all()                     # no reader on dq any more
+    q0, dq0 = comp.q_out.writes, comp.dq_out.writes
+    arm.step(4)
+    dq = comp.sim.sensors.dq.copy()                  # the state the next cycle writes
+    arm.step()
+    assert comp.q_out.writes == q0 + 5 and comp.dq_out.writes == dq0
+    np.testing.assert_array_equal(comp.dq_out.value.data, dq)
+    tm = comp.dq_out.value.tm
+    assert tm.sec + tm.nsec * 1e-9 == pytest.approx(arm.now - 0.001, abs=1e-9)
+    seen = []
+    comp.dq_out.add_listener(PortEvent.ON_WRITE, lambda port, cid, sample: seen.append(1))
+    arm.step(2)                                      # a listener puts it in use again
+    assert comp.dq_out.writes == dq0 + 2 and len(seen) == 2
+
+
+def test_sensors_are_read_only_views(arm):
+    s = arm.comp.sim.sensors
+    with pytest.raises(ValueError):
+        s.q[0] = 1.0                                 # MuJoCo's state is not writable here
+    q = s.q.copy()
+    arm.step()
+    assert not np.array_equal(q, s.q)               # the view follows the physics (it falls)
 
 
 def test_qref_moves_a_joint(nao):
