@@ -637,7 +637,9 @@ class ControllerManagerCore:
         loaded, order = self._loaded, self._order
         out = []
         for i, n in enumerate(order):
-            s = loaded[n]
+            s = loaded.get(n)
+            if s is None:     # read between an unload's two assignments: it is gone
+                continue
             out.append(dict(s.stats.as_dict(), name=n, type=s.type_name,
                             state=s.controller.state.name.lower(), position=i,
                             claims=list(s.claims), fallbacks=list(s.fallbacks),

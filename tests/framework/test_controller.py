@@ -463,3 +463,14 @@ def test_unload_reschedules():
     r.core.unload("b")
     assert r.core.list_controllers() == [("a", "Spy", "initialized", 0),
                                          ("c", "Spy", "initialized", 1)]
+
+
+def test_describe_from_another_thread_between_an_unloads_two_assignments():
+    """An unload publishes the new ``_loaded`` and then the new ``_order``; a reader in
+    another thread (the status line, rtcat) between the two must not fail on the name that
+    is gone."""
+    r = Rig()
+    r.load("a")
+    r.load("b")
+    r.core._loaded = {n: s for n, s in r.core._loaded.items() if n != "b"}   # order still has b
+    assert [d["name"] for d in r.core.describe()] == ["a"]
