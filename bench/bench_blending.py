@@ -35,12 +35,12 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "components"))
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import machine_line, percentiles, table  # noqa: E402
 
-from blending_planner.planner import DR_COND_NONE, Request, plan  # noqa: E402
+from rtcf_components.blending_planner.planner import DR_COND_NONE, Request, plan  # noqa: E402
 
 START = (np.zeros(3), np.eye(3))
 
@@ -98,7 +98,7 @@ def bench_plan(runs: int) -> list:
 
 
 def bench_ik(runs: int) -> list:
-    from blending_planner.arm import load_arm
+    from rtcf_components.blending_planner.arm import load_arm
     arm = load_arm("doosan_m1013", "arm", np.eye(4))
     if isinstance(arm, str):
         return [["IK rows skipped", float("nan"), float("nan"), "", arm]]
@@ -120,8 +120,8 @@ def bench_ik(runs: int) -> list:
     rows = [["Arm.solve_path, per sample (4-segment square)", per, float("nan"), "",
              f"{n} samples: {per * n / 1e3:.0f} ms per request"]]
     # the alternative: one pose sampled and one warm-started IK inside the cycle
-    from kinematics import algorithms as alg
-    from blending_planner.geometry import rot_from_quat
+    from rtcf_components.kinematics import algorithms as alg
+    from rtcf_components.blending_planner.geometry import rot_from_quat
     pos, quat = np.empty((1, 3)), np.empty((1, 4))
     state = {"k": 0, "q": ik.q[0]}
 
@@ -139,14 +139,14 @@ def bench_ik(runs: int) -> list:
 
 
 def _zyz(r):
-    from blending_planner.geometry import zyz_from_rot
+    from rtcf_components.blending_planner.geometry import zyz_from_rot
     return list(zyz_from_rot(r))
 
 
 def bench_component(cycles: int) -> list:
-    from blending_planner import BlendingPlanner
+    from rtcf_components.blending_planner import BlendingPlanner
     from rtcf.testing import Harness
-    from blending_planner.planner import DR_COND_NONE as NONE
+    from rtcf_components.blending_planner.planner import DR_COND_NONE as NONE
     h = Harness(BlendingPlanner, rate=100.0)
     h.activate()
     core = h.comp.service.core
@@ -201,9 +201,9 @@ def bench_accuracy(n_random: int) -> list:
     FK and by Pinocchio's (an independent model built from the same chain data), and the
     worst sample of each path against its planned TCP, on the M1013 from its initial
     joints: the spec's examples (TOOL frame), then n_random seeded random blended paths."""
-    from blending_planner import BlendingPlanner
-    from blending_planner.geometry import rot_from_quat
-    from kinematics.algorithms import rotation_log
+    from rtcf_components.blending_planner import BlendingPlanner
+    from rtcf_components.blending_planner.geometry import rot_from_quat
+    from rtcf_components.kinematics.algorithms import rotation_log
     from rtcf.testing import Harness
     pin = None
     try:

@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent), str(HERE.parent / "components"), str(HERE)]
+sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 from bench_ec import LATE_MS, Result, cyclictest_result  # noqa: E402
 from common import US, CpuMeter, machine_line, percentiles, table  # noqa: E402
@@ -65,7 +65,7 @@ from common import US, CpuMeter, machine_line, percentiles, table  # noqa: E402
 from rtcf import PeriodicEC  # noqa: E402
 from rtcf.controller import Controller  # noqa: E402
 
-from controller_manager.component import ControllerManager  # noqa: E402
+from rtcf_components.controller_manager.component import ControllerManager  # noqa: E402
 
 
 class Trivial(Controller):
@@ -251,7 +251,7 @@ def run_manager(n_ctrl: int, seconds: float, rate: float, fifo: bool,
                 ) -> tuple[Result, dict]:
     dcm = dcm_ec = None
     if with_dcm:
-        from dcm.component import DCM
+        from rtcf_components.dcm.component import DCM
         dcm = DCM("DCM0")
         dcm.initialize()
         dcm_ec = PeriodicEC(100.0, name="bench-dcm", sched_fifo=fifo, priority=70,

@@ -258,7 +258,7 @@ class Child:
     def __init__(self, folder: str, n: int):
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
-            [str(ROOT), str(ROOT / "components")] +
+            [str(ROOT)] +
             ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         self.proc = subprocess.Popen(
             [sys.executable, str(Path(__file__).resolve()), "--child", folder, "--n", str(n)],

@@ -35,7 +35,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "components"))
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import machine_line, percentiles, table  # noqa: E402
@@ -58,8 +58,8 @@ def fill(core, t0: int, spacing: int, n: int = 512) -> None:
 
 
 def bench_core(cycles: int) -> list[list]:
-    from dcm.devices import DeviceTable
-    from dcm.timeline import DcmCore
+    from rtcf_components.dcm.devices import DeviceTable
+    from rtcf_components.dcm.timeline import DcmCore
     table_ = DeviceTable.from_model(ROOT / "model" / "nao_h25_v5.yaml")
     rows = []
     for label, spacing in (("empty buffers (hold)", None),
@@ -88,7 +88,7 @@ def bench_core(cycles: int) -> list[list]:
 
 def make_harness():
     from rtcf.testing import Harness
-    from dcm.component import DCM
+    from rtcf_components.dcm.component import DCM
     h = Harness(DCM, rate=100)
     h.activate()
     return h
@@ -138,9 +138,9 @@ def bench_on_execute(cycles: int) -> list[list]:
 
 
 def bench_set_alias(calls: int) -> list[list]:
-    from dcm.devices import DeviceTable
-    from dcm.proxy import DCMProxy
-    from dcm.timeline import DcmCore
+    from rtcf_components.dcm.devices import DeviceTable
+    from rtcf_components.dcm.proxy import DCMProxy
+    from rtcf_components.dcm.timeline import DcmCore
     table_ = DeviceTable.from_model(ROOT / "model" / "nao_h25_v5.yaml")
     names = [f"{j}/Position/Actuator/Value" for j in table_.joint_names]
     rng = np.random.default_rng(0)

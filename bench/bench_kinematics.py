@@ -57,15 +57,15 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "components"))
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "components" / "kinematics"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import US, machine_line, percentiles, table  # noqa: E402
 
-from kinematics import (chain_fk, chain_fk_batch, load_model, position6d,  # noqa: E402
+from rtcf_components.kinematics import (chain_fk, chain_fk_batch, load_model, position6d,  # noqa: E402
                         solve_ik)
-from kinematics.algorithms import rotation_log  # noqa: E402
+from rtcf_components.kinematics.algorithms import rotation_log  # noqa: E402
 
 POS_TOL, ROT_TOL, MAX_ITER, RESTARTS = 1e-4, 1e-3, 200, 8    # solve_ik's defaults
 DAMPING = {"NAO LArm": 1e-4, "M1013 arm": 1e-2}              # Pinocchio DLS, see above
@@ -436,7 +436,7 @@ def breakdown(case: Case, number: int = 20000) -> list[list]:
     formulas, or the q.tolist() that avoids them)."""
     import math
     import timeit
-    from kinematics.algorithms import _fn
+    from rtcf_components.kinematics.algorithms import _fn
     c, model = case.chain, case.model
     q = np.random.default_rng(2).uniform(c.lower, c.upper)
     ql = q.tolist()

@@ -33,7 +33,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "components"))
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import machine_line, percentiles, table  # noqa: E402
@@ -63,8 +63,8 @@ def timed(fn, n: int) -> list[int]:
 
 
 def busy_core(offline: bool):
-    from sequence_player.seqplay import SequencePlayerCore
-    from kinematics.model import load_model
+    from rtcf_components.sequence_player.seqplay import SequencePlayerCore
+    from rtcf_components.kinematics.model import load_model
     names = load_model("nao_h25_v5").joint_names
     core = SequencePlayerCore(names, DT, force_sensors=("lfsensor", "rfsensor"))
     core.add_joint_group("head", ["HeadYaw", "HeadPitch"])
@@ -94,7 +94,7 @@ def cycle_rows(n: int) -> list[list]:
     rows.append(stats("core.step, 8 signals queued + 2 groups", timed(core.step, n),
                       "queue pop: one row copy each"))
     from rtcf.testing import Harness
-    from sequence_player.component import SequencePlayer
+    from rtcf_components.sequence_player.component import SequencePlayer
     with Harness(SequencePlayer, params={"dt": DT}, rate=1 / DT) as h:
         h.activate()
         comp = h.comp
@@ -134,8 +134,8 @@ class SequencePlayerCoreShim:
 
 
 def load_rows(lines: int, runs: int = 5) -> list[list]:
-    from sequence_player.pattern import read_records
-    from sequence_player.seqplay import SequencePlayerCore
+    from rtcf_components.sequence_player.pattern import read_records
+    from rtcf_components.sequence_player.seqplay import SequencePlayerCore
     rows = []
     with tempfile.TemporaryDirectory() as d:
         base = Path(d) / "big"

@@ -39,7 +39,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "components"))
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT))
 
 import bench_system  # noqa: E402
@@ -56,7 +56,7 @@ def rate_of(path: Path) -> float:
 
 def fast_in_process(name: str, seconds: float) -> list:
     """Stepped ECs back to back in this process: [name, mode, sim s, wall s, RTF, us/cycle]."""
-    from simulator.system import SimSystem
+    from rtcf_components.simulator.system import SimSystem
     logs = {"nao_sim": ("qLog", "sensorLog"), "arm_sim": ("qLog", "qRefLog")}[name]
     with SimSystem(SYSTEMS[name], params={k: {"path": ""} for k in logs}) as s:
         s.advance(0.05)                                   # start-up cycles excluded

@@ -38,7 +38,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "components"))
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import mujoco  # noqa: E402
@@ -47,8 +47,8 @@ from common import machine_line, percentiles, table  # noqa: E402
 
 from rtcf import Component, InPort, OutPort, TimedDoubleSeq, connect  # noqa: E402
 from rtcf.testing import Harness  # noqa: E402
-from simulator import SimModel, Simulation  # noqa: E402
-from simulator.component import Simulator  # noqa: E402
+from rtcf_components.simulator import SimModel, Simulation  # noqa: E402
+from rtcf_components.simulator.component import Simulator  # noqa: E402
 
 
 def timed(fn, cycles: int) -> np.ndarray:

@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import difflib
 import importlib
+import importlib.machinery
 import inspect
 import math
 import os
@@ -50,6 +51,9 @@ COMPOSITION_KEY = "rtcf.composition"   # rtcf's own rtc.conf key: the default co
 # scripts/run changes into the repository; it passes the directory the user ran it in here,
 # so that the paths the user typed (composition, -f, -o path keys) mean what they meant.
 CALLER_CWD_ENV = "RTCF_CWD"
+# the bundled component packages: the checkout's components/ folder, imported as the package
+# rtcf_components (rtcf_components.py beside rtcf/); the framework only loads them by name
+BUNDLED_PACKAGE = "rtcf_components"
 BUNDLED_COMPONENTS = Path(__file__).resolve().parents[1] / "components"
 OVERRUN_LOG_INTERVAL = 5.0   # [s] at most one overrun warning per EC in that time
 
@@ -93,10 +97,11 @@ class Manager:
 
     # -- modules and types -------------------------------------------------------------------
     def load_path(self) -> list[Path]:
-        """manager.modules.load_path: entries given with -o are read against the directory
-        the command was typed in, those of an rtc.conf against that file's folder; the
-        project's bundled components folder is always searched after them, so an entry
-        adds a folder and never hides the bundled components."""
+        """manager.modules.load_path, the user's component folders: entries given with -o are
+        read against the directory the command was typed in, those of an rtc.conf against
+        that file's folder. The bundled components are not among them: they are the package
+        ``rtcf_components`` (see :meth:`load_module`); an entry naming their folder (older
+        rtc.conf files list ``./components``) is left out."""
         origin = self.conf.origin.get("manager.modules.load_path", ("", None))[0] \
             if isinstance(self.conf, rtcconf.Conf) else ""
         base = user_path(".") if origin == "-o" else Path(origin).parent
@@ -105,13 +110,36 @@ class Manager:
             p = Path(item).expanduser()
             if not p.is_absolute() and (base / p).is_dir():
                 p = base / p
-            out.append(p.resolve())
-        if BUNDLED_COMPONENTS.is_dir() and BUNDLED_COMPONENTS not in out:
-            out.append(BUNDLED_COMPONENTS)
+            p = p.resolve()
+            if p != BUNDLED_COMPONENTS and p not in out:
+                out.append(p)
         return out
 
+    def _bundled_name(self, name: str) -> str | None:
+        """``rtcf_components.<name>`` when ``name`` (or its first part) is a bundled component
+        package, else None. A module of the same first name in the user's load path is
+        refused rather than either one hiding the other."""
+        first = name.split(".")[0]
+        if first == BUNDLED_PACKAGE:
+            return name
+        if not (BUNDLED_COMPONENTS / first / "__init__.py").is_file():
+            return None
+        user = [str(p) for p in self.load_path()]
+        spec = importlib.machinery.PathFinder.find_spec(first, user) if user else None
+        if spec is not None:
+            err = LookupError(
+                f"module {name!r} names both the bundled {BUNDLED_PACKAGE}.{first} and "
+                f"{spec.origin or (spec.submodule_search_locations or [first])[0]} in the "
+                f"load path: write {BUNDLED_PACKAGE}.{name} for the bundled one, or rename "
+                "yours")
+            err.field = "module"   # type: ignore[attr-defined]
+            raise err
+        return f"{BUNDLED_PACKAGE}.{name}"
+
     def load_module(self, name: str) -> ModuleType:
-        """Import a component module or package from manager.modules.load_path."""
+        """Import a component module or package: a bundled one (``kinematics``,
+        ``simulator.logger``, or spelled ``rtcf_components.kinematics``) from the package
+        ``rtcf_components``, any other from manager.modules.load_path."""
         if name in self._modules:
             return self._modules[name]
         if not isinstance(name, str) or not valid_module_name(name):
@@ -119,26 +147,32 @@ class Manager:
                               "identifiers, e.g. examples or my_pkg.comps)")
             err.field = "module"   # type: ignore[attr-defined]  (check_params reports there)
             raise err
+        requested = name
         name = name[:-3] if name.endswith(".py") else name
-        for p in reversed(self.load_path()):
-            if str(p) not in sys.path:
-                sys.path.insert(0, str(p))
+        bundled = self._bundled_name(name)
+        if bundled is None:
+            for p in reversed(self.load_path()):
+                if str(p) not in sys.path:
+                    sys.path.insert(0, str(p))
+        target = bundled or name
         try:
-            module = importlib.import_module(name)
+            module = importlib.import_module(target)
         except ImportError as e:
-            parts = name.split(".")
+            parts = target.split(".")
             if not isinstance(e, ModuleNotFoundError) or e.name not in {
                     ".".join(parts[:i + 1]) for i in range(len(parts))}:
                 raise _import_failure(name, e) from None   # found, but its imports fail
-            paths = ", ".join(map(str, self.load_path()))
-            err = LookupError(f"cannot import module {name!r} from the load path "
-                              f"({paths}): {e}")
+            where = ", ".join(map(str, self.load_path())) or "empty"
+            err = LookupError(f"cannot import module {name!r}: not a bundled component "
+                              f"({', '.join(bundled_names())}) and not in the load path "
+                              f"({where}): {e}")
             err.field = "module"   # type: ignore[attr-defined]
             raise err from e
         except (Exception, SystemExit) as e:
             # the module's own code failed (raised, a SyntaxError, sys.exit at import): one
             # line naming the module, its file and the error, and nothing started
             raise _import_failure(name, e) from None
+        name = target
         if hasattr(module, "__path__"):
             # a component package keeps its RTC shell in <package>.component
             try:
@@ -148,7 +182,7 @@ class Manager:
                     raise _import_failure(f"{name}.component", e) from None
             except (Exception, SystemExit) as e:
                 raise _import_failure(f"{name}.component", e) from None
-        self._modules[name] = module
+        self._modules[requested] = module
         for _, obj in inspect.getmembers(module, inspect.isclass):
             if issubclass(obj, Component) and obj is not Component:
                 self._types.setdefault(obj.type_name, obj)
@@ -896,6 +930,14 @@ def _child_args(argv: list[str] | None) -> list[str]:
         out.append(a)
     return out
 
+
+
+def bundled_names() -> list[str]:
+    """The short names of the bundled component packages (``dcm``, ``kinematics``, ...)."""
+    if not BUNDLED_COMPONENTS.is_dir():
+        return []
+    return sorted(p.name for p in BUNDLED_COMPONENTS.iterdir()
+                  if (p / "__init__.py").is_file() and p.name.isidentifier())
 
 
 def _import_failure(name: str, e: BaseException) -> LookupError:

@@ -309,7 +309,7 @@ _DEFAULTS: dict[str, str] = {
     "manager.components.preconnect": "",
     "manager.components.preactivation": "",
     "manager.shutdown_on_nortcs": "YES",
-    "manager.modules.load_path": "./components",
+    "manager.modules.load_path": "",
     "manager.modules.preload": "",
     "logger.enable": "YES",
     "logger.log_level": "INFO",

@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "components"))
 
-from blending_planner.proxy import DR_CIRCLE, DR_LINE, BlendingPlannerProxy, posb  # noqa: E402
+from rtcf_components.blending_planner.proxy import DR_CIRCLE, DR_LINE, BlendingPlannerProxy, posb  # noqa: E402
 
 H = 150 * math.sqrt(3)
 EXAMPLES = [
@@ -56,7 +55,7 @@ class LocalPlanner:
     """The same calls as BlendingPlannerProxy on an in-process component (stepped EC)."""
 
     def __init__(self, rate: float):
-        from blending_planner import BlendingPlanner
+        from rtcf_components.blending_planner import BlendingPlanner
         from rtcf.testing import Harness
         self.h = Harness(BlendingPlanner, rate=rate)
         self.h.activate()

@@ -10,9 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "components"))
 
-from controller_manager.proxy import ControllerManagerProxy  # noqa: E402
+from rtcf_components.controller_manager.proxy import ControllerManagerProxy  # noqa: E402
 from rtcf.controller import ControllerError  # noqa: E402
 
 

@@ -15,9 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "components"))
 
-from dcm.proxy import NAO, DCMProxy  # noqa: E402
+from rtcf_components.dcm.proxy import NAO, DCMProxy  # noqa: E402
 
 LEDS = ["ChestBoard/Led/Red/Actuator/Value", "ChestBoard/Led/Green/Actuator/Value",
         "ChestBoard/Led/Blue/Actuator/Value"]

@@ -8,9 +8,8 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "components"))
 
-from kinematics.proxy import MotionProxy  # noqa: E402
+from rtcf_components.kinematics.proxy import MotionProxy  # noqa: E402
 
 
 def main() -> int:

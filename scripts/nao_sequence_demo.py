@@ -25,7 +25,6 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "components"))
 
 LARM = ["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"]
 
@@ -52,7 +51,7 @@ class Demo:
                 meas = self.kin.getPosition(side, 0, True)
                 out.append(f"{side[0]}Hand cmd {_xyz(cmd)} meas {_xyz(meas)}")
             return "  ".join(out)
-        from kinematics.algorithms import chain_fk
+        from rtcf_components.kinematics.algorithms import chain_fk
         q = np.array(self.svc.getReference()[0])
         for side in ("LArm", "RArm"):
             c = self.model.chain(side)
@@ -82,11 +81,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-kinematics", action="store_true",
                     help="compute the hand positions locally from getReference")
     args = ap.parse_args(argv)
-    from kinematics.algorithms import chain_fk
-    from kinematics.model import load_model
+    from rtcf_components.kinematics.algorithms import chain_fk
+    from rtcf_components.kinematics.model import load_model
     from rtcf.corba.client import get_service
     from rtcf.corba.idl import stub_module
-    from sequence_player.proxy import wait_interpolation
+    from rtcf_components.sequence_player.proxy import wait_interpolation
 
     sps = stub_module("OpenHRP").SequencePlayerService
     svc = get_service(args.player, "SequencePlayerService", instance="service0", stub=sps,
@@ -95,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     names = list(model.joint_names)
     kin = None
     if not args.no_kinematics:
-        from kinematics.proxy import MotionProxy
+        from rtcf_components.kinematics.proxy import MotionProxy
         kin = MotionProxy(args.kinematics, nameserver=args.nameserver)
     d = Demo(svc, model, time.monotonic(), kin)
     print(f"{args.player}: {d.hands()}")

@@ -21,7 +21,6 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "components"))
 
 
 def record(pattern: str, tm: float, dt: float, mode: str) -> tuple[list[str], np.ndarray]:
@@ -29,7 +28,7 @@ def record(pattern: str, tm: float, dt: float, mode: str) -> tuple[list[str], np
     column 0 the time since the call [s]."""
     from rtcf.corba.idl import stub_module
     from rtcf.testing import Harness
-    from sequence_player.component import SequencePlayer
+    from rtcf_components.sequence_player.component import SequencePlayer
 
     sps = stub_module("OpenHRP").SequencePlayerService
     with Harness(SequencePlayer, params={"dt": dt}, rate=1.0 / dt) as h:

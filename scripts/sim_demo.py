@@ -28,7 +28,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "components"))
 
 NAO_PLOT_JOINTS = ("HeadYaw", "RShoulderPitch", "RShoulderRoll", "RElbowYaw", "RElbowRoll")
 
@@ -125,12 +124,12 @@ def filmstrip(frames, title: str, path: Path, per_row: int = 6) -> None:
 def nao(out: Path, film: bool) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
-    from simulator.metrics import tracking
-    from simulator.scenarios import WAVE, run_nao
+    from rtcf_components.simulator.metrics import tracking
+    from rtcf_components.simulator.scenarios import WAVE, run_nao
 
     render = None
     if film:
-        from simulator.system import SimSystem
+        from rtcf_components.simulator.system import SimSystem
         system = SimSystem("compositions/nao_sim.yaml",
                                params={"qLog": {"path": ""}, "sensorLog": {"path": ""}})
         cam = Camera(system["DCM0"].robot_body.sim, "torso", 1.0, -12.0, 150.0,
@@ -173,8 +172,8 @@ def nao(out: Path, film: bool) -> None:
 def arm(out: Path, film: bool) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
-    from simulator.metrics import speed_profile
-    from simulator.scenarios import run_arm
+    from rtcf_components.simulator.metrics import speed_profile
+    from rtcf_components.simulator.scenarios import run_arm
 
     render = None
     cams = []

@@ -98,8 +98,8 @@ class Arm:
 def load_arm(model_spec: str, chain: str, tool: np.ndarray) -> Arm | str:
     """An Arm on the Kinematics core, or the reason it is unavailable (a string)."""
     try:
-        from kinematics import algorithms
-        from kinematics.model import load_model
+        from rtcf_components.kinematics import algorithms
+        from rtcf_components.kinematics.model import load_model
     except ImportError as e:
         return f"the Kinematics core (components/kinematics) is not available: {e}"
     try:

@@ -1,7 +1,7 @@
 """Doosan's DRL / DSR_ROBOT2 call forms for blended moves, over the BlendingPlanner.
 
 A Doosan script runs with its import line changed (``from DSR_ROBOT2 import *`` or the DRL
-globals become ``from rtcf.clients.dsr import *``)::
+globals become ``from rtcf_components.clients.dsr import *``)::
 
     set_velx(100)                        # global task velocity [mm/s] (and [deg/s])
     set_accx(200)

@@ -18,8 +18,8 @@ from rtcf.datatypes import stamp
 from rtcf.manager import user_path
 from rtcf.services import ServicePort
 
-from dcm.component import find_model
-from dcm.devices import DeviceTable
+from rtcf_components.dcm.component import find_model
+from rtcf_components.dcm.devices import DeviceTable
 
 from . import controllers as bundled
 from .hardware import DcmHardware, PortHardware

@@ -82,7 +82,7 @@ class DCM(Component):
         self.core = DcmCore(self.devices, self.max_commands)
         self.cycle_ms = self.period_ms or PROFILE_PERIOD_MS[self.profile]
         if self.body == "mujoco":
-            from simulator.dcm_body import MujocoBody   # needs the mujoco package
+            from rtcf_components.simulator.dcm_body import MujocoBody   # needs the mujoco package
             self.robot_body = MujocoBody(self.devices, self.sim_model, self.cycle_ms / 1000.0)
         else:
             self.robot_body = SimulatedBody(self.devices, self.servo_tau)

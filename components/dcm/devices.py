@@ -145,7 +145,7 @@ class DeviceTable:
         else:
             # the robot-model reader shared with the Kinematics core (one file per robot,
             # `inherit:` for a variant that differs by constants)
-            from kinematics.model import ModelError as FileError, read_model_data
+            from rtcf_components.kinematics.model import ModelError as FileError, read_model_data
 
             src = str(model).rsplit("/", 1)[-1]
             try:

@@ -85,7 +85,7 @@ class SequencePlayer(Component):
         self.kin_model: Any = None
         self.kin_error = ""
         try:
-            from kinematics.model import load_model
+            from rtcf_components.kinematics.model import load_model
             self.kin_model = load_model(path)
         except Exception as e:      # players without a kinematic model still play
             self.kin_error = f"no kinematic model from {path.name}: {e}"

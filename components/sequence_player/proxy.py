@@ -1,6 +1,6 @@
 """Client helper for OpenHRP::SequencePlayerService callers whose ORB has a call timeout.
 
-    from sequence_player.proxy import wait_interpolation
+    from rtcf_components.sequence_player.proxy import wait_interpolation
     svc.setJointAngles(q, 30.0)
     wait_interpolation(svc)                  # any motion length; hrpsys: svc.waitInterpolation()
     wait_interpolation(svc, "larm")          # waitInterpolationOfGroup("larm")

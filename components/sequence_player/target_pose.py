@@ -56,8 +56,8 @@ def plan_target_pose(model: Any, joints: Sequence[str], q_full: np.ndarray, fram
     in N = max(1, floor(max(|dp| / 2 cm, |w| / 0.025 rad))) steps. ``q_full``: every joint
     of the model, model order (the current qRef). Raises PlayerError, naming the step and
     the IK's reason, when any step fails."""
-    from kinematics.algorithms import body_transform, chain_fk, rotation_log, solve_ik
-    from kinematics.model import ModelError
+    from rtcf_components.kinematics.algorithms import body_transform, chain_fk, rotation_log, solve_ik
+    from rtcf_components.kinematics.model import ModelError
 
     xyz = np.asarray(xyz, dtype=float).reshape(-1)
     rpy = np.asarray(rpy, dtype=float).reshape(-1)

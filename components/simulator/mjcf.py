@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from kinematics.model import rpy
+from rtcf_components.kinematics.model import rpy
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL_DIR = ROOT / "model"

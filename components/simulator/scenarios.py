@@ -186,7 +186,7 @@ def run_arm(segments: list | None = None, vel: float = 150.0, acc: float = 600.0
                            params={"qLog": {"path": ""}, "qRefLog": {"path": ""},
                                    **(params or {})})
     try:
-        from controller_manager.sim_hardware import simulation_of
+        from rtcf_components.controller_manager.sim_hardware import simulation_of
         bp, cm = system["BlendingPlanner0"], system["ControllerManager0"]
         sim = simulation_of(system["Simulator0"])
         ctl = cm.core.slot("arm_pid").controller

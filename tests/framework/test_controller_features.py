@@ -114,7 +114,7 @@ def test_bad_claims_refuse_the_load(claims, match):
 
 
 def test_the_bundled_controllers_claim_their_joints():
-    from controller_manager.controllers import JointPositionController, \
+    from rtcf_components.controller_manager.controllers import JointPositionController, \
         JointTrajectoryController
     r = Rig()
     pd = r.core.load("pd", JointPositionController, {"joints": ["j0", "j1"]})

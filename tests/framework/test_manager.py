@@ -234,11 +234,40 @@ def test_status_line_shows_lost_and_suspect_connections():
         m.shutdown()
 
 
-def test_a_load_path_given_with_o_is_read_against_rtcf_cwd_and_keeps_the_bundled(
+def test_a_load_path_given_with_o_is_read_against_rtcf_cwd_and_leaves_out_the_bundled(
         tmp_path, monkeypatch):
     from rtcf.manager import BUNDLED_COMPONENTS
     (tmp_path / "mine").mkdir()
     monkeypatch.setenv("RTCF_CWD", str(tmp_path))
-    conf = rtcconf.apply_overrides(rtcconf.defaults(), ["manager.modules.load_path:./mine"])
+    conf = rtcconf.apply_overrides(
+        rtcconf.defaults(), [f"manager.modules.load_path:./mine,{BUNDLED_COMPONENTS}"])
     m = Manager(conf, corba=False)
-    assert m.load_path() == [tmp_path / "mine", BUNDLED_COMPONENTS]
+    assert m.load_path() == [tmp_path / "mine"]
+
+
+def test_bundled_components_load_by_short_and_namespaced_name(tmp_path):
+    m = manager(manager__modules__load_path=str(tmp_path))
+    short = m.load_module("examples")
+    assert short.__name__ == "rtcf_components.examples.component"
+    assert m.load_module("rtcf_components.examples") is short
+    logger = m.load_module("simulator.logger")
+    assert logger.__name__ == "rtcf_components.simulator.logger"
+
+
+def test_a_user_module_named_like_a_bundled_one_is_refused_naming_both(tmp_path):
+    (tmp_path / "examples.py").write_text("raise SystemExit('must not be imported')\n")
+    m = manager(manager__modules__load_path=str(tmp_path))
+    with pytest.raises(LookupError) as e:
+        m.load_module("examples")
+    text = str(e.value)
+    assert "rtcf_components.examples" in text and str(tmp_path / "examples.py") in text
+    assert m.load_module("rtcf_components.examples").__name__.startswith("rtcf_components.")
+
+
+def test_a_user_module_with_another_name_loads_from_the_load_path(tmp_path):
+    (tmp_path / "mycomps.py").write_text(
+        "from rtcf import Component\n"
+        "class Mine(Component):\n"
+        "    pass\n")
+    m = manager(manager__modules__load_path=str(tmp_path))
+    assert m.load_module("mycomps").Mine.type_name == "Mine"

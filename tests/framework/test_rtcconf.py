@@ -73,7 +73,7 @@ def test_defaults_have_the_documented_keys():
     assert d["exec_cxt.periodic.spin_us"] == "200"
     assert d["exec_cxt.periodic.sched_fifo"] == "NO"
     assert d["logger.file_name"] == ""
-    assert d["manager.modules.load_path"] == "./components"
+    assert d["manager.modules.load_path"] == ""
     assert get_bool(d, "naming.enable") is True
     assert get_float(d, "exec_cxt.transition_timeout") == 0.5
     d["x"] = "1"

@@ -367,7 +367,7 @@ class Launcher:
         else:
             yaml_path = Path(composition).resolve()
         log_path = self.dir / f"{yaml_path.stem}_{len(self.procs)}.log"
-        load_path = f"{ROOT / 'components'},{TESTCOMPS}"
+        load_path = str(TESTCOMPS)
         cmd = [sys.executable, "-m", "rtcf.manager", str(yaml_path),
                *(["--quiet"] if quiet else []),
                "-o", f"corba.nameservers:localhost:{self.ns.port}",
@@ -378,7 +378,7 @@ class Launcher:
         if duration is not None:
             cmd += ["--duration", str(duration)]
         env = dict(os.environ)
-        extra = [str(ROOT), str(ROOT / "components")]
+        extra = [str(ROOT)]
         if env.get("PYTHONPATH"):
             extra.append(env["PYTHONPATH"])
         env["PYTHONPATH"] = os.pathsep.join(extra)

@@ -28,7 +28,7 @@ activate: all
 
 @pytest.fixture(scope="module")
 def bp(module_launch, naming):
-    from blending_planner.proxy import BlendingPlannerProxy
+    from rtcf_components.blending_planner.proxy import BlendingPlannerProxy
     mp = module_launch(COMPOSITION, "BlendingPlanner0", "exec_cxt.periodic.sched_fifo:NO")
     proxy = BlendingPlannerProxy("BlendingPlanner0", nameserver=f"localhost:{naming.port}")
     proxy.mp = mp
@@ -36,7 +36,7 @@ def bp(module_launch, naming):
 
 
 def rel_line(dx, dy, dz, r=0.0):
-    from blending_planner.proxy import DR_LINE, posb
+    from rtcf_components.blending_planner.proxy import DR_LINE, posb
     return posb(DR_LINE, [dx, dy, dz, 0, 0, 0], radius=r)
 
 

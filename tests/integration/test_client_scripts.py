@@ -2,7 +2,7 @@
 items 14, 13 and 16): a NAOqi-style ALMotion script and a Doosan DRL-style moveb script, each
 run as its own process from a folder outside the checkout that also holds a folder named
 ``rtcf`` (as a checkout called rtcf next to the script would), with no PYTHONPATH: the
-installed import path (``rtcf.clients``) is all they use."""
+installed, namespaced import path (``rtcf_components.clients``) is all they use."""
 
 from __future__ import annotations
 
@@ -40,17 +40,42 @@ def test_a_folder_named_rtcf_beside_the_script_does_not_shadow_rtcf(tmp_path):
     """Was: ImportError: cannot import name 'Component' from 'rtcf' (unknown location)."""
     (tmp_path / "rtcf").mkdir()
     (tmp_path / "client.py").write_text(
-        "import sys\n"
         "from rtcf import Component\n"
-        "from rtcf.clients import MotionProxy, DCMProxy, BlendingPlannerProxy\n"
-        "from rtcf.clients import COMPONENTS\n"
-        "sys.path.insert(0, str(COMPONENTS))\n"
-        "from kinematics.proxy import MotionProxy as Old\n"       # the old form still works
-        "assert Old is MotionProxy\n"
+        "from rtcf_components.clients import MotionProxy, DCMProxy, BlendingPlannerProxy\n"
         "print('ok', Component.__module__, MotionProxy.__module__)\n")
     r = run_script(tmp_path / "client.py")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["ok", "rtcf.component", "kinematics.proxy"]
+    assert r.stdout.split() == ["ok", "rtcf.component", "rtcf_components.kinematics.proxy"]
+
+
+def test_users_own_packages_named_like_the_components_neither_hide_nor_are_hidden(tmp_path):
+    """Was (issue 22 item 19): a user's own kinematics package beside the script made
+    ``from rtcf.clients import MotionProxy`` fail with "No module named 'kinematics.proxy'",
+    because the bundled components were bare top-level modules appended to sys.path."""
+    (tmp_path / "kinematics").mkdir()
+    (tmp_path / "kinematics" / "__init__.py").write_text("MINE = 'kinematics'\n")
+    for name in ("dcm", "blending_planner", "sequence_player", "controller_manager",
+                 "simulator", "clients"):
+        (tmp_path / f"{name}.py").write_text(f"MINE = {name!r}\n")
+    (tmp_path / "client.py").write_text(
+        "import kinematics, dcm, blending_planner, sequence_player, simulator, clients\n"
+        "from rtcf_components.clients import (MotionProxy, DCMProxy, BlendingPlannerProxy,\n"
+        "                                     ControllerManagerProxy, wait_interpolation)\n"
+        "from rtcf_components.clients.dsr import moveb\n"
+        "from rtcf_components.clients.naoqi import ALProxy\n"
+        "from rtcf_components.kinematics import load_model\n"
+        "import kinematics as again\n"
+        "print(kinematics.MINE, dcm.MINE, blending_planner.MINE, sequence_player.MINE,\n"
+        "      simulator.MINE, clients.MINE, again.MINE)\n"
+        "print(MotionProxy.__module__, DCMProxy.__module__, moveb.__module__,\n"
+        "      load_model('nao_h25_v5').name)\n")
+    r = run_script(tmp_path / "client.py")
+    assert r.returncode == 0, r.stderr
+    mine, bundled = r.stdout.splitlines()
+    assert mine.split() == ["kinematics", "dcm", "blending_planner", "sequence_player",
+                            "simulator", "clients", "kinematics"]
+    assert bundled.split() == ["rtcf_components.kinematics.proxy", "rtcf_components.dcm.proxy",
+                               "rtcf_components.blending_planner.dsr", "nao_h25_v5"]
 
 
 def test_naoqi_script_runs_against_the_system(module_launch, tmp_path):
@@ -84,7 +109,7 @@ def test_drl_moveb_script_runs_against_the_system(module_launch, tmp_path):
         "DR_Error 1000 Invalid type : vel, v", "DR_Error 1001 Invalid value : pos2"]
     # getTcpPose is where the joints sent to the arm put it: Kinematics0 computes the
     # flange pose from the same joint reference (TCP = flange in this composition)
-    from rtcf.clients import BlendingPlannerProxy, MotionProxy
+    from rtcf_components.clients import BlendingPlannerProxy, MotionProxy
     ns = f"localhost:{system.ns_port}"
     bp = BlendingPlannerProxy("BlendingPlanner0", nameserver=ns)
     assert "IK fails" in bp.last_error(), bp.last_error()

@@ -35,7 +35,7 @@ def test_get_service_without_naming_service(dead_address):
 
 def test_dcm_proxy_without_naming_service(dead_address):
     sys.path.insert(0, str(ROOT / "components"))
-    from dcm.proxy import DCMProxy
+    from rtcf_components.dcm.proxy import DCMProxy
     from rtcf.corba.client import NoNamingService
     with pytest.raises(NoNamingService, match=f"no naming service answers at {dead_address}"):
         DCMProxy("DCM0", dead_address)

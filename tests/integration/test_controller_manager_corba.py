@@ -19,8 +19,8 @@ import pytest
 
 from rtcf.controller import ControllerError
 
-from controller_manager.proxy import ControllerManagerProxy, RTController
-from dcm.proxy import DCMProxy
+from rtcf_components.controller_manager.proxy import ControllerManagerProxy, RTController
+from rtcf_components.dcm.proxy import DCMProxy
 
 ROOT = Path(__file__).resolve().parents[2]
 YAW = "HeadYaw/Position/Sensor/Value"

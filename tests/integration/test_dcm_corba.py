@@ -117,7 +117,7 @@ class DcmProcess:
 
     def wait_ready(self, timeout: float = 25.0):
         """A DCMProxy once DCM0 is bound, its service answers and DCM time runs."""
-        from dcm.proxy import DCMProxy
+        from rtcf_components.dcm.proxy import DCMProxy
         deadline = time.monotonic() + timeout
         last: Exception | None = None
         while time.monotonic() < deadline:

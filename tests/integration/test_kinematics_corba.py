@@ -44,19 +44,19 @@ def system(module_launch):
 
 @pytest.fixture(scope="module")
 def motion(system):
-    from kinematics.proxy import MotionProxy
+    from rtcf_components.kinematics.proxy import MotionProxy
     return MotionProxy("Kinematics0", nameserver=f"localhost:{system.ns_port}")
 
 
 @pytest.fixture(scope="module")
 def dcm(system):
-    from dcm.proxy import DCMProxy
+    from rtcf_components.dcm.proxy import DCMProxy
     return DCMProxy("DCM0", nameserver=f"localhost:{system.ns_port}")
 
 
 def rest_pose(chain: str) -> np.ndarray:
     """The DCM's simulated body rests at 0 clamped to the limits (RElbowRoll >= 0.0349)."""
-    from kinematics import chain_fk, load_model
+    from rtcf_components.kinematics import chain_fk, load_model
     m = load_model("nao_h25_v5")
     c = m.chain(chain)
     return chain_fk(m, c, np.clip(np.zeros(c.dof), c.lower, c.upper))

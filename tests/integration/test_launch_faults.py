@@ -42,7 +42,7 @@ def _cmd(yaml_path: Path, ns: str, *overrides: str) -> list[str]:
 
 def _env() -> dict:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "components"),
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT),
                                          env.get("PYTHONPATH", "")])
     env["PYTHONUNBUFFERED"] = "1"
     return env

@@ -46,7 +46,7 @@ def system(module_launch, naming):
 
 @pytest.fixture(scope="module")
 def bp(system, naming):
-    from blending_planner.proxy import BlendingPlannerProxy
+    from rtcf_components.blending_planner.proxy import BlendingPlannerProxy
     proxy = BlendingPlannerProxy("BlendingPlanner0", nameserver=f"localhost:{naming.port}",
                                  wait_chunk=CHUNK)
     omniORB.setClientCallTimeout(proxy.service, SHORT_MS)
@@ -65,7 +65,7 @@ def seq(system, naming):
 
 
 def down(dz):
-    from blending_planner.proxy import DR_LINE, posb
+    from rtcf_components.blending_planner.proxy import DR_LINE, posb
     return [posb(DR_LINE, [0, 0, dz, 0, 0, 0])]
 
 
@@ -105,7 +105,7 @@ def test_wait_motion_refuses_a_bad_timeout(bp, timeout):
 
 
 def test_dsr_moveb_and_mwait_outlast_the_call_timeout(bp, naming):
-    import blending_planner.dsr as dsr
+    import rtcf_components.blending_planner.dsr as dsr
     p = dsr.connect("BlendingPlanner0", f"localhost:{naming.port}")
     try:
         omniORB.setClientCallTimeout(p.service, SHORT_MS)
@@ -122,7 +122,7 @@ def test_dsr_moveb_and_mwait_outlast_the_call_timeout(bp, naming):
 
 
 def test_sequence_player_waits_longer_than_the_call_timeout(seq):
-    from sequence_player.proxy import wait_interpolation
+    from rtcf_components.sequence_player.proxy import wait_interpolation
     assert seq.setJointAngles([0.1] * N, 1.5)
     with pytest.raises(CORBA.TIMEOUT):
         seq.waitInterpolation()                    # hrpsys's single call: too long here
@@ -139,7 +139,7 @@ def test_sequence_player_waits_longer_than_the_call_timeout(seq):
 
 def test_a_hung_then_dead_server_ends_the_wait(bp, seq, system):
     """Last in the module: it stops the system."""
-    from sequence_player.proxy import wait_interpolation
+    from rtcf_components.sequence_player.proxy import wait_interpolation
     assert bp.amoveb(down(-60), vel=40, acc=400, mod=1), bp.last_error()
     assert seq.setJointAngles([0.0] * N, 3.0)
     os.killpg(system.pid, signal.SIGSTOP)          # hung: every call times out

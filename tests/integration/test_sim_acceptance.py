@@ -12,8 +12,8 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from simulator.metrics import speed_constancy, speed_profile, tracking  # noqa: E402
-from simulator.scenarios import WAVE, run_arm, run_nao  # noqa: E402
+from rtcf_components.simulator.metrics import speed_constancy, speed_profile, tracking  # noqa: E402
+from rtcf_components.simulator.scenarios import WAVE, run_arm, run_nao  # noqa: E402
 
 SETTLE = 1.0     # [s] after start before the standing checks (the first contact settles)
 

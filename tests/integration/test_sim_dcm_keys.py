@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from dcm.proxy import DCMProxy  # noqa: E402
+from rtcf_components.dcm.proxy import DCMProxy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 P = "Device/SubDeviceList/"

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def run_once(folder: Path, ns_port: int, composition: str, seconds: float) -> None:
     folder.mkdir()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "components")]))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     cmd = [sys.executable, "-m", "rtcf.manager", str(ROOT / "compositions" / composition),
            "--quiet", "--duration", str(seconds),
            "-o", f"corba.nameservers:localhost:{ns_port}",

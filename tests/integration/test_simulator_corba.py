@@ -95,7 +95,7 @@ def test_a_model_that_does_not_load_is_refused_naming_the_file(naming, tmp_path,
         model.write_text(content)
     yaml_path = tmp_path / "bad.yaml"
     yaml_path.write_text(COMPOSITION.replace("model: nao_v5", f"model: {model}"))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "components")]))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     cp = subprocess.run([sys.executable, "-m", "rtcf.manager", str(yaml_path), "--duration", "2",
                          "-o", f"corba.nameservers:localhost:{naming.port}",
                          "-o", f"manager.modules.load_path:{ROOT / 'components'}"],

@@ -312,8 +312,7 @@ def test_controllers_listed_and_switched(browser: Any, launch: Any, tmp_path: Pa
     mp = launch(CONTROLLERS, ["DCM0", "ControllerManager0"])
     server = WebServer(mp.ns_port, tmp_path)
     try:
-        sys.path.insert(0, str(ROOT / "components"))
-        from controller_manager.proxy import ControllerManagerProxy
+        from rtcf_components.controller_manager.proxy import ControllerManagerProxy
         proxy = ControllerManagerProxy("ControllerManager0",
                                        nameserver=f"localhost:{mp.ns_port}")
         names = sorted(c.name for c in proxy.service.listControllers())

@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 
-pytest.importorskip("kinematics.algorithms")
+pytest.importorskip("rtcf_components.kinematics.algorithms")
 
-from blending_planner import BlendingPlanner                      # noqa: E402
-from blending_planner.geometry import pose_from_posx, rot_from_quat  # noqa: E402
-from blending_planner.planner import DR_COND_NONE                 # noqa: E402
-from kinematics.algorithms import rotation_log                    # noqa: E402
+from rtcf_components.blending_planner import BlendingPlanner                      # noqa: E402
+from rtcf_components.blending_planner.geometry import pose_from_posx, rot_from_quat  # noqa: E402
+from rtcf_components.blending_planner.planner import DR_COND_NONE                 # noqa: E402
+from rtcf_components.kinematics.algorithms import rotation_log                    # noqa: E402
 from rtcf.testing import Harness                                  # noqa: E402
 
 RATE = 100.0

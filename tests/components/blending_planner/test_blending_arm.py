@@ -5,11 +5,11 @@ the segment and the sample named, and nothing moves."""
 import numpy as np
 import pytest
 
-pytest.importorskip("kinematics.algorithms")
+pytest.importorskip("rtcf_components.kinematics.algorithms")
 
-from blending_planner import BlendingPlanner                 # noqa: E402
-from blending_planner.arm import load_arm                    # noqa: E402
-from blending_planner.planner import DR_COND_NONE            # noqa: E402
+from rtcf_components.blending_planner import BlendingPlanner                 # noqa: E402
+from rtcf_components.blending_planner.arm import load_arm                    # noqa: E402
+from rtcf_components.blending_planner.planner import DR_COND_NONE            # noqa: E402
 from rtcf.testing import Harness                             # noqa: E402
 
 RATE = 100.0
@@ -97,7 +97,7 @@ def test_solve_path_reports_the_first_sample_without_solution():
     arm = load_arm("doosan_m1013", "arm", np.eye(4))
     q0 = np.radians([0, 0, 90, 0, 90, 0])
     p, r = arm.tcp_pose(q0)
-    from blending_planner.geometry import quat_from_rot
+    from rtcf_components.blending_planner.geometry import quat_from_rot
     pos = np.array([p, p + [0, 0, 1], p + [3000, 0, 0]])
     quat = np.array([quat_from_rot(r)] * 3)
     ik = arm.solve_path(pos, quat, q0, 0.01)

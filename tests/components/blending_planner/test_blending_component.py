@@ -7,8 +7,8 @@ import threading
 import numpy as np
 import pytest
 
-from blending_planner import BlendingPlanner
-from blending_planner.planner import DR_COND_NONE
+from rtcf_components.blending_planner import BlendingPlanner
+from rtcf_components.blending_planner.planner import DR_COND_NONE
 from rtcf import ReadStatus
 from rtcf.testing import Harness
 

@@ -11,7 +11,7 @@ from rtcf import rtcconf
 from rtcf.composition import parse_composition
 from rtcf.manager import Manager
 
-pytest.importorskip("kinematics.algorithms")
+pytest.importorskip("rtcf_components.kinematics.algorithms")
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -4,8 +4,8 @@ doosan-robot2's DSR_ROBOT2.py / DR_common2.py define them."""
 
 import pytest
 
-from blending_planner import dsr
-from blending_planner.dsr import (DR_BASE, DR_CIRCLE, DR_COND_NONE, DR_ERROR_TYPE,
+from rtcf_components.blending_planner import dsr
+from rtcf_components.blending_planner.dsr import (DR_BASE, DR_CIRCLE, DR_COND_NONE, DR_ERROR_TYPE,
                                   DR_ERROR_VALUE, DR_LINE, DR_MV_MOD_REL, DR_TOOL, DR_Error,
                                   amoveb, moveb, posb, posx, set_accx, set_ref_coord,
                                   set_velx)

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from blending_planner.geometry import (pose_from_posx, posx_from_pose, rot_from_quat, rot_zyz,
+from rtcf_components.blending_planner.geometry import (pose_from_posx, posx_from_pose, rot_from_quat, rot_zyz,
                                        zyz_from_rot)
-from blending_planner.planner import DR_COND_NONE, Request, plan
+from rtcf_components.blending_planner.planner import DR_COND_NONE, Request, plan
 
 ORIGIN = (np.zeros(3), np.eye(3))
 NONE2 = DR_COND_NONE

@@ -17,8 +17,8 @@ from rtcf.corba.idl import stub_module
 from rtcf.lifecycle import LifeCycleState
 from rtcf.testing import Harness
 
-from controller_manager.component import ControllerManager
-from dcm.component import DCM
+from rtcf_components.controller_manager.component import ControllerManager
+from rtcf_components.dcm.component import DCM
 
 R = stub_module("RTController")
 

@@ -15,7 +15,7 @@ from test_controller_manager_component import in_thread, step_until_done
 from rtcf import SteppedEC
 from rtcf.corba.idl import stub_module
 
-from controller_manager.component import (STATE_HEADER, STATE_PER_CONTROLLER,
+from rtcf_components.controller_manager.component import (STATE_HEADER, STATE_PER_CONTROLLER,
                                           ControllerManager)
 
 R = stub_module("RTController")
@@ -188,7 +188,7 @@ def test_reload_modules_refused_while_loaded_then_restored(rig):
 
 
 def test_statistics_polled_fast_get_one_snapshot(rig, monkeypatch):
-    import controller_manager.service as service
+    import rtcf_components.controller_manager.service as service
     ec, cm, user = rig
     first = cm.service.getStatistics()
     assert cm.service.getStatistics() is first             # within STATS_MAX_AGE

@@ -7,8 +7,8 @@ import pytest
 
 from rtcf import SteppedEC
 
-from controller_manager.component import ControllerManager
-from controller_manager.profile import properties, status_values
+from rtcf_components.controller_manager.component import ControllerManager
+from rtcf_components.controller_manager.profile import properties, status_values
 
 CONFIG = """
 controllers:

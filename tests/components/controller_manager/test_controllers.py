@@ -11,7 +11,7 @@ import pytest
 from rtcf.controller import (ControllerError, ControllerManagerCore, LoopbackHardware,
                              RobotState)
 
-from controller_manager.controllers import (JointPositionController,
+from rtcf_components.controller_manager.controllers import (JointPositionController,
                                             JointTrajectoryController)
 
 DT = 1e-3

@@ -13,9 +13,9 @@ import pytest
 
 from rtcf.controller import ControllerError, ControllerManagerCore, RobotState
 
-from controller_manager.controllers import JointTrajectoryController
-from controller_manager.effort_controllers import JointEffortController
-from controller_manager.sim_hardware import EffortRobotState
+from rtcf_components.controller_manager.controllers import JointTrajectoryController
+from rtcf_components.controller_manager.effort_controllers import JointEffortController
+from rtcf_components.controller_manager.sim_hardware import EffortRobotState
 from test_controllers import Rig as PositionRig  # the sibling test module's rig
 
 DT = 1e-3

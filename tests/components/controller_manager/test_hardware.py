@@ -7,7 +7,7 @@ import numpy as np
 from rtcf import Component
 from rtcf.component import find_component
 
-from controller_manager.hardware import SeqBuffer
+from rtcf_components.controller_manager.hardware import SeqBuffer
 
 
 def test_seqbuffer_hands_over_the_newest_rows_once():

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dcm.body import Body, SimulatedBody
-from dcm.devices import DeviceTable
+from rtcf_components.dcm.body import Body, SimulatedBody
+from rtcf_components.dcm.devices import DeviceTable
 
 MODEL = Path(__file__).resolve().parents[3] / "model" / "nao_h25_v5.yaml"
 DT = 0.01

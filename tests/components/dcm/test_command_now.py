@@ -8,8 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from dcm.devices import DeviceTable
-from dcm.timeline import DcmCore
+from rtcf_components.dcm.devices import DeviceTable
+from rtcf_components.dcm.timeline import DcmCore
 
 MODEL = {"name": "tiny", "joints": [
     {"name": "A", "chain": "Head", "limits": [-3, 3]},

@@ -34,9 +34,9 @@ from rtcf.datatypes import time_of
 from rtcf.lifecycle import LifeCycleState
 from rtcf.testing import Harness
 
-from dcm.component import DCM
-from dcm.timeline import DcmError
-from dcm.proxy import DCMError, DCMProxy
+from rtcf_components.dcm.component import DCM
+from rtcf_components.dcm.timeline import DcmError
+from rtcf_components.dcm.proxy import DCMError, DCMProxy
 
 NAO = stub_module("NAO")
 EPS = 1e-9
@@ -986,7 +986,7 @@ def test_a_huge_key_is_echoed_short(busy_rig, via):
 
 
 def test_reason_helper_keeps_quotes_and_latin1():
-    from dcm.service import reason
+    from rtcf_components.dcm.service import reason
     assert reason(KeyError("set: unknown actuator 'X'")) == "set: unknown actuator 'X'"
     assert reason(ValueError("got ''")) == "got ''"
     assert reason(KeyError(3)) == "3"

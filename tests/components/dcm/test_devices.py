@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import yaml
 
-from dcm.devices import DEVICE_PREFIX, DeviceTable, ModelError, normalize_key
+from rtcf_components.dcm.devices import DEVICE_PREFIX, DeviceTable, ModelError, normalize_key
 
 MODEL = Path(__file__).resolve().parents[3] / "model" / "nao_h25_v5.yaml"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dcm.devices import DeviceTable
-from dcm.timeline import MAX_COMMANDS, DcmCore, DcmError
+from rtcf_components.dcm.devices import DeviceTable
+from rtcf_components.dcm.timeline import MAX_COMMANDS, DcmCore, DcmError
 
 MODEL = Path(__file__).resolve().parents[3] / "model" / "nao_h25_v5.yaml"
 RED = "ChestBoard/Led/Red/Actuator/Value"

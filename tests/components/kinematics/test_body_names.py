@@ -5,9 +5,9 @@ without a frame) and the model's sensors."""
 import numpy as np
 import pytest
 
-from kinematics import load_model
-from kinematics.algorithms import body_transform, chain_frames
-from kinematics.model import trans
+from rtcf_components.kinematics import load_model
+from rtcf_components.kinematics.algorithms import body_transform, chain_frames
+from rtcf_components.kinematics.model import trans
 
 
 @pytest.fixture(scope="module")

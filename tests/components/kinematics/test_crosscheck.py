@@ -25,10 +25,10 @@ import pytest
 pin = pytest.importorskip("pinocchio")
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # pin_chain, in any import mode
 
-from kinematics import (body_transform, chain_fk, chain_frames, chain_jacobian,  # noqa: E402
+from rtcf_components.kinematics import (body_transform, chain_fk, chain_frames, chain_jacobian,  # noqa: E402
                         load_model)
-from kinematics.model import trans  # noqa: E402
-from kinematics.urdf import model_from_urdf  # noqa: E402
+from rtcf_components.kinematics.model import trans  # noqa: E402
+from rtcf_components.kinematics.urdf import model_from_urdf  # noqa: E402
 from pin_chain import pin_chain_model  # noqa: E402
 
 NAO_URDF = Path(__file__).resolve().parents[2] / "data" / "naoV50.urdf"

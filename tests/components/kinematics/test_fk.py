@@ -16,12 +16,12 @@ import math
 import numpy as np
 import pytest
 
-from kinematics import (FRAME_ROBOT, FRAME_TORSO, FRAME_WORLD, ModelError, body_transform,
+from rtcf_components.kinematics import (FRAME_ROBOT, FRAME_TORSO, FRAME_WORLD, ModelError, body_transform,
                         chain_fk, chain_fk_batch, chain_frames, chain_jacobian, load_model,
                         position6d, transform, transform_from_6d)
-from kinematics.algorithms import (chain_fk_jacobian, robot_frame, rotation_log,
+from rtcf_components.kinematics.algorithms import (chain_fk_jacobian, robot_frame, rotation_log,
                                    space_transform)
-from kinematics.model import MODEL_DIR, model_from_data, read_model_data, rot
+from rtcf_components.kinematics.model import MODEL_DIR, model_from_data, read_model_data, rot
 
 PI = math.pi
 POS_TOL = 1e-7        # m: spec 3.6 prints 4 decimals in mm

@@ -10,8 +10,8 @@ import zlib
 import numpy as np
 import pytest
 
-from kinematics import chain_fk, load_model, solve_ik, transform_from_6d
-from kinematics.algorithms import rotation_log
+from rtcf_components.kinematics import chain_fk, load_model, solve_ik, transform_from_6d
+from rtcf_components.kinematics.algorithms import rotation_log
 
 N_TARGETS = 200
 POS_TOL, ROT_TOL = 1e-4, 1e-3        # solve_ik's defaults [m], [rad]
@@ -197,7 +197,7 @@ def test_bad_arguments(models, kwargs, message):
 def test_rotation_log(angle):
     """log(Rot(n, a)) = a n for every angle up to pi (at pi, n or -n). Before the fix the
     branch near pi mixed two scalings of the axis: 0.6-0.8 rad wrong in direction."""
-    from kinematics.model import rot
+    from rtcf_components.kinematics.model import rot
     rng = np.random.default_rng(31)
     for _ in range(50):
         n = rng.normal(size=3)
@@ -212,7 +212,7 @@ def test_continuous_joints_from_a_urdf(tmp_path):
     """A URDF chain with continuous joints (limits +-inf): IK starts within one turn of them
     and solves. Before the fix the middle of +-inf was nan and the random starts raised
     OverflowError."""
-    from kinematics.urdf import model_from_urdf
+    from rtcf_components.kinematics.urdf import model_from_urdf
     urdf = tmp_path / "wrist.urdf"
     urdf.write_text("""<?xml version="1.0"?>
 <robot name="wrist">

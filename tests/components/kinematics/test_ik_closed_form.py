@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kinematics import chain_fk, load_model, solve_ik
-from kinematics.algorithms import rotation_log
-from kinematics.analytic import candidates, pieper
+from rtcf_components.kinematics import chain_fk, load_model, solve_ik
+from rtcf_components.kinematics.algorithms import rotation_log
+from rtcf_components.kinematics.analytic import candidates, pieper
 
 N_M1013 = 10_000
 

@@ -12,8 +12,8 @@ from rtcf import ReadStatus, TimedDoubleSeq
 from rtcf.errors import ParamError
 from rtcf.testing import Harness
 
-from kinematics import chain_fk, load_model, position6d
-from kinematics.component import Kinematics, pose_port_name
+from rtcf_components.kinematics import chain_fk, load_model, position6d
+from rtcf_components.kinematics.component import Kinematics, pose_port_name
 
 NAO = load_model("nao_h25_v5")
 K6 = [0.5, 0.3, -0.7, -1.0, 0.4]

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kinematics import ModelError, chain_fk, chain_fk_batch, load_model
-from kinematics.algorithms import body_transform
-from kinematics.model import BUNDLED, MODEL_DIR, model_from_data, read_model_data
-from kinematics.urdf import model_from_urdf
+from rtcf_components.kinematics import ModelError, chain_fk, chain_fk_batch, load_model
+from rtcf_components.kinematics.algorithms import body_transform
+from rtcf_components.kinematics.model import BUNDLED, MODEL_DIR, model_from_data, read_model_data
+from rtcf_components.kinematics.urdf import model_from_urdf
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 NAO_URDF = DATA / "naoV50.urdf"

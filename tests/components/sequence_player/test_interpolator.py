@@ -9,7 +9,7 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from sequence_player.interpolator import (HOFFARBIB, LINEAR, Interpolator, rule_v,
+from rtcf_components.sequence_player.interpolator import (HOFFARBIB, LINEAR, Interpolator, rule_v,
                                           sample_count, sample_times)
 
 DT = 0.005

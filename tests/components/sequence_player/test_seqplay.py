@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sequence_player.interpolator import LINEAR
-from sequence_player.pattern import PatternError, read_records
-from sequence_player.seqplay import PlayerError, SequencePlayerCore
+from rtcf_components.sequence_player.interpolator import LINEAR
+from rtcf_components.sequence_player.pattern import PatternError, read_records
+from rtcf_components.sequence_player.seqplay import PlayerError, SequencePlayerCore
 
 DT = 0.005
 EPS = 1e-9

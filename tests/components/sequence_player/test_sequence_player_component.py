@@ -18,7 +18,7 @@ from rtcf.corba.idl import stub_module
 from rtcf.datatypes import Time
 from rtcf.testing import Harness
 
-from sequence_player.component import SequencePlayer
+from rtcf_components.sequence_player.component import SequencePlayer
 
 OpenHRP = stub_module("OpenHRP")
 SPS = OpenHRP.SequencePlayerService
@@ -225,7 +225,7 @@ def _rpy(R: np.ndarray) -> list[float]:
 
 
 def test_set_target_pose_reaches_a_reachable_hand_pose(h):
-    from kinematics.algorithms import chain_fk
+    from rtcf_components.kinematics.algorithms import chain_fk
     s, model = h.comp.service, h.comp.kin_model
     chain = model.chain("LArm")
     q0 = np.array([1.0, 0.3, -1.0, -0.8, 0.0])
@@ -242,7 +242,7 @@ def test_set_target_pose_reaches_a_reachable_hand_pose(h):
     q = qref(h)
     got = chain_fk(model, chain, q[-1][chain.index], tip=np.eye(4))
     assert np.linalg.norm(got[:3, 3] - T[:3, 3]) <= 1e-4
-    from kinematics.algorithms import rotation_log
+    from rtcf_components.kinematics.algorithms import rotation_log
     assert np.linalg.norm(rotation_log(got[:3, :3].T @ T[:3, :3])) <= 1e-3
     assert len(q) == 18 * 6        # 18 steps of 1/18 s, each ceil(5.6) = 6 samples of 10 ms
     assert np.all(np.abs(np.diff(np.array(q)[:, chain.index], axis=0)) < 0.05)

@@ -14,7 +14,7 @@ from rtcf import TimedDoubleSeq
 from rtcf.corba.idl import stub_module
 from rtcf.testing import Harness
 
-from sequence_player.component import SequencePlayer
+from rtcf_components.sequence_player.component import SequencePlayer
 
 SPS = stub_module("OpenHRP").SequencePlayerService
 DT = 0.005

@@ -17,9 +17,9 @@ mujoco = pytest.importorskip("mujoco")
 from rtcf import InPort, OutPort, TimedDoubleSeq, connect  # noqa: E402
 from rtcf.controller import ControllerError  # noqa: E402
 
-from controller_manager.sim_hardware import EffortRobotState, SimulatorHardware  # noqa: E402
-from simulator.core import SimModel, Simulation  # noqa: E402
-from simulator.system import SimSystem  # noqa: E402
+from rtcf_components.controller_manager.sim_hardware import EffortRobotState, SimulatorHardware  # noqa: E402
+from rtcf_components.simulator.core import SimModel, Simulation  # noqa: E402
+from rtcf_components.simulator.system import SimSystem  # noqa: E402
 
 HOME = np.array([0, 0, math.pi / 2, 0, math.pi / 2, 0])
 
@@ -114,7 +114,7 @@ def test_manager_without_its_simulator_refuses_to_activate(caplog):
     from rtcf.lifecycle import LifeCycleState
     from rtcf.testing import Harness
 
-    from controller_manager.component import ControllerManager
+    from rtcf_components.controller_manager.component import ControllerManager
     h = Harness(ControllerManager, params={"hardware": "simulator", "simulator": "NoSim0",
                                            "model": "doosan_m1013.yaml"}, rate=1000,
                 name="CMnosim")

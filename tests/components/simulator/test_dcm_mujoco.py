@@ -14,8 +14,8 @@ pytest.importorskip("mujoco")
 
 from rtcf.testing import Harness  # noqa: E402
 
-from dcm.component import DCM  # noqa: E402
-from simulator.dcm_body import FSR_KEYS, IMU_KEYS, SENSOR_KEYS, MujocoBody  # noqa: E402
+from rtcf_components.dcm.component import DCM  # noqa: E402
+from rtcf_components.simulator.dcm_body import FSR_KEYS, IMU_KEYS, SENSOR_KEYS, MujocoBody  # noqa: E402
 
 PREFIX = "Device/SubDeviceList/"
 
@@ -75,7 +75,7 @@ def test_standing_values_through_the_dcm_service(nao):
 
 
 def test_unknown_key_is_a_dcm_error(nao):
-    from dcm.service import NAO
+    from rtcf_components.dcm.service import NAO
     with pytest.raises(NAO.DCMError, match="unknown actuator or sensor key"):
         nao.comp.service.getValue("InertialSensor/AccelerometerW/Sensor/Value")
 
@@ -84,7 +84,7 @@ def test_position_commands_move_the_simulated_joint(nao):
     dcm = nao.comp
     yaw = dcm.devices.joint_index("HeadYaw")
     t = dcm.service.getTime(0)
-    from dcm.service import NAO
+    from rtcf_components.dcm.service import NAO
     dcm.service.set("HeadYaw/Position/Actuator/Value", "ClearAll",
                     [NAO.TimedCommand(0.6, t + 500, 0)])
     nao.step(120)
@@ -99,7 +99,7 @@ def test_hip_yaw_pitch_is_one_motor(nao):
     li = dcm.devices.joint_index("LHipYawPitch")
     ri = dcm.devices.joint_index("RHipYawPitch")
     t = dcm.service.getTime(0)
-    from dcm.service import NAO
+    from rtcf_components.dcm.service import NAO
     dcm.service.set("RHipYawPitch/Position/Actuator/Value", "ClearAll",
                     [NAO.TimedCommand(-0.3, t + 200, 0)])
     nao.step(60)
@@ -111,7 +111,7 @@ def test_hip_yaw_pitch_is_one_motor(nao):
 def test_hardness_zero_makes_the_arm_fall_limp(nao):
     dcm = nao.comp
     sp = dcm.devices.joint_index("LShoulderPitch")
-    from dcm.service import NAO
+    from rtcf_components.dcm.service import NAO
     t = dcm.service.getTime(0)
     # arm raised forward (pitch -1.2 rad: up), then the arm's Hardness to 0
     dcm.service.set("LShoulderPitch/Position/Actuator/Value", "ClearAll",
@@ -127,7 +127,7 @@ def test_hardness_zero_makes_the_arm_fall_limp(nao):
 
 
 def test_body_refuses_a_model_that_does_not_match():
-    from dcm.devices import DeviceTable
+    from rtcf_components.dcm.devices import DeviceTable
     table = DeviceTable([("joint1", "arm", -1.0, 1.0)])
     with pytest.raises(ValueError, match="joints the DCM model does not know"):
         MujocoBody(table, "nao_v5", 0.01)

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from simulator import SimError, SimModel, Simulation
+from rtcf_components.simulator import SimError, SimModel, Simulation
 
 G = 9.81
 

@@ -22,7 +22,7 @@ def _pixels(path: Path) -> np.ndarray:
 
 def test_the_demo_writes_filmstrips_and_plots_of_both_robots(tmp_path):
     pytest.importorskip("matplotlib")
-    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{ROOT / 'components'}",
+    env = dict(os.environ, PYTHONPATH=str(ROOT),
                RTCF_CWD=str(tmp_path))
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "sim_demo.py"),
                            "--out", "pics"], cwd=ROOT, env=env, capture_output=True,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import yaml
 
-from simulator import SimError, SimModel, mjcf
+from rtcf_components.simulator import SimError, SimModel, mjcf
 
 ROOT = Path(__file__).resolve().parents[3]
 

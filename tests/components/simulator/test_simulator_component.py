@@ -8,8 +8,8 @@ import pytest
 from rtcf import PortEvent, ReadStatus, TimedDoubleSeq
 from rtcf.testing import Harness
 
-from simulator.component import Simulator
-from simulator.service import Simulation
+from rtcf_components.simulator.component import Simulator
+from rtcf_components.simulator.service import Simulation
 
 G = 9.81
 

@@ -3,7 +3,7 @@
 # asynchronous move with check_motion and mwait, return codes, and the DR_Error a wrong
 # argument raises. Only the import line differs from what a DSR user writes (ROS 2:
 # from DSR_ROBOT2 import *; on the teach pendant the DRL names need no import).
-from rtcf.clients.dsr import *          # DSR: from DSR_ROBOT2 import *
+from rtcf_components.clients.dsr import *          # DSR: from DSR_ROBOT2 import *
 
 set_velx(100, 30)
 set_accx(200, 60)

@@ -8,8 +8,8 @@ import sys
 
 import numpy as np
 
-from rtcf.clients import motion              # NAOqi: import motion
-from rtcf.clients.naoqi import ALProxy       # NAOqi: from naoqi import ALProxy
+from rtcf_components.clients import motion              # NAOqi: import motion
+from rtcf_components.clients.naoqi import ALProxy       # NAOqi: from naoqi import ALProxy
 
 
 def main(robotIP, PORT=9559):

@@ -1,5 +1,5 @@
 """NAOqi's ``ALProxy`` for scripts written for NAO: ``from naoqi import ALProxy`` becomes
-``from rtcf.clients.naoqi import ALProxy`` and the rest of the script stays as it is.
+``from rtcf_components.clients.naoqi import ALProxy`` and the rest of the script stays as it is.
 
 ``ALProxy(module, ip, port)`` finds the component standing in for the NAOqi module through the
 naming service at ``ip:port`` (where NAOqi has its broker):
@@ -18,8 +18,6 @@ import importlib
 import os
 from typing import Any
 
-from . import components_on_path
-
 _MODULES = {"ALMotion": ("kinematics.proxy", "MotionProxy", "RTCF_ALMOTION", "Kinematics0"),
             "DCM": ("dcm.proxy", "DCMProxy", "RTCF_DCM", "DCM0")}
 
@@ -31,6 +29,5 @@ def ALProxy(module: str, ip: str = "localhost", port: int = 2809) -> Any:
         raise RuntimeError(f"ALProxy: no module {module!r} in this system (available: "
                            f"{', '.join(_MODULES)})")
     path, cls, env, default = got
-    components_on_path()
-    proxy_cls = getattr(importlib.import_module(path), cls)
+    proxy_cls = getattr(importlib.import_module(f"rtcf_components.{path}"), cls)
     return proxy_cls(os.environ.get(env, default), nameserver=f"{ip}:{int(port)}")

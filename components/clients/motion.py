@@ -1,5 +1,5 @@
 """NAOqi's ``motion`` module, the constants ALMotion scripts use (``import motion`` in NAOqi;
-``from rtcf.clients import motion`` here): spaces and axis masks, as idl/KinematicsService.idl
+``from rtcf_components.clients import motion`` here): spaces and axis masks, as idl/KinematicsService.idl
 and NAOqi's documentation number them."""
 
 FRAME_TORSO = 0
