@@ -1,7 +1,7 @@
 """Generate the MuJoCo models (MJCF) of model/sim/ from the project's robot descriptions.
 
-    python -m simulator.mjcf            # (components/ on sys.path) rewrites model/sim/*.xml
-    python -m simulator.mjcf --check    # exit 1 when a committed file differs
+    python -m rtcf_components.simulator.mjcf            # rewrites model/sim/*.xml
+    python -m rtcf_components.simulator.mjcf --check    # exit 1 when a committed file differs
 
 Pure data transformation, run at development time (no mujoco import): the output is
 committed, and a test checks that regenerating gives the same bytes.
@@ -442,7 +442,7 @@ def generate() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m simulator.mjcf", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m rtcf_components.simulator.mjcf", description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="compare, do not write")
     args = ap.parse_args(argv)
     stale = []
@@ -456,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(text, encoding="utf-8")
             print(f"wrote {path}")
     if stale:
-        print("stale (run python -m simulator.mjcf): " + ", ".join(stale), file=sys.stderr)
+        print("stale (run python -m rtcf_components.simulator.mjcf): " + ", ".join(stale), file=sys.stderr)
         return 1
     return 0
 
