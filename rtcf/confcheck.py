@@ -176,6 +176,13 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
         text = present(key)
         if text is not None and (not text.isdigit() or int(text) > 65535):
             bad(key, "expected a TCP port 0-65535")
+    text = present("rtcf.web.allowed_hosts")
+    if text is not None:
+        from .web.hosts import check_allowed
+        problem = next(filter(None, (check_allowed(n.strip()) for n in text.split(",")
+                                     if n.strip())), None)
+        if problem:
+            bad("rtcf.web.allowed_hosts", problem.split(", got ")[0])
     text = present("rtcf.web.push_rate")
     if text is not None:
         rate = _number(text)

@@ -269,6 +269,9 @@ _DEFAULTS: dict[str, str] = {
     "rtcf.web.enable": "NO",
     "rtcf.web.port": "8780",
     "rtcf.web.address": "127.0.0.1",
+    # host names (comma-separated, name or name:port) the web view answers to besides its
+    # address, localhost and the loopback addresses (all others refused: DNS rebinding)
+    "rtcf.web.allowed_hosts": "",
     # how often a plotted port sends its newest sample [Hz]; the Foxglove WebSocket protocol
     # on this port too (empty: off)
     "rtcf.web.push_rate": "50",

@@ -30,6 +30,21 @@ def web_settings(conf: Mapping[str, str]) -> tuple[str, int]:
     return address, port
 
 
+def allowed_hosts(conf: Mapping[str, str]) -> list[str]:
+    """The names of rtcf.web.allowed_hosts (comma-separated host[:port]; ConfigError naming
+    the bad one): the host names the web view answers to besides its address, localhost
+    and the loopback addresses (see rtcf.web.hosts: DNS rebinding)."""
+    from .hosts import check_allowed
+    text = str(conf.get("rtcf.web.allowed_hosts", "")).strip()
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    for name in names:
+        problem = check_allowed(name)
+        if problem:
+            raise ConfigError(f"{rtcconf.where(conf, 'rtcf.web.allowed_hosts')}: "
+                              f"rtcf.web.allowed_hosts: {problem}")
+    return names
+
+
 def naming_address(conf: Mapping[str, str]) -> str:
     """The manager's first naming service, as host:port."""
     first = str(conf.get("corba.nameservers", "localhost:2809")).split(",")[0].strip()
@@ -61,6 +76,7 @@ def start_web(conf: Mapping[str, str], log: Any) -> WebChild | None:
     the system runs on without its web view."""
     from .server import check_address
     address, port = web_settings(conf)
+    allowed = allowed_hosts(conf)
     problem = check_address(address, port)
     if problem:
         log.warning("web view not started: %s (set rtcf.web.port / rtcf.web.address)",
@@ -69,6 +85,8 @@ def start_web(conf: Mapping[str, str], log: Any) -> WebChild | None:
     cmd = [sys.executable, "-m", "rtcf.web", "-n", naming_address(conf),
            "--address", address, "--port", str(port), "--parent-pid", str(os.getpid()),
            "--push-rate", str(conf.get("rtcf.web.push_rate", "50")).strip() or "50"]
+    for name in allowed:
+        cmd += ["--allow-host", name]
     fox = str(conf.get("rtcf.web.foxglove_port", "")).strip()
     if fox:
         cmd += ["--foxglove-port", fox]

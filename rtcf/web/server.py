@@ -19,11 +19,12 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from aiohttp import WSMsgType, web
 
 from .controllers import Controllers
+from .hosts import HostPolicy, check_allowed
 from .system import ActionError, SystemView
 from .taps import DEFAULT_PUSH_RATE, TapSet
 from ..tools.session import ToolError
@@ -33,18 +34,58 @@ DEFAULT_PORT = 8780
 MAX_POINTS_PER_FRAME = 20     # per port and frame: 25 frames/s -> 500 points/s at most
 
 
-@web.middleware
-async def same_origin(request: web.Request, handler: Any) -> web.StreamResponse:
-    """Only the page itself may act: a request that a browser sends from another site's
-    page (its Origin names another host) is refused, and an operation must come as JSON
-    (which another site's page cannot send without a CORS preflight, never answered
-    here). Keeps a page elsewhere from driving the robot through the user's browser."""
-    origin = request.headers.get("Origin")
-    if origin is not None and origin.split("://", 1)[-1].rstrip("/") != request.host:
-        raise web.HTTPForbidden(text=f"requests from {origin} are refused")
-    if request.method == "POST" and request.content_type != "application/json":
-        raise web.HTTPUnsupportedMediaType(text="operations are sent as application/json")
-    return await handler(request)
+# every answer: no framing by any page (clickjacking), and the page's own scripts, styles
+# and connections only (the vendored libraries are files under /static; no inline script)
+SECURITY_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
+                               "img-src 'self' data:; connect-src 'self'; "
+                               "frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def parse_json(text: str) -> Any:
+    """JSON text -> value; ValueError with a one-line reason for anything else (nesting
+    too deep for the parser included: RecursionError)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not JSON: {e}") from None
+
+
+def guard(hosts: Callable[[], HostPolicy | None]) -> Any:
+    """The middleware that admits a request only when its Host is one of the server's
+    names (DNS rebinding, see :mod:`rtcf.web.hosts`) and its Origin, when a browser sends
+    one, is the page's own (``http://`` + that Host); an operation must come as JSON
+    (which another site's page cannot send without a CORS preflight, never answered here).
+    The WebSocket handshake is a GET to /ws and passes the same checks."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Any) -> web.StreamResponse:
+        policy = hosts()
+        if policy is None:
+            raise web.HTTPServiceUnavailable(text="starting")
+        host = request.headers.get("Host", "")
+        if not policy.accepts(host):
+            raise web.HTTPMisdirectedRequest(
+                text=f"this server does not answer to the host {host[:100]!r} (it answers "
+                     f"to {', '.join(policy.names())}; more names: --allow-host, "
+                     f"rtcf.web.allowed_hosts)")
+        origin = request.headers.get("Origin")
+        if origin is not None and not policy.origin_ok(origin, host):
+            raise web.HTTPForbidden(text=f"requests from {origin[:100]} are refused")
+        if request.method == "POST" and request.content_type != "application/json":
+            raise web.HTTPUnsupportedMediaType(text="operations are sent as application/json")
+        return await handler(request)
+    return middleware
+
+
+async def _security_headers(request: web.Request, response: web.StreamResponse) -> None:
+    response.headers.update(SECURITY_HEADERS)
 
 
 class Page:
@@ -94,13 +135,15 @@ class WebView:
         self._refresh_now = asyncio.Event()
         self._page_opened = asyncio.Event()
         self._tasks: list[asyncio.Task] = []
+        self.hosts: HostPolicy | None = None     # set once the port is bound
 
     async def call(self, fn: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
 
     # -- the application ------------------------------------------------------------------
     def app(self) -> web.Application:
-        app = web.Application(middlewares=[same_origin])
+        app = web.Application(middlewares=[guard(lambda: self.hosts)])
+        app.on_response_prepare.append(_security_headers)
         app.router.add_get("/", self.index)
         app.router.add_get("/ws", self.websocket)
         app.router.add_get("/api/system", self.get_system)
@@ -217,7 +260,9 @@ class WebView:
                 if msg.type != WSMsgType.TEXT:
                     continue
                 try:
-                    req = json.loads(msg.data)
+                    req = parse_json(msg.data)
+                    if not isinstance(req, dict):
+                        raise ValueError("expected a JSON object with \"op\"")
                     op = req.get("op")
                     if op == "plot":
                         await self._subscribe(page, str(req["component"]), str(req["port"]))
@@ -227,8 +272,15 @@ class WebView:
                             await self.call(self.taps.close, key)
                     else:
                         raise ValueError(f"unknown op {op!r}")
-                except (ValueError, KeyError, TypeError, ActionError) as e:
+                except KeyError as e:
+                    await ws.send_str(json.dumps({"type": "error",
+                                                  "message": f"{op}: missing {e}"}))
+                except (ValueError, TypeError, ActionError) as e:
                     await ws.send_str(json.dumps({"type": "error", "message": str(e)}))
+                except Exception as e:           # a bug must not drop the page's socket
+                    self.view.errors.append(f"websocket: {type(e).__name__}: {e}")
+                    await ws.send_str(json.dumps({"type": "error", "message":
+                                                  f"internal error: {type(e).__name__}"}))
         finally:
             self.pages.discard(page)
             for key in list(page.plots):
@@ -262,12 +314,20 @@ class WebView:
             self._refresh_now.set()
         return web.json_response({"ok": True, "message": message})
 
-    async def _body(self, request: web.Request, *keys: str) -> list[str]:
+    async def _json(self, request: web.Request, what: str) -> dict[str, Any]:
+        """The request's body as a JSON object; 400 naming ``what`` was expected."""
         try:
-            body = await request.json()
-            return [str(body[k]) if body.get(k) is not None else "" for k in keys]
-        except (ValueError, KeyError, AttributeError):
-            raise web.HTTPBadRequest(text=f"expected a JSON object with {', '.join(keys)}")
+            body = parse_json(await request.text())
+        except (ValueError, UnicodeDecodeError) as e:
+            raise web.HTTPBadRequest(text=f"expected {what}: {e}") from None
+        if not isinstance(body, dict):
+            raise web.HTTPBadRequest(text=f"expected {what}, got a JSON "
+                                          f"{type(body).__name__}")
+        return body
+
+    async def _body(self, request: web.Request, *keys: str) -> list[str]:
+        body = await self._json(request, f"a JSON object with {', '.join(keys)}")
+        return [str(body[k]) if body.get(k) is not None else "" for k in keys]
 
     async def get_system(self, request: web.Request) -> web.Response:
         if time.time() - self.view.updated > self.live_interval * 2:   # no page polling
@@ -295,12 +355,12 @@ class WebView:
         return web.json_response({"ok": True, **data})
 
     async def post_switch(self, request: web.Request) -> web.Response:
-        try:
-            body = await request.json()
-            start = [str(s) for s in body.get("start", [])]
-            stop = [str(s) for s in body.get("stop", [])]
-        except (ValueError, AttributeError, TypeError):
-            raise web.HTTPBadRequest(text="expected {\"start\": [...], \"stop\": [...]}")
+        what = "{\"start\": [names], \"stop\": [names]}"
+        body = await self._json(request, what)
+        start, stop = body.get("start", []), body.get("stop", [])
+        if not (isinstance(start, list) and isinstance(stop, list)
+                and all(isinstance(n, str) for n in start + stop)):
+            raise web.HTTPBadRequest(text=f"expected {what}")
         return await self._answer(self.ctrls.switch, request.match_info["cid"], start, stop,
                                   refresh=False)
 
@@ -358,6 +418,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--foxglove-port", type=_port, default=None, metavar="PORT",
                     help="also speak the Foxglove WebSocket protocol on this port (same "
                     "address), so Foxglove and Lichtblick connect live (default: off)")
+    ap.add_argument("--allow-host", action="append", default=[], metavar="NAME[:PORT]",
+                    help="also answer requests for this host name (repeatable; the address, "
+                    "localhost and the loopback addresses are always answered; any other "
+                    "name is refused, against DNS rebinding)")
     ap.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
     return ap.parse_args(argv)
 
@@ -375,7 +439,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.parent_pid is not None:
         follow_parent(args.parent_pid)
-    problem = check_address(args.address, args.port)
+    problem = next((f"--allow-host: {p}" for p in map(check_allowed, args.allow_host)
+                    if p), None)
+    problem = problem or check_address(args.address, args.port)
     if problem is None and args.foxglove_port is not None:
         problem = check_address(args.address, args.foxglove_port)
         try:
@@ -405,11 +471,13 @@ async def _serve(args: argparse.Namespace, nameservers: list[str] | None) -> Non
     await runner.setup()
     site = web.TCPSite(runner, args.address, args.port)
     await site.start()
-    host, port = runner.addresses[0][:2]
-    print(f"rtcf-web: serving http://{host}:{port}/ (naming: {', '.join(nameservers)})",
-          file=sys.stderr, flush=True)
+    port = runner.addresses[0][1]                  # the real one (port 0 too)
+    view.hosts = HostPolicy(args.address, port, args.allow_host)
+    shown = f"[{args.address}]" if ":" in args.address else args.address
+    print(f"rtcf-web: serving http://{shown}:{port}/ (naming: {', '.join(nameservers)}; "
+          f"answers to {', '.join(view.hosts.names())})", file=sys.stderr, flush=True)
     if view.fox is not None:
-        print(f"rtcf-web: Foxglove WebSocket protocol at ws://{host}:{view.fox.port}",
+        print(f"rtcf-web: Foxglove WebSocket protocol at ws://{shown}:{view.fox.port}",
               file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
