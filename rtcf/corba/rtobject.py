@@ -43,6 +43,33 @@ class RTObjectServant(OpenRTM__POA.DataFlowComponent):
         self.ref: Any = None
         self.config = ConfigurationServant(comp)
         self.config_ref: Any = None
+        self._own: Any = None          # OwnContextServant, made on first use
+
+    # -- owned and participating contexts ---------------------------------------------------
+    def own_context(self) -> Any:
+        """The reference of the context this component owns when it owns no EC (it runs in
+        another component's EC): ecservice.OwnContextServant, activated on first use."""
+        if self._own is None:
+            from .ecservice import OwnContextServant
+            own = OwnContextServant(self.comp, self.rt)
+            own.ref = self.rt.activate(own)
+            self._own = own
+        return self._own.ref
+
+    def close(self) -> None:
+        """Deactivate the own context (the runtime unregisters the component)."""
+        own, self._own = self._own, None
+        if own is not None:
+            self.rt.deactivate(own)
+
+    def _is_own(self, ec_ref: Any) -> bool:
+        own = self._own
+        return own is not None and self.rt.local_servant(ec_ref) is own
+
+    def _owned_refs(self) -> list:
+        """OpenRTM: every RTC owns an EC. The ECs it owns, else its own context."""
+        refs = [r for r in (self.rt.ec_ref(ec) for ec in self.comp.owned_ecs) if r]
+        return refs or [self.own_context()]
 
     # -- LightweightRTObject -------------------------------------------------------------
     def initialize(self) -> Any:
@@ -62,25 +89,31 @@ class RTObjectServant(OpenRTM__POA.DataFlowComponent):
         return RTC.RTC_OK
 
     def is_alive(self, ec_ref: Any) -> bool:
+        if self._is_own(ec_ref):
+            ec_ref = self.rt.ec_ref(self.comp.ecs[0]) if self.comp.ecs else None
         ec = self.rt.local_ec(ec_ref)
         if ec is None or ec not in self.comp.ecs:
             return False
         return ec.get_component_state(self.comp) is not LifeCycleState.CREATED
 
     def get_context(self, handle: int) -> Any:
+        if handle == 0 and not self.comp.owned_ecs:
+            return self.own_context()
         for ec in self.comp.ecs:
             if ec.handle_of(self.comp) == handle:
                 return self.rt.ec_ref(ec)
         return None
 
     def get_owned_contexts(self) -> list:
-        return [r for r in (self.rt.ec_ref(ec) for ec in self.comp.owned_ecs) if r]
+        return self._owned_refs()
 
     def get_participating_contexts(self) -> list:
         return [r for r in (self.rt.ec_ref(ec) for ec in self.comp.ecs
                             if ec not in self.comp.owned_ecs) if r]
 
     def get_context_handle(self, ec_ref: Any) -> int:
+        if self._is_own(ec_ref) and not self.comp.owned_ecs:
+            return 0
         ec = self.rt.local_ec(ec_ref)
         if ec is None or ec not in self.comp.ecs:
             return -1
@@ -96,6 +129,8 @@ class RTObjectServant(OpenRTM__POA.DataFlowComponent):
             return -1
 
     def detach_context(self, handle: int) -> Any:
+        if handle == 0 and not self.comp.owned_ecs:
+            return RTC.PRECONDITION_NOT_MET    # its own context: it cannot leave it
         for ec in self.comp.ecs:
             if ec.handle_of(self.comp) == handle:
                 if ec.get_component_state(self.comp) is LifeCycleState.ACTIVE:

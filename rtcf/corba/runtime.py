@@ -317,6 +317,7 @@ class CorbaRuntime:
                 log.exception("closing port %s failed", getattr(ps, "port", ps))
             self.deactivate(ps)
         if servant is not None:
+            servant.close()
             self.deactivate(servant.config)
             self.deactivate(servant)
         comp.servant = None

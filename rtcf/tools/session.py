@@ -309,6 +309,7 @@ class Session:
         return snap
 
     def _ecs(self, info: ComponentInfo, ref: Any, seen: dict[str, ECInfo]) -> None:
+        own_context = False
         for owned, ecs in ((True, ref.get_owned_contexts()),
                            (False, ref.get_participating_contexts())):
             for ec in ecs:
@@ -318,6 +319,11 @@ class Session:
                 e = seen.get(key)
                 if e is None:
                     e = self._ec_info(ec, info, ref, owned)
+                    if owned and e.properties.get("type") == "OwnContext":
+                        # an rtcf component's own context: its place in the EC it runs in
+                        # (listed as that EC, which it also participates in)
+                        own_context = True
+                        continue
                     seen[key] = e
                 elif owned:
                     e.owner = info.name
@@ -329,6 +335,8 @@ class Session:
                     e.states[info.name] = str(st).replace("_STATE", "")
                 except CORBA.Exception as x:
                     e.states[info.name] = f"UNKNOWN ({_short(x)})"
+        if own_context and info.participating_ecs:
+            info.owned_ecs.insert(0, info.participating_ecs[0])
 
     def _ec_info(self, ec: Any, info: ComponentInfo, ref: Any, owned: bool) -> ECInfo:
         """The EC as data; its id is ``<owner>:<the owner's handle of it>`` whichever member
