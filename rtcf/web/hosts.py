@@ -105,6 +105,17 @@ class HostPolicy:
         request names (already accepted), scheme and port included."""
         return origin.strip().lower() == f"http://{host.strip().lower()}"
 
+    def app_origin_ok(self, origin: str, host: str) -> bool:
+        """The Foxglove bridge's rule: a web site's origin (``http``/``https``, and
+        ``null``, which a sandboxed frame of any site sends) only when it is the server's
+        own; an application's own scheme (``file://`` of a desktop app's page, an Electron
+        ``app://``) is no web site and passes."""
+        o = origin.strip().lower()
+        scheme = o.split("://", 1)[0] if "://" in o else ""
+        if o == "null" or scheme in ("http", "https", "ws", "wss", ""):
+            return self.origin_ok(origin, host)
+        return True
+
     def names(self) -> list[str]:
         """The accepted names as ``name:port``, for messages and the start-up line."""
         out = [f"[{n}]:{p}" if ":" in n else f"{n}:{p}" for n, p in sorted(self.pairs)]

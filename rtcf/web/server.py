@@ -57,12 +57,13 @@ def parse_json(text: str) -> Any:
         raise ValueError(f"not JSON: {e}") from None
 
 
-def guard(hosts: Callable[[], HostPolicy | None]) -> Any:
+def guard(hosts: Callable[[], HostPolicy | None], app_origins: bool = False) -> Any:
     """The middleware that admits a request only when its Host is one of the server's
     names (DNS rebinding, see :mod:`rtcf.web.hosts`) and its Origin, when a browser sends
     one, is the page's own (``http://`` + that Host); an operation must come as JSON
     (which another site's page cannot send without a CORS preflight, never answered here).
-    The WebSocket handshake is a GET to /ws and passes the same checks."""
+    The WebSocket handshake is a GET to /ws and passes the same checks. ``app_origins``:
+    the Foxglove bridge's Origin rule (``HostPolicy.app_origin_ok``)."""
 
     @web.middleware
     async def middleware(request: web.Request, handler: Any) -> web.StreamResponse:
@@ -76,7 +77,8 @@ def guard(hosts: Callable[[], HostPolicy | None]) -> Any:
                      f"to {', '.join(policy.names())}; more names: --allow-host, "
                      f"rtcf.web.allowed_hosts)")
         origin = request.headers.get("Origin")
-        if origin is not None and not policy.origin_ok(origin, host):
+        ok = policy.app_origin_ok if app_origins else policy.origin_ok
+        if origin is not None and not ok(origin, host):
             raise web.HTTPForbidden(text=f"requests from {origin[:100]} are refused")
         if request.method == "POST" and request.content_type != "application/json":
             raise web.HTTPUnsupportedMediaType(text="operations are sent as application/json")
@@ -160,6 +162,8 @@ class WebView:
     async def _on_startup(self, app: web.Application) -> None:
         self._refresh_now = asyncio.Event()
         self._page_opened = asyncio.Event()
+        if self.fox is not None:
+            self.fox.start(asyncio.get_running_loop())
         self._tasks = [asyncio.ensure_future(self._poll()),
                        asyncio.ensure_future(self._plots())]
         if self.parent_pid is not None:
@@ -176,9 +180,9 @@ class WebView:
             t.cancel()
         for page in list(self.pages):
             await page.ws.close()
-        await self.call(self.taps.shutdown)
         if self.fox is not None:
-            self.fox.stop()
+            await self.fox.close()
+        await self.call(self.taps.shutdown)
         self.pool.shutdown(wait=False)
 
     async def index(self, request: web.Request) -> web.StreamResponse:
@@ -443,12 +447,10 @@ def main(argv: list[str] | None = None) -> int:
                     if p), None)
     problem = problem or check_address(args.address, args.port)
     if problem is None and args.foxglove_port is not None:
-        problem = check_address(args.address, args.foxglove_port)
-        try:
-            import foxglove  # noqa: F401
-        except ImportError:
-            problem = ("--foxglove-port needs the foxglove-sdk package "
-                       "(.venv/bin/pip install -e '.[foxglove]')")
+        if args.foxglove_port == args.port and args.port != 0:
+            problem = f"--foxglove-port {args.port} is the page's port too"
+        else:
+            problem = check_address(args.address, args.foxglove_port)
     if problem:
         print(f"rtcf-web: {problem}", file=sys.stderr)
         return 2
@@ -476,7 +478,15 @@ async def _serve(args: argparse.Namespace, nameservers: list[str] | None) -> Non
     shown = f"[{args.address}]" if ":" in args.address else args.address
     print(f"rtcf-web: serving http://{shown}:{port}/ (naming: {', '.join(nameservers)}; "
           f"answers to {', '.join(view.hosts.names())})", file=sys.stderr, flush=True)
+    fox_runner = None
     if view.fox is not None:
+        fox_app = view.fox.app(guard(lambda: view.fox.hosts, app_origins=True))
+        fox_app.on_response_prepare.append(_security_headers)
+        fox_runner = web.AppRunner(fox_app, handle_signals=False)
+        await fox_runner.setup()
+        await web.TCPSite(fox_runner, args.address, args.foxglove_port).start()
+        view.fox.port = fox_runner.addresses[0][1]
+        view.fox.hosts = HostPolicy(args.address, view.fox.port, args.allow_host)
         print(f"rtcf-web: Foxglove WebSocket protocol at ws://{shown}:{view.fox.port}",
               file=sys.stderr, flush=True)
     stop = asyncio.Event()
@@ -487,6 +497,8 @@ async def _serve(args: argparse.Namespace, nameservers: list[str] | None) -> Non
         await stop.wait()
     finally:
         await runner.cleanup()
+        if fox_runner is not None:
+            await fox_runner.cleanup()
 
 
 if __name__ == "__main__":

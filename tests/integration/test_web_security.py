@@ -358,3 +358,85 @@ def test_browser_the_page_runs_under_its_policy(evil_browser: Any, web: WebServe
     wait_js(evil_browser, "return Object.values(rtcf.plots).some(p => p.count > 5)",
             "points in the plot", 15.0)
     assert evil_browser.execute_script("return window.__csp") == []
+
+
+# -- the Foxglove WebSocket bridge ---------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def fox(demo: Any, tmp_path_factory: Any) -> Any:
+    port = _free_port()
+    server = WebServer(demo.ns_port, tmp_path_factory.mktemp("webfox"), "--foxglove-port",
+                       str(port))
+    server.fox_port = port
+    yield server
+    server.stop()
+
+
+def _fox_handshake(port: int, host: str, origin: str | None = None,
+                   protocol: str = "foxglove.sdk.v1") -> tuple[int, str]:
+    """(status, chosen subprotocol) of a Foxglove WebSocket handshake."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        lines = ["GET / HTTP/1.1", f"Host: {host}", "Upgrade: websocket",
+                 "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+                 "Sec-WebSocket-Version: 13", f"Sec-WebSocket-Protocol: {protocol}"]
+        if origin:
+            lines.append(f"Origin: {origin}")
+        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        head = s.recv(4096).decode(errors="replace")
+    chosen = next((line.split(":", 1)[1].strip() for line in head.split("\r\n")
+                   if line.lower().startswith("sec-websocket-protocol:")), "")
+    return int(head.split()[1]), chosen
+
+
+def test_foxglove_bridge_checks_host_and_origin(fox: WebServer) -> None:
+    port = fox.fox_port
+    good = f"127.0.0.1:{port}"
+    assert _fox_handshake(port, good) == (101, "foxglove.sdk.v1")
+    assert _fox_handshake(port, f"localhost:{port}", f"http://localhost:{port}")[0] == 101
+    assert _fox_handshake(port, f"{EVIL}:{port}")[0] == 421
+    assert _fox_handshake(port, good, "http://evil.example")[0] == 403
+    assert _fox_handshake(port, good, "https://app.foxglove.dev")[0] == 403
+    assert _fox_handshake(port, good, "null")[0] == 403        # a sandboxed frame of a site
+    assert _fox_handshake(port, good, "file://")[0] == 101     # a desktop app's own page
+    assert _fox_handshake(port, good, protocol="other.v1")[0] == 400   # not Foxglove
+
+
+def test_foxglove_bridge_speaks_the_older_subprotocol(fox: WebServer) -> None:
+    """foxglove.websocket.v1 (the specification's, older Lichtblick) is accepted and gets
+    the same serverInfo and channels."""
+    import aiohttp
+
+    async def first() -> tuple[str | None, list[dict]]:
+        async with aiohttp.ClientSession() as s:
+            async with s.ws_connect(f"ws://127.0.0.1:{fox.fox_port}/",
+                                    protocols=["foxglove.websocket.v1"]) as ws:
+                out = []
+                while len(out) < 2:
+                    msg = await ws.receive(timeout=10)
+                    out.append(json.loads(msg.data))
+                await ws.send_str("[1, 2]")
+                out.append(json.loads((await ws.receive(timeout=10)).data))
+                return ws.protocol, out
+    protocol, msgs = asyncio.run(first())
+    assert protocol == "foxglove.websocket.v1"
+    assert msgs[0]["op"] == "serverInfo" and msgs[1]["op"] == "advertise"
+    assert msgs[2]["op"] == "status" and msgs[2]["level"] == 2
+    assert "Traceback" not in fox.log()
+
+
+def test_browser_another_site_cannot_read_the_foxglove_bridge(evil_browser: Any,
+                                                             fox: WebServer) -> None:
+    """WebSockets are not bound by the same-origin policy: a page of any site may try
+    ws://127.0.0.1:PORT. The bridge must refuse it (its Origin is not the bridge's)."""
+    site = AttackSite("<!doctype html><title>nothing here</title>")
+    try:
+        evil_browser.get(f"http://{EVIL}:{site.port}/")
+        result = evil_browser.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            const ws = new WebSocket(`ws://127.0.0.1:${arguments[0]}/`, ['foxglove.sdk.v1']);
+            ws.onmessage = (m) => { ws.close(); done('read: ' + String(m.data).slice(0, 60)); };
+            ws.onerror = () => done('refused');
+        """, fox.fox_port)
+        assert result == "refused"
+    finally:
+        site.close()

@@ -434,8 +434,6 @@ def test_api_refuses_unknown_component_and_action(web: WebServer) -> None:
 
 def test_foxglove_client_gets_channels_and_live_messages(demo: Any, it: Any,
                                                          tmp_path: Path) -> None:
-    pytest.importorskip("foxglove", reason="foxglove-sdk is not installed "
-                        "(pip install -e .[foxglove])")
     import asyncio
     import struct
 
