@@ -115,7 +115,7 @@ class ComCalculator:
     order). Scratch allocated once; ``com(q)`` writes into ``out``. Runs in: owner thread."""
 
     def __init__(self, kin_model, mass: MassModel):
-        from kinematics.algorithms import chain_frames   # the kinematics core (pure)
+        from rtcf_components.kinematics.algorithms import chain_frames   # pure core
         self._frames = chain_frames
         self.kin = kin_model
         self.mass = mass

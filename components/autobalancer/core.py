@@ -150,7 +150,7 @@ class AutoBalancerCore:
         if self.mode in (ABC, SYNC_TO_ABC):
             raise BalancerError("the AutoBalancer is already started")
         q_ref = self._check_q(q_ref)
-        from kinematics.algorithms import chain_fk
+        from rtcf_components.kinematics.algorithms import chain_fk
         TL = chain_fk(self.kin, "LLeg", q_ref[self.li])
         TR = chain_fk(self.kin, "RLeg", q_ref[self.ri])
         S = stance_of(TL, TR)

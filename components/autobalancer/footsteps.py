@@ -68,7 +68,8 @@ class Pose2:
 
 def mid_pose(a: Pose2, b: Pose2) -> Pose2:
     """The pose halfway between two feet (position average, heading bisector)."""
-    return Pose2(0.5 * (a.x + b.x), 0.5 * (a.y + b.y), wrap(a.theta + 0.5 * wrap(b.theta - a.theta)))
+    return Pose2(0.5 * (a.x + b.x), 0.5 * (a.y + b.y),
+                 wrap(a.theta + 0.5 * wrap(b.theta - a.theta)))
 
 
 @dataclass(frozen=True)

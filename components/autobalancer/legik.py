@@ -36,7 +36,7 @@ class LegIK:
 
     def __init__(self, kin_model, yaw_weight: float = 1e-4, max_iter: int = 8,
                  pos_tol: float = 1e-6, rot_tol: float = 1e-5):
-        from kinematics.algorithms import chain_fk_jacobian, rotation_log
+        from rtcf_components.kinematics.algorithms import chain_fk_jacobian, rotation_log
         self._fkj = chain_fk_jacobian
         self._log = rotation_log
         self.kin = kin_model

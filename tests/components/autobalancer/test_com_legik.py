@@ -9,10 +9,10 @@ import mujoco
 import numpy as np
 import pytest
 
-from autobalancer.com import ComCalculator, MassModelError, load_mass_model
-from autobalancer.legik import LegIK, pose_matrix
-from kinematics import chain_fk, load_model
-from simulator.core import SIM_DIR
+from rtcf_components.autobalancer.com import ComCalculator, MassModelError, load_mass_model
+from rtcf_components.autobalancer.legik import LegIK, pose_matrix
+from rtcf_components.kinematics import chain_fk, load_model
+from rtcf_components.simulator.core import SIM_DIR
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,10 @@ import math
 
 import pytest
 
-from autobalancer.footsteps import (Footstep, FootstepError, Pose2, StrideLimits, check_step,
-                                    check_steps, first_leg_for, mid_pose, nominal, plan_to,
-                                    step_delta, wrap)
+from rtcf_components.autobalancer.footsteps import (Footstep, FootstepError, Pose2,
+                                                    StrideLimits, check_step, check_steps,
+                                                    first_leg_for, mid_pose, nominal, plan_to,
+                                                    step_delta, wrap)
 
 NAO = StrideLimits(forward=0.04, outside=0.04, outside_theta=0.349, backward=0.04,
                    inside=0.012, inside_theta=0.1, half_width=0.05)

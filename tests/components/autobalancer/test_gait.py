@@ -9,9 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from autobalancer.footsteps import Pose2, StrideLimits, first_leg_for, plan_to
-from autobalancer.gait import GaitGenerator, GaitParams
-from autobalancer.lipm import preview_gains
+from rtcf_components.autobalancer.footsteps import (Pose2, StrideLimits, first_leg_for,
+                                                    plan_to)
+from rtcf_components.autobalancer.gait import GaitGenerator, GaitParams
+from rtcf_components.autobalancer.lipm import preview_gains
 
 NAO = StrideLimits(0.04, 0.04, 0.349, 0.04, 0.012, 0.1, 0.05)
 FEET = {"lleg": Pose2(0.0, 0.05, 0.0), "rleg": Pose2(0.0, -0.05, 0.0)}

@@ -8,8 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from autobalancer.lipm import (GRAVITY, PreviewController, PreviewError, dare,
-                               lipm_closed_form, periodic_gait_com, preview_gains)
+from rtcf_components.autobalancer.lipm import (GRAVITY, PreviewController, PreviewError,
+                                               dare, lipm_closed_form, periodic_gait_com,
+                                               preview_gains)
 
 DT, ZC = 0.01, 0.27        # NAO at StandInit: the CoM 0.27 m above the soles
 
