@@ -52,6 +52,7 @@ class BalancerConfig:
     preview_r: float = 1e-6             # jerk weight (the ZMP error weighs 1)
     ik_pos_tol: float = 1e-3            # [m] a leg IK worse than this counts as failed
     com_tol: float = 5e-4               # [m] a second CoM pass when the first is off by more
+    gravity: float = 9.81               # [m/s^2] of the LIPM
 
 
 def _rpy_of(R: np.ndarray) -> tuple[float, float, float]:
@@ -119,7 +120,7 @@ class AutoBalancerCore:
         self._com_off = np.zeros(3)            # CoM - torso origin, torso frame
         self._world_stance: Pose2 | None = None
         self.gait: GaitGenerator | None = None
-        self._gains_for: float | None = None
+        self._gains_for: tuple | None = None
         self._gains = None
         self._T_torso = np.eye(4)
         self._T_inv = np.eye(4)
@@ -205,10 +206,11 @@ class AutoBalancerCore:
         self._blend_n = max(1, int(round(self.cfg.transition_time / self.cfg.dt)))
 
     def _preview_gains(self, zc: float):
-        if self._gains is None or abs(self._gains_for - zc) > 1e-4:
+        key = (round(zc, 4), self.cfg.gravity, self.cfg.dt)
+        if self._gains is None or self._gains_for != key:
             self._gains = preview_gains(self.cfg.dt, zc, self.cfg.preview_horizon,
-                                        r=self.cfg.preview_r)
-            self._gains_for = zc
+                                        r=self.cfg.preview_r, g=self.cfg.gravity)
+            self._gains_for = key
         return self._gains
 
     def _check_q(self, q) -> np.ndarray:

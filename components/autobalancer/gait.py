@@ -395,6 +395,26 @@ class GaitGenerator:
                 out.append(ph.step)
         return out
 
+    def current_step(self) -> tuple[Footstep, Pose2] | None:
+        """The step under way (its double support or swing) and where its foot lifts off."""
+        for ph in self.phases:
+            if ph.step is not None:
+                src = ph.src if ph.src is not None else self._src_of(ph)
+                return ph.step, src
+            if ph.kind == "end":
+                return None
+        return None
+
+    def _src_of(self, ds: Phase) -> Pose2:
+        for ph in self.phases:
+            if ph.kind == "ss" and ph.index == ds.index:
+                return ph.src
+        return self.feet[ds.step.leg]
+
+    def time_left(self) -> float:
+        """[s] until the walk ends (the last shift back to the middle included)."""
+        return (sum(ph.n for ph in self.phases) - self.elapsed) * self.dt
+
     def support_legs(self) -> tuple[str, ...]:
         return tuple(l for l in LEGS if self.contact[l])
 

@@ -73,6 +73,10 @@ class DCM(Component):
     body = Param(str, "simple", choices=("simple", "mujoco"), read_only=True,
                  doc="the robot under the DCM: simple (first-order servos) or mujoco "
                      "(physics, components/simulator/dcm_body.py; IMU and FSR keys too)")
+    initial_q = Param(list, [], unit="rad", read_only=True,
+                      doc="body=mujoco: the posture the robot stands in at start (every joint, "
+                          "body order; empty: the zero posture); the Position actuators start "
+                          "there too")
     sim_model = Param(str, "nao_v5", read_only=True,
                       doc="body=mujoco: physics model name (model/sim/) or MJCF file")
 
@@ -83,7 +87,11 @@ class DCM(Component):
         self.cycle_ms = self.period_ms or PROFILE_PERIOD_MS[self.profile]
         if self.body == "mujoco":
             from rtcf_components.simulator.dcm_body import MujocoBody   # needs the mujoco package
-            self.robot_body = MujocoBody(self.devices, self.sim_model, self.cycle_ms / 1000.0)
+            q0 = self._initial_q()
+            self.robot_body = MujocoBody(self.devices, self.sim_model, self.cycle_ms / 1000.0,
+                                         initial_q=q0)
+            if q0 is not None:
+                self.core.values[np.asarray(self.devices.position_actuators)] = q0
         else:
             self.robot_body = SimulatedBody(self.devices, self.servo_tau)
         extra = getattr(self.robot_body, "extra_sensor_keys", ())
@@ -117,6 +125,17 @@ class DCM(Component):
         self.service = DCMServiceImpl(self)
         port = self.add_service_port(ServicePort("DCMService"))
         port.provide("service0", "DCMService", self.service)
+
+    def _initial_q(self) -> np.ndarray | None:
+        """The initial_q parameter checked against the model (None when empty)."""
+        if not self.initial_q:
+            return None
+        n = self.devices.n_joints
+        if len(self.initial_q) != n:
+            raise ValueError(f"{self.instance_name}: initial_q: expected {n} joint angles "
+                             f"(body order), got {len(self.initial_q)}")
+        return np.clip(np.array(self.initial_q, dtype=float), self.devices.joint_limits[:, 0],
+                       self.devices.joint_limits[:, 1])
 
     def on_activated(self, ec: Any) -> None:
         if abs(ec.period * 1000.0 - self.cycle_ms) > 1e-6:

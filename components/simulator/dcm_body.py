@@ -54,14 +54,26 @@ class MujocoBody:
     """NAO on MuJoCo behind the DCM (see the module doc).
 
     devices: the DCM's DeviceTable (joint names, limits, body order); model: a SimModel name
-    or MJCF path ("nao_v5"); period: [s] one DCM cycle, the physics step per ``update``.
+    or MJCF path ("nao_v5"); period: [s] one DCM cycle, the physics step per ``update``;
+    initial_q: the posture it stands in after every reset (DCM body order; default: the
+    zero posture).
     DCM joints that a physics model does not have (none for nao_v5, which has all 26) read
     back their clamped command, as an ideal servo.
     """
 
-    def __init__(self, devices: Any, model: str = "nao_v5", period: float = 0.01) -> None:
+    def __init__(self, devices: Any, model: str = "nao_v5", period: float = 0.01,
+                 initial_q: Any = None) -> None:
         self.model = SimModel.load(model)
-        self.sim = Simulation(self.model, period)
+        sim_q = None
+        if initial_q is not None:                       # DCM body order -> the model's order
+            names = tuple(devices.joint_names)
+            q = np.asarray(initial_q, dtype=float)
+            if q.shape != (len(names),):
+                raise ValueError(f"body mujoco: initial_q: expected {len(names)} angles (DCM "
+                                 f"body order), got {q.size}")
+            sim_q = np.array([q[names.index(j)] if j in names else 0.0
+                              for j in self.model.joint_names])
+        self.sim = Simulation(self.model, period, initial_q=sim_q)
         self.period = float(period)
         names = tuple(devices.joint_names)
         sim_names = tuple(self.model.joint_names)
