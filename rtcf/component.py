@@ -111,9 +111,13 @@ class Component:
 
     @property
     def time_base(self) -> Any:
-        """The rtcf.simtime.SimTimeBase of this component's execution contexts in
-        simulation mode (pause/resume/advance simulated time), None on wall-clock ECs.
-        Assignable (a test's stand-in); assigning None goes back to the ECs'."""
+        """What controls the time of this component's (first) execution context: its
+        rtcf.simtime.SimTimeBase in simulation time, else the EC itself (a wall-clock
+        PeriodicEC, or a SteppedEC driven by tick()). All have ``now``, ``paused``,
+        ``pause()``, ``resume()``, ``advance(seconds)``, ``real_time_factor``,
+        ``set_real_time_factor(F)`` (ValueError outside simulation time) and ``simulated``.
+        None while the component is in no EC. Assignable (a test's stand-in); assigning
+        None goes back to the EC's."""
         if self._time_base is not None:
             return self._time_base
         for ec in self.ecs:

@@ -29,6 +29,12 @@ from .component import Component, ECInfo
 from .errors import ConfigError, LifecycleError, show_value
 from .lifecycle import LifeCycleState, Request, ReturnCode, TRANSITIONS, is_failure
 from .log import get_logger
+from .overrun import OVERRUN_POLICIES, check_policy, next_deadline
+from .pacer import Pacer, set_thread_fifo, spin_until
+
+__all__ = ["ExecutionContext", "PeriodicEC", "SteppedEC", "Member", "check_rate",
+           "OVERRUN_POLICIES", "next_deadline", "spin_until", "set_thread_fifo", "HISTORY",
+           "RATE_MIN", "RATE_MAX"]
 
 _S = LifeCycleState
 HISTORY = 8192  # cycles of timing history kept for percentiles
@@ -51,38 +57,6 @@ def check_rate(rate: object) -> str | None:
     if not RATE_MIN <= float(rate) <= RATE_MAX:   # False for NaN
         return f"expected a rate between {RATE_MIN:g} and {RATE_MAX:g} [Hz]"
     return None
-
-
-def spin_until(now: Callable[[], float], deadline: float, yield_gil: bool = False) -> float:
-    """Busy-wait until ``now()`` reaches ``deadline`` and return that reading: the last part
-    of a precise release, after a timed wait that ends a spin window before the deadline
-    (PeriodicEC, and the paced simulation time base). With ``yield_gil`` each turn calls
-    time.sleep(0), which lets other Python threads (ORB calls) take the GIL. Runs in: the
-    caller's thread."""
-    t = now()
-    if yield_gil:
-        sleep0 = time.sleep
-        while t < deadline:
-            sleep0(0)
-            t = now()
-    else:
-        while t < deadline:
-            t = now()
-    return t
-
-
-def set_thread_fifo(enable: bool, priority: int = 50) -> bool:
-    """Put the calling thread under SCHED_FIFO at ``priority`` (enable) or back under
-    SCHED_OTHER; True when the thread runs under SCHED_FIFO afterwards (False where it is
-    not permitted: the thread then runs as a normal one). Runs in: the thread itself."""
-    try:
-        if enable:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
-            return True
-        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
-    except (PermissionError, OSError, AttributeError):
-        pass
-    return False
 
 
 class Member:
@@ -143,6 +117,9 @@ class ExecutionContext:
         self.trace: Any = None                   # a rtcf.trace.CycleTrace when tracing
         self.last_trace: Any = None              # the trace of the last run, after stop()
         self._tick_lock = threading.RLock()      # held while a stepped cycle runs
+        self._paused = False                     # time control: no cycle while paused
+        self._steps = 0                          # cycles advance() still has to run
+        self._steps_done = threading.Condition(threading.Lock())
 
     # -- membership ----------------------------------------------------------------------
     def add_component(self, comp: Component, owned: bool = False) -> int:
@@ -402,6 +379,119 @@ class ExecutionContext:
                 return True
         return False
 
+    def _pending(self) -> bool:
+        """A member has a lifecycle request, a command or staged parameters waiting."""
+        for m in self._members:
+            comp = m.comp
+            if m.requests or m.next_state is not m.state or (m.primary and (
+                    comp._commands or (comp._params._staged and m.state is _S.ACTIVE))):
+                return True
+        return False
+
+    def _apply_pending(self, now: float, planned: float | None = None) -> None:
+        """Drain commands, apply lifecycle requests and staged parameters of the members
+        with something pending, at time ``now`` (no on_execute): what a cycle's pre-do does,
+        for an EC whose time does not move (paused, held) so that a synchronous activation
+        or a Component.call still completes. Runs in: the EC thread."""
+        planned = now if planned is None else planned
+        for m in self._members:
+            comp = m.comp
+            staged = m.primary and comp._params._staged and m.state is _S.ACTIVE
+            commands = m.primary and comp._commands
+            if not (m.requests or m.next_state is not m.state or commands or staged):
+                continue
+            info = m.info
+            info.now = now
+            info.planned = planned
+            if commands:
+                comp._drain_commands()
+            n = 0
+            while (m.requests or m.next_state is not m.state) and n < 16:
+                self._transition(m)
+                n += 1
+            if m.primary and comp._params._staged and m.state is _S.ACTIVE:
+                self._apply_params(m)
+
+    # -- time control ------------------------------------------------------------------------
+    # Every EC kind is a time base (rtcf.simtime's SimTimeBase has the same calls): the
+    # Simulator's service and any component reach theirs as Component.time_base. A
+    # wall-clock PeriodicEC paces itself on the wall clock, a SteppedEC is driven from
+    # outside (tick()); a SimulationEC's time base is its SimTimeBase.
+    simulated = False
+
+    @property
+    def time_base(self) -> Any:
+        """What controls this EC's time: the EC itself (wall clock or driven from outside);
+        a SimulationEC's SimTimeBase."""
+        return self
+
+    @property
+    def now(self) -> float:
+        """The EC's clock [s]."""
+        return self.clock.now()
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    @property
+    def real_time_factor(self) -> float:
+        """1: a wall-clock EC runs at real time (a stepped EC at its driver's pace)."""
+        return 1.0
+
+    def set_real_time_factor(self, factor: float) -> None:
+        """ValueError: only simulated time has a factor (rtcf.simulation.enable)."""
+        raise ValueError(f"execution context {self.name!r} runs on the wall clock, not in "
+                         "simulation time (rtcf.simulation.enable: YES): it has no real-time "
+                         "factor")
+
+    def pause(self) -> None:
+        """No cycle runs until resume() (lifecycle requests and commands are still applied
+        at once). From another thread it returns once no cycle runs."""
+        self._paused = True
+        self.wake()
+        if self._running and not self.in_ec_thread() and self._thread_alive():
+            self._run_in_thread(lambda: None)
+
+    def resume(self) -> None:
+        """Cycles run again (the schedule starts afresh from now)."""
+        with self._steps_done:
+            self._steps = 0
+            self._paused = False
+            self._steps_done.notify_all()
+        self.wake()
+
+    def advance(self, seconds: float) -> float:
+        """Pause, run the cycles of the next ``seconds`` (round(seconds * rate)), stay
+        paused; return the EC's time. ValueError for a negative, NaN or infinite value."""
+        ok = isinstance(seconds, (int, float, np.integer, np.floating)) \
+            and not isinstance(seconds, bool) and 0.0 <= float(seconds) < float("inf")
+        if not ok:
+            raise ValueError(f"advance: expected a finite number of seconds >= 0, got "
+                             f"{show_value(seconds)}")
+        n = int(round(float(seconds) * self.rate))
+        self._paused = True
+        self._advance_cycles(n)
+        return self.now
+
+    def _advance_cycles(self, n: int) -> None:
+        with self._steps_done:
+            self._steps += n
+        self.wake()
+        if n <= 0 or self.in_ec_thread() or not self._running:
+            return
+        with self._steps_done:
+            while self._steps > 0 and self._paused and self._thread_alive():
+                self._steps_done.wait(0.5)
+
+    def _step_done(self) -> None:
+        """A cycle asked for by advance() has run. Runs in: the EC thread."""
+        with self._steps_done:
+            if self._steps > 0:
+                self._steps -= 1
+                if self._steps == 0:
+                    self._steps_done.notify_all()
+
     # -- control (overridden) ------------------------------------------------------------
     def start(self) -> ReturnCode:
         raise NotImplementedError
@@ -487,6 +577,36 @@ class ExecutionContext:
                 self.log.error("cannot save the cycle trace of %r to %s: %s", self.name, path, e)
         trace.close()
         self.last_trace = trace
+
+    # -- what the manager prints ------------------------------------------------------------
+    def member_states(self) -> str:
+        """``Name:ACT Other:INA`` in member order."""
+        return " ".join(f"{m.comp.instance_name}:{m.state.name[:3]}" for m in self._members)
+
+    def status(self, now: float | None = None) -> str:
+        """The status line's part for this EC since the previous call (``now``: the
+        monotonic time of this call): cycles per second and overruns in that interval, its
+        worst lateness, the total overruns, member states. Reads the counters and the
+        lateness ring the EC thread fills anyway. Runs in: the manager's main thread (one
+        caller: it keeps the interval mark)."""
+        now = time.monotonic() if now is None else now
+        iv = self.interval_stats(getattr(self, "_status_mark", None))
+        t0 = getattr(self, "_status_time", now)
+        self._status_mark, self._status_time = iv["mark"], now
+        dt = now - t0
+        rate = f"{iv['cycles'] / dt:.0f}/{self.rate:g} Hz" if dt > 0 else f"-/{self.rate:g} Hz"
+        return (f"[{self.name} {rate} late max {iv['late_max'] * 1e3:.2f} ms overruns "
+                f"+{iv['overruns']} ({self.overruns} total)] {self.member_states()}")
+
+    def report(self) -> str:
+        """The final report's line for this EC: cycles, achieved rate, overruns, lateness
+        percentiles."""
+        st = self.stats()
+        return (f"{self.name}: {st['cycles']} cycles, {st['achieved_rate']:.2f} Hz "
+                f"(nominal {self.rate:g}), overruns {st['overruns']}, lateness p50 "
+                f"{st['lateness_p50'] * 1e6:.1f} us p99 {st['lateness_p99'] * 1e6:.1f} us "
+                f"p99.9 {st['lateness_p999'] * 1e6:.1f} us max "
+                f"{st['lateness_max'] * 1e6:.1f} us")
 
     # -- statistics ----------------------------------------------------------------------
     def interval_stats(self, mark: tuple[int, int] | None) -> dict[str, Any]:
@@ -598,9 +718,53 @@ class SteppedEC(ExecutionContext):
 
     def tick(self) -> None:
         """Run one cycle at the current clock time, then advance the clock by one period.
-        Thread-safe: concurrent ticks (e.g. from ORB threads) run one after the other."""
+        Thread-safe: concurrent ticks (e.g. from ORB threads) run one after the other.
+        Paused (time control), a tick runs no cycle: it only applies pending lifecycle
+        requests and commands, and the clock does not move."""
         with self._tick_lock:
+            if self._paused:
+                self._paused_tick()
+                return
             self._tick()
+
+    def _paused_tick(self) -> None:
+        if not self._running:
+            return
+        prev, self._thread_ident = self._thread_ident, threading.get_ident()
+        try:
+            self._apply_pending(self.clock.now())
+        finally:
+            self._thread_ident = prev
+        self._notify_state()
+
+    # time control: driven from outside, the EC's time moves only when ticked
+    def pause(self) -> None:
+        """Ticks run no cycle until resume(); returns once no tick runs."""
+        self._paused = True
+        with self._tick_lock:
+            pass
+
+    def resume(self) -> None:
+        self._paused = False
+
+    def advance(self, seconds: float) -> float:
+        """Pause, then run round(seconds * rate) cycles now, in the caller's thread (its
+        driver's ticks stay refused until resume()); returns the EC's time."""
+        ExecutionContext.advance(self, seconds)     # checks, pauses, counts the cycles
+        with self._tick_lock:
+            n, self._steps = self._steps, 0
+            for _ in range(n):
+                self._tick()
+        return self.now
+
+    def _advance_cycles(self, n: int) -> None:
+        with self._steps_done:
+            self._steps += n
+
+    def set_real_time_factor(self, factor: float) -> None:
+        raise ValueError(f"execution context {self.name!r} is not in simulation time "
+                         "(rtcf.simulation.enable: YES): it is driven from outside by "
+                         "tick(), at its driver's pace, and has no real-time factor")
 
     def _tick(self) -> None:
         if not self._running:
@@ -625,6 +789,13 @@ class SteppedEC(ExecutionContext):
         for _ in range(int(n)):
             self.tick()
 
+    def status(self, now: float | None = None) -> str:
+        """Driven by tick(): no rate or lateness of its own."""
+        return f"[{self.name} stepped {self.cycles} cycles] {self.member_states()}"
+
+    def report(self) -> str:
+        return f"{self.name}: {self.cycles} cycles, ticked (no rate of its own)"
+
     def apply_requests(self, comp: Component) -> None:
         """Apply ``comp``'s queued lifecycle requests now (on_activated, ...), without a
         cycle: OpenRTM's ExtTrig EC applies a transition asked for by a tool at once, not at
@@ -643,45 +814,6 @@ class SteppedEC(ExecutionContext):
                     self._transition(m)
             finally:
                 self._thread_ident = prev
-
-
-OVERRUN_POLICIES = ("skip", "catch_up")
-"""What a periodic EC does after a cycle that ended past one or more deadlines:
-
-* ``skip`` (the default): the next cycle runs at the first deadline still in the future and
-  at least half a period after this cycle's start; every deadline that passed without its
-  cycle counts as one overrun (and in ``skipped``). No cycle ever starts early, so a stall
-  of k periods is followed by one cycle at the next grid point, never by a burst
-  (ros2_control's sleeping loop and PR2's loop do the same).
-* ``catch_up``: the missed cycles run back to back at once, until the schedule is caught
-  up (the behaviour before the policy existed); a cycle that ends after the next deadline
-  counts one overrun; more than 1 s behind, the schedule restarts from now.
-"""
-
-
-def next_deadline(deadline: float, end: float, period: float, policy: str = "skip",
-                  start: float | None = None) -> tuple[float, int, int]:
-    """The deadline of the next cycle after one that was due at ``deadline``, started at
-    ``start`` and ended at ``end`` [s]: (next deadline, overruns to count, deadlines
-    skipped). Pure; the policy is one of OVERRUN_POLICIES (see there). Under ``skip`` the
-    next cycle also starts at least half a period after this one's start: a cycle that
-    started late (a late wake-up) is not followed by one a few microseconds later (a
-    controller would see a tiny period); the deadline given up counts as skipped."""
-    nxt = deadline + period
-    if policy == "catch_up":
-        if end <= nxt:
-            return nxt, 0, 0
-        if end - nxt > 1.0:        # hopelessly behind (e.g. suspended): resync
-            missed = int((end - nxt) // period)
-            return end, 1 + missed, missed + 1
-        return nxt, 1, 0
-    earliest = start + 0.5 * period if start is not None else end
-    if nxt > end and nxt >= earliest:
-        return nxt, 0, 0
-    m = max(1, int((max(end, earliest) - deadline) // period))
-    while deadline + m * period <= end or deadline + m * period < earliest:
-        m += 1                                       # float rounding at a grid point
-    return deadline + m * period, m - 1, m - 1
 
 
 class PeriodicEC(ExecutionContext):
@@ -789,11 +921,30 @@ class PeriodicEC(ExecutionContext):
         if trace is not None:
             trace.open_thread()
         policy = self.overrun_policy
-        virtual = isinstance(clock, ManualClock)
+        pacer = self._pacer = Pacer(clock, spin=self.spin, spin_yield=self.spin_yield,
+                                    virtual=isinstance(clock, ManualClock))
+
+        def timed_wait(seconds: float) -> bool:
+            """The pacer's timed wait: True when woken for other work (a call, a request,
+            stop, pause)."""
+            wake.clear()
+            if self._calls or self._stop_requested:
+                return True
+            return wake.wait(seconds)
+
         try:
             while not self._stop_requested:
                 self._run_calls()
-                if not self._has_work():
+                if self._paused and not self._steps:
+                    # paused (time control): no cycle; requests and commands apply at once
+                    self._apply_pending(clock.now())
+                    wake.clear()
+                    if self._paused and not self._steps and not self._calls \
+                            and not self._pending():
+                        wake.wait(0.5)
+                    self._resync = True
+                    continue
+                if not self._steps and not self._has_work():
                     wake.clear()
                     if not self._has_work() and not self._calls:
                         wake.wait(0.5)
@@ -804,41 +955,27 @@ class PeriodicEC(ExecutionContext):
                     self._resync = False
                 period = self.period
                 half = 0.5 * period if policy == "skip" else 0.0
-                spin = self.spin
-                # sleep, then spin to the deadline
                 if trace is not None:
                     trace.before_sleep()
-                slept = False
-                if virtual and clock.now() < deadline:
-                    clock.set(deadline)
-                while True:
-                    left = deadline - clock.now()
-                    if left <= spin or self._stop_requested:
-                        break
-                    wake.clear()
-                    wake.wait(left - spin)
-                    slept = True
-                    if self._calls:
-                        self._run_calls()
-                if self._stop_requested:
-                    break
-                now = clock.now()
-                woke = now
+                late = pacer.release(deadline, timed_wait)   # sleep, then spin
+                if late is None:
+                    continue                  # woken for a call, a request, stop or pause
+                now = pacer.released
                 if trace is not None:
-                    trace.after_sleep(slept)
-                if now < deadline:
-                    now = spin_until(clock.now, deadline, self.spin_yield)
+                    trace.after_sleep(pacer.slept)
                 i = self.cycles % HISTORY
-                self._lateness[i] = now - deadline
+                self._lateness[i] = late
                 if self._last_start is not None:
                     self._periods[i] = now - self._last_start
                 self._cycle(deadline, now)
+                if self._steps:
+                    self._step_done()
                 start_deadline = deadline
                 deadline += period
                 end = clock.now()
                 if trace is not None:
-                    trace.record(start_deadline, start_deadline - spin, woke, now, end,
-                                 [m.exec_time for m in self._members])
+                    trace.record(start_deadline, start_deadline - pacer.spin, pacer.woke, now,
+                                 end, [m.exec_time for m in self._members])
                 if end > deadline or deadline - now < half:
                     deadline, missed, skipped = next_deadline(start_deadline, end, period,
                                                               policy, now)

@@ -73,8 +73,6 @@ class Manager:
         self.conf = rtcconf.merge_conf(rtcconf.defaults(), conf or {})
         self.components: dict[str, Component] = {}
         self.realtime: dict[str, object] = {}
-        self._status_marks: dict[str, tuple[int, int]] = {}
-        self._status_times: dict[str, float] = {}
         self._overruns_logged: dict[str, tuple[int, float]] = {}
         self.ecs: dict[str, ExecutionContext] = {}
         self.connectors: list[Any] = []
@@ -88,7 +86,6 @@ class Manager:
         self.corba: Any = None
         self.time_base: SimTimeBase | None = None   # simulation mode: the one time base
         self.sim_stop_at: float | None = None       # simulated time where the run ends
-        self._sim_mark: tuple[float, float] | None = None
         want_corba = corba if corba is not None else rtcconf.get_bool(
             self.conf, "manager.corba_servant", True)
         self.corba_enabled = want_corba
@@ -579,24 +576,9 @@ class Manager:
         parts = []
         now = time.monotonic()
         if self.time_base is not None:
-            parts.append(self._sim_status(now))
+            parts.append(self.time_base.status(now))
         for ec in self.ecs.values():
-            states = " ".join(f"{m.comp.instance_name}:{m.state.name[:3]}"
-                              for m in ec._members)
-            if isinstance(ec, SimulationEC):
-                parts.append(f"[{ec.name} {ec.rate:g} Hz {ec.cycles} cycles] {states}")
-                continue
-            if ec.kind != "PERIODIC" or getattr(ec, "ticked", False):
-                parts.append(f"[{ec.name} stepped {ec.cycles} cycles] {states}")
-                continue
-            iv = ec.interval_stats(self._status_marks.get(ec.name))
-            t0 = self._status_times.get(ec.name, now)
-            self._status_marks[ec.name] = iv["mark"]
-            self._status_times[ec.name] = now
-            dt = now - t0
-            rate = f"{iv['cycles'] / dt:.0f}/{ec.rate:g} Hz" if dt > 0 else f"-/{ec.rate:g} Hz"
-            parts.append(f"[{ec.name} {rate} late max {iv['late_max'] * 1e3:.2f} ms overruns "
-                         f"+{iv['overruns']} ({ec.overruns} total)] {states}")
+            parts.append(ec.status(now))
         for comp in self.components.values():      # a component's own few words
             status = getattr(comp, "status", None)
             if callable(status):
@@ -609,18 +591,6 @@ class Manager:
             parts.append(f"| {note}")
         return " ".join(parts) or "no execution contexts"
 
-    def _sim_status(self, wall: float) -> str:
-        """[sim t=... s x<achieved factor> (target F)] since the previous status line."""
-        tb = self.time_base
-        t = tb.now
-        t0, w0 = self._sim_mark if self._sim_mark is not None else (t, wall)
-        self._sim_mark = (t, wall)
-        achieved = f"x{(t - t0) / (wall - w0):.2f}" if wall > w0 else "x-"
-        target = "as fast as possible" if tb.real_time_factor == 0 else \
-            f"target x{tb.real_time_factor:g}"
-        state = (" stopped" if tb.stop_reached.is_set() else " paused" if tb.paused
-                 else " held" if tb.holding else "")
-        return f"[sim t={t:.3f} s {achieved} ({target}){state}]"
     def log_overruns(self, now: float, interval: float = OVERRUN_LOG_INTERVAL) -> None:
         """Warn about new EC overruns, at most once per ``interval`` [s] per EC. Runs in:
         the thread of run() (never an EC thread: the EC only counts)."""
@@ -646,35 +616,9 @@ class Manager:
         """A few lines for the end of a run: per EC cycles, rate, overruns, lateness."""
         lines = []
         if self.time_base is not None:
-            st = self.time_base.stats()
-            target = "as fast as possible" if st["real_time_factor"] == 0 else \
-                f"target {st['real_time_factor']:g}"
-            lines.append(f"simulation: {st['now']:.3f} s of simulated time in "
-                         f"{st['wall_elapsed']:.3f} s wall, real-time factor "
-                         f"{st['achieved_factor']:.2f} ({target}), {st['instants']} instants")
+            lines.append(self.time_base.report())
         for ec in self.ecs.values():
-            if isinstance(ec, SimulationEC):
-                st = ec.stats()
-                worst = max((m["exec_max"] for m in st["members"].values()), default=0.0)
-                paced = ""
-                if self.time_base is not None and self.time_base.real_time_factor > 0:
-                    paced = (f", paced: wall lateness p99 {st['lateness_p99'] * 1e6:.1f} us "
-                             f"max {st['lateness_max'] * 1e6:.1f} us"
-                             f"{' (SCHED_FIFO)' if self.time_base.fifo else ''}")
-                lines.append(f"{ec.name}: {ec.cycles} cycles at {ec.rate:g} Hz of simulated "
-                             f"time, longest member cycle {worst * 1e6:.1f} us (wall){paced}")
-                continue
-            st = ec.stats()
-            if getattr(ec, "ticked", False):
-                # driven by tick(): it has no rate or lateness of its own to report
-                lines.append(f"{ec.name}: {st['cycles']} cycles, ticked (no rate of its own)")
-                continue
-            lines.append(f"{ec.name}: {st['cycles']} cycles, {st['achieved_rate']:.2f} Hz "
-                         f"(nominal {ec.rate:g}), overruns {st['overruns']}, lateness p50 "
-                         f"{st['lateness_p50'] * 1e6:.1f} us p99 "
-                         f"{st['lateness_p99'] * 1e6:.1f} us p99.9 "
-                         f"{st['lateness_p999'] * 1e6:.1f} us max "
-                         f"{st['lateness_max'] * 1e6:.1f} us")
+            lines.append(ec.report())
         for comp in self.components.values():
             summary = getattr(comp, "summary", None)
             if callable(summary):

@@ -55,7 +55,9 @@ import numpy as np
 from .clock import Clock, ManualClock, MonotonicClock
 from .component import Component, _run_command
 from .errors import ConfigError, show_value
-from .execution import HISTORY, ExecutionContext, set_thread_fifo, spin_until
+from .execution import HISTORY, ExecutionContext
+from .overrun import OVERRUN_POLICIES, RESYNC_LAG, check_policy, next_deadline
+from .pacer import Pacer, set_thread_fifo
 from .lifecycle import LifeCycleState, ReturnCode
 from .log import get_logger
 
@@ -67,9 +69,6 @@ INF = math.inf
 # Simulated times within EPS of an instant count as that instant: advance(0.001) repeated
 # a thousand times accumulates float error, and must still run exactly one 1 kHz cycle each.
 EPS = 1e-9
-# Paced at a factor, a time base more than this behind the wall clock [s] stops trying to
-# catch up (a suspended process would otherwise run a burst when it resumes).
-RESYNC_LAG = 1.0
 CALL_TIMEOUT = 10.0   # [s] wall: how long a call into the time base thread may wait
 
 
@@ -119,9 +118,12 @@ class SimTimeBase:
     Runs in: the public methods may be called from any thread unless said otherwise.
     """
 
+    simulated = True
+
     def __init__(self, real_time_factor: float = 1.0, *, wall_clock: Clock | None = None,
                  name: str = "sim", spin: float = 200e-6, spin_yield: bool = False,
-                 sched_fifo: bool = False, priority: int = 50):
+                 sched_fifo: bool = False, priority: int = 50,
+                 overrun_policy: str = "catch_up"):
         problem = check_factor(real_time_factor)
         if problem:
             raise ConfigError(f"simulation time: real_time_factor: {problem}, got "
@@ -131,6 +133,9 @@ class SimTimeBase:
         if not ok:
             raise ConfigError(f"simulation time: spin: expected a number of seconds >= 0, "
                               f"got {show_value(spin)}")
+        if check_policy(overrun_policy):
+            raise ConfigError(f"simulation time: overrun_policy: {check_policy(overrun_policy)}"
+                              f", got {show_value(overrun_policy)}")
         self.name = name
         self.log = get_logger(f"simtime.{name}")
         self.now = 0.0                      # written by the time base thread only
@@ -161,12 +166,13 @@ class SimTimeBase:
         self._wakes = 0
         self._seen = 0
         self._idle_gen = -1
-        self._anchored = False
-        self._anchor_wall = 0.0
-        self._anchor_sim = 0.0
+        self._reanchor = True               # pacing starts afresh at the next instant
+        self._pacer = Pacer(self._wall, spin=self.spin, spin_yield=self.spin_yield)
+        self.overrun_policy = overrun_policy
         # statistics (read by the manager's status line and report)
         self.instants = 0
         self.resyncs = 0
+        self.overruns = 0                   # paced: instants that ended past the next one
         self.lateness_max = 0.0             # paced: worst wall lateness of an instant [s]
         self.wall_started: float | None = None   # wall clock at the first instant
         self.wall_reached: float | None = None   # wall clock when the stop time was reached
@@ -186,7 +192,7 @@ class SimTimeBase:
         (a hook, a command) it takes effect when the current instant ends."""
         with self._cond:
             self._paused = True
-            self._anchored = False
+            self._reanchor = True
             self._wake_locked()
         self._wait_instant()
 
@@ -194,7 +200,7 @@ class SimTimeBase:
         """Let simulated time run again (paced from now on at the factor)."""
         with self._cond:
             self._paused = False
-            self._anchored = False
+            self._reanchor = True
             self._wake_locked()
 
     def advance(self, seconds: float) -> float:
@@ -234,7 +240,7 @@ class SimTimeBase:
             raise ValueError(f"set_real_time_factor: {problem}, got {show_value(factor)}")
         with self._cond:
             self._factor = float(factor)
-            self._anchored = False
+            self._reanchor = True
             self._wake_locked()
 
     # -- extras for the manager and tests ---------------------------------------------------
@@ -245,14 +251,14 @@ class SimTimeBase:
         one, so every run starts at t = 0 with the same states."""
         with self._cond:
             self._holds += 1
-            self._anchored = False
+            self._reanchor = True
         self._wait_instant()
         try:
             yield self
         finally:
             with self._cond:
                 self._holds -= 1
-                self._anchored = False
+                self._reanchor = True
                 self._wake_locked()
 
     def set_stop_time(self, t: float | None) -> None:
@@ -323,10 +329,34 @@ class SimTimeBase:
         elapsed = end - self.wall_started if self.wall_started is not None else 0.0
         return {"now": self.now, "real_time_factor": self._factor, "paused": self._paused,
                 "held": self._holds > 0, "instants": self.instants, "resyncs": self.resyncs,
+                "overruns": self.overruns,
                 "lateness_max": self.lateness_max, "wall": wall, "wall_elapsed": elapsed,
                 "fifo": self.fifo,
                 "achieved_factor": self.now / elapsed if elapsed > 0 else 0.0,
                 "ecs": [ec.name for ec in self._ecs]}
+
+    def status(self, wall: float | None = None) -> str:
+        """``[sim t=... s x<achieved factor> (target F)]`` since the previous call (``wall``:
+        the monotonic time of this call). Runs in: the manager's main thread (one caller)."""
+        import time as _time
+        wall = _time.monotonic() if wall is None else wall
+        t = self.now
+        t0, w0 = getattr(self, "_status_mark", None) or (t, wall)
+        self._status_mark = (t, wall)
+        achieved = f"x{(t - t0) / (wall - w0):.2f}" if wall > w0 else "x-"
+        target = "as fast as possible" if self._factor == 0 else f"target x{self._factor:g}"
+        state = (" stopped" if self.stop_reached.is_set() else " paused" if self._paused
+                 else " held" if self._holds else "")
+        return f"[sim t={t:.3f} s {achieved} ({target}){state}]"
+
+    def report(self) -> str:
+        """The final report's line: simulated and wall time, achieved factor, instants."""
+        st = self.stats()
+        target = "as fast as possible" if st["real_time_factor"] == 0 else \
+            f"target {st['real_time_factor']:g}"
+        return (f"simulation: {st['now']:.3f} s of simulated time in "
+                f"{st['wall_elapsed']:.3f} s wall, real-time factor "
+                f"{st['achieved_factor']:.2f} ({target}), {st['instants']} instants")
 
     def __repr__(self) -> str:
         state = "paused" if self._paused else "held" if self._holds else "running"
@@ -461,7 +491,7 @@ class SimTimeBase:
                 self._idle(None)
                 continue
             if self._holds or (self._paused and target is None):
-                self._anchored = False
+                self._reanchor = True
                 self._idle(None)
                 continue
             limit = target if target is not None else INF
@@ -477,30 +507,49 @@ class SimTimeBase:
                 self.fifo = set_thread_fifo(paced, self.priority)
             if paced:
                 at = limit if reach else t
-                w = wall.now()
-                if not self._anchored:
-                    self._anchor_wall, self._anchor_sim = w, at
-                    self._anchored = True
-                due = self._anchor_wall + (at - self._anchor_sim) / factor
-                left = due - w
-                spin = 0.0 if reach else self.spin    # the stop time needs no precision
-                if left > spin:
-                    self._idle(left - spin)           # wakes early for requests, calls
-                    continue
-                if left > 0.0:                        # PeriodicEC's release: spin to it
-                    w = spin_until(wall.now, due, self.spin_yield)
-                    left = due - w
-                lateness = -left
-                if lateness > RESYNC_LAG:
-                    self.resyncs += 1
-                    self._anchor_wall, self._anchor_sim = w, at
-                    lateness = 0.0
-                elif lateness > self.lateness_max:
+                pacer = self._pacer
+                if self._reanchor or not pacer.anchored:
+                    self._reanchor = False
+                    pacer.anchor(at, speed=factor)
+                lateness = pacer.release(pacer.due(at), self._pace_wait, spin=not reach)
+                if lateness is None:
+                    continue                          # woken: requests, calls, pause
+                self.resyncs = pacer.resyncs
+                if lateness > self.lateness_max:
                     self.lateness_max = lateness
             if reach:
                 self._reach(limit, t)
             else:
                 self._instant(t, limit, lateness)
+                if paced:
+                    self._after_instant(t)
+
+    def _pace_wait(self, seconds: float) -> bool:
+        """The pacer's timed wait: idle (applying nothing) for ``seconds`` at most; True
+        when something needs the thread (a request, a call, pause, a new factor)."""
+        self._idle(seconds)
+        return bool(self._calls) or self._wakes != self._seen
+
+    def _after_instant(self, t: float) -> None:
+        """The overrun policy (rtcf.overrun) after a paced instant: an instant that ended
+        past the next one's wall time counts an overrun; under catch_up the next runs at
+        once, more than RESYNC_LAG behind the schedule restarts; under skip the wall-clock
+        schedule slips (no simulated instant is ever dropped)."""
+        pacer = self._pacer
+        t_next = self._next_due
+        if t_next == INF or self._reanchor:
+            return
+        due = pacer.due(t)
+        nxt = pacer.due(t_next)
+        end = self._wall.now()
+        if end <= nxt and self.overrun_policy == "catch_up":
+            return
+        deadline, missed, _ = next_deadline(due, end, nxt - due, self.overrun_policy,
+                                            pacer.released)
+        if missed:
+            self.overruns += missed
+        if deadline != nxt:
+            pacer.anchor(t_next, wall=deadline)
 
     def _reach(self, limit: float, due: float) -> None:
         """Time reaches ``limit`` (an advance target or the stop time) with no cycle left
@@ -553,10 +602,41 @@ class SimulationEC(ExecutionContext):
                               f" got {show_value(time_base)}")
         kw.pop("clock", None)
         super().__init__(rate, name, time_base.clock, **kw)
-        self.time_base = time_base
+        self._base = time_base
         self._k = 0            # index of the next cycle on this EC's grid
         self._next = INF       # its instant [s]
         self._rank = time_base._register(self)
+
+    simulated = True
+
+    @property
+    def time_base(self) -> "SimTimeBase":
+        """The SimTimeBase that runs this EC: time control (pause, advance, ...) is its."""
+        return self._base
+
+    @property
+    def now(self) -> float:
+        return self._base.now
+
+    @property
+    def paused(self) -> bool:
+        return self._base.paused
+
+    @property
+    def real_time_factor(self) -> float:
+        return self._base.real_time_factor
+
+    def set_real_time_factor(self, factor: float) -> None:
+        self._base.set_real_time_factor(factor)
+
+    def pause(self) -> None:
+        self._base.pause()
+
+    def resume(self) -> None:
+        self._base.resume()
+
+    def advance(self, seconds: float) -> float:
+        return self._base.advance(seconds)
 
     # -- control --------------------------------------------------------------------------
     def start(self) -> ReturnCode:
@@ -565,9 +645,9 @@ class SimulationEC(ExecutionContext):
         if self._running:
             return ReturnCode.PRECONDITION_NOT_MET
         self._running = True
-        self.started_at = self.time_base.now
+        self.started_at = self._base.now
         try:
-            self.time_base.call(lambda: self.time_base._attach(self))
+            self._base.call(lambda: self._base._attach(self))
         except BaseException:
             self._running = False
             raise
@@ -578,11 +658,11 @@ class SimulationEC(ExecutionContext):
         if not self._running:
             return ReturnCode.PRECONDITION_NOT_MET
         try:
-            if self.time_base.thread_alive() or self.in_ec_thread():
-                self.time_base.call(lambda: self.time_base._detach(self))
+            if self._base.thread_alive() or self.in_ec_thread():
+                self._base.call(lambda: self._base._detach(self))
             else:
-                with self.time_base._run_lock:
-                    self._shutdown_members(self.time_base.now)
+                with self._base._run_lock:
+                    self._shutdown_members(self._base.now)
         finally:
             self._running = False
         return ReturnCode.RTC_OK
@@ -595,19 +675,19 @@ class SimulationEC(ExecutionContext):
         return ec_id
 
     def wake(self) -> None:
-        self.time_base.wake()
+        self._base.wake()
 
     def in_ec_thread(self) -> bool:
-        return self.time_base.in_thread()
+        return self._base.in_thread()
 
     def _thread_alive(self) -> bool:
-        return self.time_base.thread_alive()
+        return self._base.thread_alive()
 
     def _run_in_thread(self, fn: Callable[[], Any]) -> Any:
-        return self.time_base.call(fn)
+        return self._base.call(fn)
 
     def exclusive(self) -> Any:
-        return self.time_base._run_lock
+        return self._base._run_lock
 
     def clock_is_real(self) -> bool:
         # cycles come by themselves and pending requests are applied even while paused:
@@ -617,9 +697,9 @@ class SimulationEC(ExecutionContext):
     def _rate_changed(self) -> None:
         """Runs in: the time base thread (set_rate). The new grid starts at the first
         multiple of the new period at or after the current time."""
-        if self._running and self in self.time_base._ecs:
-            self._schedule_from(self.time_base.now)
-            self.time_base._refresh_due()
+        if self._running and self in self._base._ecs:
+            self._schedule_from(self._base.now)
+            self._base._refresh_due()
 
     # -- driven by the time base (its thread) ----------------------------------------------
     def _schedule_from(self, t: float) -> None:
@@ -644,27 +724,27 @@ class SimulationEC(ExecutionContext):
         self._k = k
         self._next = k / self.rate
 
-    def _apply_pending(self, now: float) -> None:
-        """Drain commands, apply lifecycle requests and staged parameters of the members
-        with something pending, at simulated time ``now`` (no on_execute)."""
-        planned = self._next if self._next < INF else now
-        for m in self._members:
-            comp = m.comp
-            staged = m.primary and comp._params._staged and m.state is _S.ACTIVE
-            commands = m.primary and comp._commands
-            if not (m.requests or m.next_state is not m.state or commands or staged):
-                continue
-            info = m.info
-            info.now = now
-            info.planned = planned
-            if commands:
-                comp._drain_commands()
-            n = 0
-            while (m.requests or m.next_state is not m.state) and n < 16:
-                self._transition(m)
-                n += 1
-            if m.primary and comp._params._staged and m.state is _S.ACTIVE:
-                self._apply_params(m)
+    def _apply_pending(self, now: float, planned: float | None = None) -> None:
+        """Requests, commands and staged parameters at simulated time ``now`` (ECInfo.planned:
+        this EC's next instant)."""
+        super()._apply_pending(now, self._next if self._next < INF else now)
+
+    def status(self, now: float | None = None) -> str:
+        return f"[{self.name} {self.rate:g} Hz {self.cycles} cycles] {self.member_states()}"
+
+    def report(self) -> str:
+        """Cycles in simulated time, the longest member cycle (wall), and when paced the
+        wall-clock lateness of its instants."""
+        st = self.stats()
+        worst = max((m["exec_max"] for m in st["members"].values()), default=0.0)
+        tb = self._base
+        paced = ""
+        if tb.real_time_factor > 0:
+            paced = (f", paced: wall lateness p99 {st['lateness_p99'] * 1e6:.1f} us "
+                     f"max {st['lateness_max'] * 1e6:.1f} us"
+                     f"{' (SCHED_FIFO)' if tb.fifo else ''}")
+        return (f"{self.name}: {self.cycles} cycles at {self.rate:g} Hz of simulated time, "
+                f"longest member cycle {worst * 1e6:.1f} us (wall){paced}")
 
     def _shutdown_members(self, now: float) -> None:
         for m in self._members:

@@ -90,8 +90,6 @@ class Simulator(Component):
             self.zmp_out = self.add_out_port("zmp", "TimedPoint3D")
             self.outs += [self.lf_out, self.rf_out, self.zmp_out]
         self._stiff = np.zeros(n)
-        self.paused = False          # wall-clock pause (simulation time pauses the time base)
-        self.pending_steps = 0
         self.refused = 0             # command samples refused
         self._saturations_seen = 0
         self._warn = Throttled(self.log, 5.0)
@@ -110,8 +108,6 @@ class Simulator(Component):
             self.sim = Simulation(self.sim_model, ec.period,   # SimError names the period
                                   self.initial_q or None)
         self.reset_robot()
-        self.paused = False
-        self.pending_steps = 0
 
     def reset_robot(self) -> None:
         """Initial posture at rest, servos holding it at the `stiffness` parameter.
@@ -133,10 +129,6 @@ class Simulator(Component):
 
     def on_execute(self, ec: Any) -> None:
         """Runs in: EC thread. Sensors of the current state out, commands in, one period."""
-        if self.paused:
-            if not self.pending_steps:
-                return
-            self.pending_steps -= 1
         sim = self.sim
         self._write(ec.now)
         self._read_commands()
@@ -211,10 +203,3 @@ class Simulator(Component):
             tm.nsec = nsec
             if port.in_use():
                 port.write()
-
-    # -- for the servant ---------------------------------------------------------------------
-    @property
-    def time_base_or_none(self) -> Any:
-        """The simulated time base of the EC (rtcf.simtime.SimTimeBase) or None on a wall
-        clock. Runs in: any thread."""
-        return getattr(self, "time_base", None)

@@ -50,61 +50,42 @@ class SimulatorServiceImpl(Simulation__POA.SimulatorService):
                          "(no physics)")
 
     # -- time ---------------------------------------------------------------------------------
+    def _time_base(self, op: str) -> Any:
+        tb = self.comp.time_base
+        if tb is None:
+            raise _error(f"{op}: {self.comp.instance_name} is in no execution context")
+        return tb
+
     def pause(self) -> None:
-        tb = self.comp.time_base_or_none
-        if tb is not None:
-            tb.pause()
-        else:
-            self._call("pause", lambda: setattr(self.comp, "paused", True))
+        self._time_base("pause").pause()
 
     def resume(self) -> None:
-        tb = self.comp.time_base_or_none
-        if tb is not None:
-            tb.resume()
-        else:
-            def run() -> None:
-                self.comp.paused = False
-                self.comp.pending_steps = 0
-            self._call("resume", run)
+        self._time_base("resume").resume()
 
     def isPaused(self) -> bool:
-        tb = self.comp.time_base_or_none
-        return bool(tb.paused) if tb is not None else bool(self.comp.paused)
+        return bool(self._time_base("isPaused").paused)
 
     def step(self, n: int) -> None:
         if not isinstance(n, int) or not 1 <= n <= MAX_STEPS:
             raise _error(f"step: expected a number of periods in [1, {MAX_STEPS}], got {n!r}")
         self._active("step")
-        comp = self.comp
-        tb = comp.time_base_or_none
-        if not self.isPaused():
+        tb = self._time_base("step")
+        if not tb.paused:
             raise _error("step: the simulation is running; pause() it first")
-        if tb is not None:
-            try:
-                tb.advance(n * comp.sim.period)
-            except ValueError as e:
-                raise _error(f"step: {e}") from None
-            return
-
-        def run() -> None:
-            if not comp.paused:
-                raise SimError("the simulation was resumed meanwhile")
-            comp.pending_steps += n
-        self._call("step", run)
+        try:
+            tb.advance(n * self.comp.sim.period)
+        except ValueError as e:
+            raise _error(f"step: {e}") from None
 
     def getTime(self) -> float:
-        tb = self.comp.time_base_or_none
-        if tb is not None:
+        tb = self.comp.time_base
+        if tb is not None and getattr(tb, "simulated", False):
             return float(tb.now)
         sim = self.comp.sim
         return float(sim.time) if sim is not None else 0.0
 
     def setRealTimeFactor(self, factor: float) -> None:
-        tb = self.comp.time_base_or_none
-        if tb is None:
-            raise _error(f"setRealTimeFactor: {self.comp.instance_name}'s execution context "
-                         "runs on the wall clock, not in simulation time (rtcf.simulation."
-                         "enable: YES)")
+        tb = self._time_base("setRealTimeFactor")
         if not (isinstance(factor, (int, float)) and math.isfinite(factor) and factor >= 0):
             raise _error(f"setRealTimeFactor: expected a finite factor >= 0, got {factor!r}")
         try:

@@ -115,9 +115,8 @@ def test_rtm_py_when_seq_is_not_the_first_member(naming, tmp_path, rtc_stubs):
 
 
 def test_rtm_py_on_nao_sim_in_simulation_time(naming, tmp_path, rtc_stubs):
-    mp = _start([str(ROOT / "compositions" / "nao_sim.yaml"),
-                 "-o", f"manager.modules.load_path:{ROOT / 'components'}"],
-                naming, tmp_path, NAO_SIM_NAMES, HOST)
+    mp = _start([str(ROOT / "compositions" / "nao_sim.yaml")], naming, tmp_path,
+                NAO_SIM_NAMES, HOST)
     try:
         out = _rtm(rtc_stubs, naming.port, HOST, NAO_SIM_NAMES, tmp_path)
         _check(out, NAO_SIM_NAMES, "SequencePlayer0")
