@@ -247,11 +247,21 @@ def type_by_name(name: str) -> type:
         raise LookupError(f"unknown data type {name!r}") from None
 
 
-def stamp(sample: DataType, t: float) -> None:
-    """Set sample.tm from a time in seconds since the epoch."""
+def time_parts(t: float) -> tuple[int, int]:
+    """(sec, nsec) of ``t`` [s] >= 0, rounded to the nearest nanosecond (truncating made 39 %
+    of 1 kHz instants 1 ns short: 19.99 s is 19.989999999 in binary and gave nsec
+    989999999)."""
     frac, whole = math.modf(t)
-    sample.tm.sec = int(whole)
-    sample.tm.nsec = int(frac * 1e9)
+    sec, nsec = int(whole), round(frac * 1e9)
+    if nsec >= 1_000_000_000:
+        sec, nsec = sec + 1, nsec - 1_000_000_000
+    return sec, nsec
+
+
+def stamp(sample: DataType, t: float) -> None:
+    """Set sample.tm from a time [s] (since the epoch, or simulated time), to the nearest
+    nanosecond."""
+    sample.tm.sec, sample.tm.nsec = time_parts(t)
 
 
 def time_of(sample: DataType) -> float:
@@ -259,5 +269,5 @@ def time_of(sample: DataType) -> float:
     return sample.tm.sec + sample.tm.nsec * 1e-9
 
 
-__all__ = ["DataType", "TYPES", "type_by_name", "stamp", "time_of", "default_of",
+__all__ = ["DataType", "TYPES", "type_by_name", "stamp", "time_parts", "time_of", "default_of",
            "NUMPY_KINDS", *TYPES]

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from rtcf import Component, Param, ReadStatus, TimedDoubleSeq
+from rtcf.datatypes import time_parts
 from rtcf.log import Throttled
 from rtcf.services import ServicePort
 
@@ -195,8 +196,7 @@ class Simulator(Component):
             np.copyto(self.rf_out.value.data, s.rfoot)
             z = self.zmp_out.value.data
             z.x, z.y, z.z = float(s.zmp[0]), float(s.zmp[1]), float(s.zmp[2])
-        frac, whole = math.modf(t)               # rtcf.datatypes.stamp, once for all ports
-        sec, nsec = int(whole), int(frac * 1e9)
+        sec, nsec = time_parts(t)                # rtcf.datatypes.stamp, once for all ports
         for port in self.outs:
             tm = port.value.tm
             tm.sec = sec

@@ -82,8 +82,10 @@ class PortRing:
             plain = to_plain(sample)
             values, labels = flatten(plain)
             tm = plain.get("tm") if isinstance(plain, dict) else None
-            t = tm["sec"] + tm["nsec"] * 1e-9 if isinstance(tm, dict) else 0.0
-            t = t if t > 0 else t_ns * 1e-9
+            stamp_ns = tm["sec"] * 1_000_000_000 + tm["nsec"] if isinstance(tm, dict) else 0
+            if stamp_ns <= 0:
+                stamp_ns = t_ns
+            t = stamp_ns * 1e-9
             with self._lock:
                 if labels != self.labels:
                     self.labels = labels
@@ -91,7 +93,7 @@ class PortRing:
                 self.samples.append((self.seq, t, values))
             if self.sink is not None:
                 try:
-                    self.sink(int(t * 1e9), sample)
+                    self.sink(stamp_ns, sample)
                 except Exception:          # a failing consumer must not stop the plots
                     self.sink = None
                     raise

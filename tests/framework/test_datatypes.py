@@ -9,7 +9,7 @@ import pytest
 from rtcf import datatypes as dt
 from rtcf.datatypes import (DataType, TYPES, Time, TimedBoolean, TimedDouble, TimedDoubleSeq,
                             TimedLong, TimedLongSeq, TimedPoint3D, TimedPose3D, TimedString,
-                            default_of, stamp, time_of, type_by_name)
+                            default_of, stamp, time_of, time_parts, type_by_name)
 
 
 # -- construction and defaults ----------------------------------------------------------------
@@ -219,6 +219,22 @@ def test_stamp_and_time_of():
     assert s.tm.sec == 1_700_000_000
     assert 0 <= s.tm.nsec < 1_000_000_000
     assert time_of(s) == pytest.approx(t, abs=1e-6)
-    stamp(s, 5.999999999999)
-    assert s.tm.sec == 5 and s.tm.nsec <= 999_999_999
+    stamp(s, 5.999999999999)          # the nearest nanosecond is the next second
+    assert (s.tm.sec, s.tm.nsec) == (6, 0)
     assert time_of(TimedDouble(Time(2, 250_000_000))) == 2.25
+
+
+def test_stamps_round_to_the_nearest_nanosecond():
+    """Issue 22 item 12: truncation made 19.99 s 19.989999999 and 39 % of 1 kHz instants
+    1 ns short. Every instant k / 1000 of 20 s stamps exactly."""
+    s = TimedDouble()
+    stamp(s, 19.99)
+    assert (s.tm.sec, s.tm.nsec) == (19, 990_000_000)
+    short = 0
+    for k in range(20_000):
+        stamp(s, k / 1000)
+        short += (s.tm.sec, s.tm.nsec) != (k // 1000, (k % 1000) * 1_000_000)
+    assert short == 0
+    stamp(s, 5.9999999999)            # rounds up into the next second, never nsec = 1e9
+    assert (s.tm.sec, s.tm.nsec) == (6, 0)
+    assert time_parts(0.0000000004) == (0, 0) and time_parts(2.0000000006) == (2, 1)
