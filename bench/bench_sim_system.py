@@ -1,7 +1,7 @@
 """The simulation systems (compositions/nao_sim.yaml, arm_sim.yaml): how fast and how punctual.
 
 1. ``fast``: simulation time as fast as the machine allows. In process
-   (simulator.system.SimSystem: the manager in simulation mode, no ORB, one advance) and
+   (rtcf.testing.SimSystem: the manager in simulation mode, no ORB, one advance) and
    through scripts/run with
    ``-o rtcf.simulation.real_time_factor:0 --duration S``: the real-time factor achieved =
    simulated seconds / wall seconds, and the wall time per cycle.
@@ -56,7 +56,7 @@ def rate_of(path: Path) -> float:
 
 def fast_in_process(name: str, seconds: float) -> list:
     """Stepped ECs back to back in this process: [name, mode, sim s, wall s, RTF, us/cycle]."""
-    from rtcf_components.simulator.system import SimSystem
+    from rtcf.testing import SimSystem
     logs = {"nao_sim": ("qLog", "sensorLog"), "arm_sim": ("qLog", "qRefLog")}[name]
     with SimSystem(SYSTEMS[name], params={k: {"path": ""} for k in logs}) as s:
         s.advance(0.05)                                   # start-up cycles excluded

@@ -135,7 +135,7 @@ class Manager:
 
     def load_module(self, name: str) -> ModuleType:
         """Import a component module or package: a bundled one (``kinematics``,
-        ``simulator.logger``, or spelled ``rtcf_components.kinematics``) from the package
+        ``dcm.mujoco_body``, or spelled ``rtcf_components.kinematics``) from the package
         ``rtcf_components``, any other from manager.modules.load_path."""
         if name in self._modules:
             return self._modules[name]

@@ -1,4 +1,6 @@
-"""Harness: run one component without any ORB on a stepped EC with a manual clock.
+"""Test harnesses without any ORB: one component on a stepped EC with a manual clock
+(:class:`Harness`), or a whole composition on a paused simulation time base
+(:class:`SimSystem`).
 
     h = Harness(MyComp, params={"gain": 2.0}, rate=100)
     h.activate()
@@ -9,11 +11,18 @@
 Every InPort of the component gets a feeding OutPort and every OutPort a probing InPort,
 connected in-process with flush connectors (buffer length 1000 on the probes, so no sample is
 lost between reads).
+
+    with SimSystem("compositions/nao_sim.yaml") as system:
+        system.advance(2.0)
+        dcm = system["DCM0"]
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable, Mapping
 
 from .clock import ManualClock
 from .component import Component
@@ -111,6 +120,91 @@ class Harness:
         self.comp.finalize()
 
     def __enter__(self) -> "Harness":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class SimSystem:
+    """A composition built in this process on a paused simulation time base.
+
+    For the demos, the acceptance tests and the benchmarks: the composition is loaded and
+    checked as the command line loads it (:func:`rtcf.composition.load_composition`, its
+    default instance names included) and built by the manager in simulation mode
+    (rtcf.simtime: every EC a SimulationEC on one time base, here at real-time factor 0),
+    with no ORB. The time base is held at t = 0 through the build and then paused;
+    :meth:`advance` runs every EC cycle due in the next seconds of simulated time
+    (``SimTimeBase.advance``: the ECs of different rates in lockstep, in composition order
+    at a shared instant), so a run is deterministic and the caller can look at the
+    components between two steps.
+
+    composition: a file path (relative paths are read against the current directory);
+    params: {instance: {param: value}} merged over the composition's params (an instance
+    the composition does not declare is a CompositionError naming it).
+    """
+
+    def __init__(self, composition: str | Path,
+                 params: Mapping[str, Mapping[str, Any]] | None = None):
+        from . import rtcconf
+        from .composition import load_composition
+        from .errors import CompositionError
+        from .manager import Manager
+        comp = load_composition(composition)
+        overrides = dict(params or {})
+        unknown = sorted(set(overrides) - {d.name for d in comp.components})
+        if unknown:
+            raise CompositionError(f"{composition}: params given for {unknown}, which the "
+                                   f"composition does not declare (it declares "
+                                   f"{[d.name for d in comp.components]})")
+        comp = replace(comp, components=[
+            replace(d, params={**d.params, **overrides[d.name]}) if d.name in overrides
+            else d for d in comp.components])
+        conf = rtcconf.merge_conf(rtcconf.defaults(), {
+            "rtcf.simulation.enable": "YES", "rtcf.simulation.real_time_factor": "0"})
+        self.manager = Manager(conf, corba=False)
+        self.manager.sim_stop_at = 0.0           # held at t = 0 until paused below
+        try:
+            self.manager.build(comp)
+        except BaseException:
+            self.manager.shutdown()
+            raise
+        tb = self.time_base = self.manager.time_base
+        tb.pause()
+        tb.set_stop_time(None)
+
+    @property
+    def now(self) -> float:
+        """The simulated time [s]."""
+        return self.time_base.now
+
+    def __getitem__(self, name: str) -> Any:
+        return self.manager.components[name]
+
+    def advance(self, seconds: float, each: Callable[[float], None] | None = None,
+                step: float | None = None) -> float:
+        """Run every cycle due in the next ``seconds`` of simulated time. With ``each``, the
+        time runs in steps of ``step`` (default: the period of the first EC) and
+        ``each(t)`` is called after each, t the simulated time the step began. Returns the
+        new time. Runs in: the caller's thread (the EC threads run the cycles)."""
+        if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds >= 0):
+            raise ValueError(f"advance: expected seconds >= 0, got {seconds!r}")
+        tb = self.time_base
+        if each is None:
+            return tb.advance(seconds)
+        dt = step or next(iter(self.manager.ecs.values())).period
+        n = int(round(seconds / dt))
+        t0 = tb.now
+        for k in range(n):
+            t = t0 + k * dt
+            tb.advance(t0 + (k + 1) * dt - tb.now)
+            each(t)
+        return tb.now
+
+    def close(self) -> None:
+        self.manager.shutdown()
+
+    def __enter__(self) -> "SimSystem":
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -124,14 +124,13 @@ def filmstrip(frames, title: str, path: Path, per_row: int = 6) -> None:
 def nao(out: Path, film: bool) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
-    from rtcf_components.simulator.metrics import tracking
-    from rtcf_components.simulator.scenarios import WAVE, run_nao
+    from rtcf_components.scenarios.metrics import tracking
+    from rtcf_components.scenarios.runs import NAO_SIM, WAVE, run_nao
 
     render = None
     if film:
-        from rtcf_components.simulator.system import SimSystem
-        system = SimSystem("compositions/nao_sim.yaml",
-                               params={"qLog": {"path": ""}, "sensorLog": {"path": ""}})
+        from rtcf.testing import SimSystem
+        system = SimSystem(NAO_SIM, params={"qLog": {"path": ""}, "sensorLog": {"path": ""}})
         cam = Camera(system["DCM0"].robot_body.sim, "torso", 1.0, -12.0, 150.0,
                      size=(400, 300), offset=(0.0, 0.0, -0.04))
         render = cam
@@ -172,8 +171,8 @@ def nao(out: Path, film: bool) -> None:
 def arm(out: Path, film: bool) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
-    from rtcf_components.simulator.metrics import speed_profile
-    from rtcf_components.simulator.scenarios import run_arm
+    from rtcf_components.scenarios.metrics import speed_profile
+    from rtcf_components.scenarios.runs import run_arm
 
     render = None
     cams = []

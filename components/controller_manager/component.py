@@ -18,8 +18,7 @@ from rtcf.datatypes import stamp
 from rtcf.manager import user_path
 from rtcf.services import ServicePort
 
-from rtcf_components.dcm.component import find_model
-from rtcf_components.dcm.devices import DeviceTable
+from rtcf_components.kinematics.model import load_model
 
 from . import controllers as bundled
 from .hardware import DcmHardware, PortHardware
@@ -148,27 +147,29 @@ class ControllerManager(Component):
     def on_initialize(self) -> None:
         """Runs in: the creating thread. Builds the robot state, loads the configured
         controllers (their init runs here, not in the EC thread)."""
-        devices = DeviceTable.from_model(find_model(self.model))
-        lim = devices.joint_limits
+        # the joints and their limits from the robot model file (ros2_control reads them from
+        # the robot description): the reader shared by every package that needs the model
+        robot_model = load_model(self.model)
+        joints, lower, upper = robot_model.joint_names, robot_model.lower, robot_model.upper
         if self.hardware == "simulator":
             from . import effort_controllers  # noqa: F401  (registers JointEffortController)
             from .sim_hardware import EffortRobotState
-            self.robot = EffortRobotState(devices.joint_names, lim[:, 0], lim[:, 1])
+            self.robot = EffortRobotState(joints, lower, upper)
         else:
-            self.robot = RobotState(devices.joint_names, lim[:, 0], lim[:, 1])
+            self.robot = RobotState(joints, lower, upper)
         self.config: dict[str, Any] = {"controllers": {}, "load": [], "start": []}
         if self.controller_config:
             self.config = load_config(find_config(self.controller_config))
         hw: Any = None
         if self.hardware == "loopback":
-            hw = LoopbackHardware(devices.joint_names, lower=lim[:, 0], upper=lim[:, 1])
+            hw = LoopbackHardware(joints, lower=lower, upper=upper)
         elif self.hardware == "ports":
             q_in = self.add_in_port("q", TimedDoubleSeq)
             q_ref = self.add_out_port("qRef", TimedDoubleSeq)
-            hw = PortHardware(devices.joint_names, q_in, q_ref, self.qref_every)
+            hw = PortHardware(joints, q_in, q_ref, self.qref_every)
         elif self.hardware == "simulator":
             from .sim_hardware import SimulatorHardware
-            hw = SimulatorHardware(devices.joint_names, self.add_in_port("qRef", TimedDoubleSeq))
+            hw = SimulatorHardware(joints, self.add_in_port("qRef", TimedDoubleSeq))
         self.hw = hw
         self.load_path = [str(p) for p in controller_folders(self.controller_path)]
         self.core = ControllerManagerCore(self.robot, hw, load_path=self.load_path,

@@ -2,7 +2,10 @@
 
 Pure core modules (no rtcf / omniORB import): ``devices`` (actuator and sensor tables from the
 model file), ``timeline`` (timed-command buffers, aliases, the per-cycle computation) and
-``body`` (the simulated body behind the actuators).
+``body`` (the body protocol and the first-order servo body behind the actuators) and
+``mujoco_body`` (the body on the Simulator's physics core, imported only for ``body: mujoco``).
+Depends on the ``kinematics`` package (the robot model file reader) and, for ``body: mujoco``,
+on the ``simulator`` package's core; neither depends on the DCM.
 """
 
 from .body import Body, SimulatedBody

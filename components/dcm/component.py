@@ -72,7 +72,7 @@ class DCM(Component):
                          doc="timed commands buffered per actuator (NAOqi 2.x: 512)")
     body = Param(str, "simple", choices=("simple", "mujoco"), read_only=True,
                  doc="the robot under the DCM: simple (first-order servos) or mujoco "
-                     "(physics, components/simulator/dcm_body.py; IMU and FSR keys too)")
+                     "(physics, components/dcm/mujoco_body.py; IMU and FSR keys too)")
     initial_q = Param(list, [], unit="rad", read_only=True,
                       doc="body=mujoco: the posture the robot stands in at start (every joint, "
                           "body order; empty: the zero posture); the Position actuators start "
@@ -86,7 +86,7 @@ class DCM(Component):
         self.core = DcmCore(self.devices, self.max_commands)
         self.cycle_ms = self.period_ms or PROFILE_PERIOD_MS[self.profile]
         if self.body == "mujoco":
-            from rtcf_components.simulator.dcm_body import MujocoBody   # needs the mujoco package
+            from .mujoco_body import MujocoBody   # needs the mujoco package
             q0 = self._initial_q()
             self.robot_body = MujocoBody(self.devices, self.sim_model, self.cycle_ms / 1000.0,
                                          initial_q=q0)

@@ -73,7 +73,7 @@ class Gain(Component):
 class Recorder(Component):
     """Reads its input every cycle and keeps count, last value, min and max, and counts gaps
     in the stream: a sample stamped more than 1.5 ``stream_period`` after the previous one.
-    To keep every sample in a file, use SampleLogger (simulator.logger) instead.
+    To keep every sample in a file, use SampleLogger (module: logger) instead.
 
     | port | type | unit | meaning |
     |---|---|---|---|

@@ -250,8 +250,8 @@ def test_bundled_components_load_by_short_and_namespaced_name(tmp_path):
     short = m.load_module("examples")
     assert short.__name__ == "rtcf_components.examples.component"
     assert m.load_module("rtcf_components.examples") is short
-    logger = m.load_module("simulator.logger")
-    assert logger.__name__ == "rtcf_components.simulator.logger"
+    body = m.load_module("dcm.mujoco_body")
+    assert body.__name__ == "rtcf_components.dcm.mujoco_body"
 
 
 def test_a_user_module_named_like_a_bundled_one_is_refused_naming_both(tmp_path):

@@ -1,8 +1,8 @@
 """Issue 15, "What must be shown": the NAO standing, waving and falling limp on MuJoCo through
 SequencePlayer -> DCM (body: mujoco); the M1013 following a BlendingPlanner path through the
 1 kHz joint effort PID; determinism of a composition run twice. Physics tolerances only (no
-timing): the compositions run in process on stepped ECs (simulator.system.SteppedSystem),
-driven as a user drives them (pattern, DCM setAlias, moveBlending). Each test prints its
+timing): the compositions run in process in simulation time (rtcf.testing.SimSystem, through
+rtcf_components.scenarios), driven as a user drives them (pattern, DCM setAlias, moveBlending). Each test prints its
 figures (pytest -s shows them; docs/simulator.md quotes them)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from rtcf_components.simulator.metrics import speed_constancy, speed_profile, tracking  # noqa: E402
-from rtcf_components.simulator.scenarios import WAVE, run_arm, run_nao  # noqa: E402
+from rtcf_components.scenarios.metrics import speed_constancy, speed_profile, tracking  # noqa: E402
+from rtcf_components.scenarios.runs import WAVE, run_arm, run_nao  # noqa: E402
 
 SETTLE = 1.0     # [s] after start before the standing checks (the first contact settles)
 

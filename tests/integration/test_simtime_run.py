@@ -26,7 +26,7 @@ name: simdet
 components:
   - {type: SineGenerator, module: examples, name: gen, params: {amplitude: 1.0, frequency: 3.0}}
   - {type: Gain, module: examples, name: gain, params: {gain: 2.5}}
-  - {type: SampleLogger, module: simulator.logger, name: rec}
+  - {type: SampleLogger, module: logger, name: rec}
 connections:
   - {from: gen.out, to: gain.in, subscription_type: flush}
   - {from: gain.out, to: rec.in, subscription_type: new, push_policy: all, buffer.length: 64}

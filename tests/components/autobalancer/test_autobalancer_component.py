@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("mujoco")
 
 from rtcf.corba.idl import stub_module  # noqa: E402
-from rtcf_components.simulator.system import SimSystem  # noqa: E402
+from rtcf.testing import SimSystem  # noqa: E402
 
 OpenHRP = stub_module("OpenHRP")
 ABS = OpenHRP.AutoBalancerService

@@ -19,7 +19,9 @@ from rtcf.controller import ControllerError  # noqa: E402
 
 from rtcf_components.controller_manager.sim_hardware import EffortRobotState, SimulatorHardware  # noqa: E402
 from rtcf_components.simulator.core import SimModel, Simulation  # noqa: E402
-from rtcf_components.simulator.system import SimSystem  # noqa: E402
+from rtcf.testing import SimSystem  # noqa: E402
+
+from rtcf_components.scenarios.runs import ARM_SIM  # noqa: E402
 
 HOME = np.array([0, 0, math.pi / 2, 0, math.pi / 2, 0])
 
@@ -30,7 +32,7 @@ def arm_model():
 
 
 def test_arm_sim_holds_home_against_gravity_with_the_integral():
-    with SimSystem("compositions/arm_sim.yaml",
+    with SimSystem(ARM_SIM,
                    params={"qLog": {"path": ""}, "qRefLog": {"path": ""}}) as s:
         cm, sim_comp = s["ControllerManager0"], s["Simulator0"]
         s.advance(2.0)

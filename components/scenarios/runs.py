@@ -1,7 +1,7 @@
-"""The scenarios of issue 15's "What must be shown", run in process in simulation time.
+"""The shipped simulation systems driven as a user would, in process in simulation time.
 
 Each builds a composition (compositions/nao_sim.yaml or arm_sim.yaml) with
-:class:`~simulator.system.SimSystem`, drives it as a user would (the SequencePlayer's
+:class:`rtcf.testing.SimSystem`, drives it as a user would (the SequencePlayer's
 pattern, the DCM's setAlias, BlendingPlanner's moveBlending), records every cycle into
 preallocated arrays and returns them. Used by the acceptance tests
 (tests/integration/test_sim_acceptance.py), scripts/sim_demo and bench/bench_sim_system.py.
@@ -10,15 +10,20 @@ preallocated arrays and returns them. Used by the acceptance tests
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
+from rtcf.testing import SimSystem
+
 from .metrics import box_corners_xy, convex_hull, signed_distance
-from .system import ROOT, SimSystem
 
 __all__ = ["NaoRecord", "run_nao", "ArmRecord", "run_arm", "SQUARE", "WAVE"]
 
+ROOT = Path(__file__).resolve().parents[2]
+NAO_SIM = ROOT / "compositions" / "nao_sim.yaml"
+ARM_SIM = ROOT / "compositions" / "arm_sim.yaml"
 WAVE = str(ROOT / "model" / "patterns" / "nao_wave")
 DEG = np.pi / 180.0
 
@@ -85,9 +90,8 @@ def run_nao(seconds: float, pattern: str | None = WAVE, pattern_time: float = 1.
     image every ``frame_every`` s into ``frames``.
     """
     own = system is None
-    system = system or SimSystem("compositions/nao_sim.yaml",
-                                      params={"qLog": {"path": ""}, "sensorLog": {"path": ""},
-                                              **(params or {})})
+    system = system or SimSystem(NAO_SIM, params={"qLog": {"path": ""},
+                                                  "sensorLog": {"path": ""}, **(params or {})})
     try:
         dcm, sp = system["DCM0"], system["SequencePlayer0"]
         body = dcm.robot_body
@@ -182,13 +186,11 @@ def run_arm(segments: list | None = None, vel: float = 150.0, acc: float = 600.0
     """Run arm_sim: hold ``settle`` s, then one moveBlending of ``segments`` (default: the
     blended SQUARE in the TOOL frame) at ``vel`` / ``acc``, then ``tail`` s."""
     segments = SQUARE if segments is None else segments
-    system = SimSystem("compositions/arm_sim.yaml",
-                           params={"qLog": {"path": ""}, "qRefLog": {"path": ""},
-                                   **(params or {})})
+    system = SimSystem(ARM_SIM, params={"qLog": {"path": ""}, "qRefLog": {"path": ""},
+                                        **(params or {})})
     try:
-        from rtcf_components.controller_manager.sim_hardware import simulation_of
         bp, cm = system["BlendingPlanner0"], system["ControllerManager0"]
-        sim = simulation_of(system["Simulator0"])
+        sim = system["Simulator0"].sim                 # its Simulation (made at activation)
         ctl = cm.core.slot("arm_pid").controller
         system.advance(settle)
         ok = bp.service.core.move_blending(segments, len(segments), [vel, -10000.0],

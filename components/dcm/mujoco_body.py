@@ -24,8 +24,10 @@ list"; the same strings are read by ros-naoqi's naoqi_dcm_driver and NAO teams' 
 DCM keeps the joint Position sensors first (its own table) and appends these keys after them
 (``extra_sensor_keys`` / ``extra_sensors``).
 
-Pure: no rtcf / omniORB import (the physics core is components/simulator/core.py). Arrays are
-allocated in the constructor; ``update`` copies in place. Runs in: the DCM's EC thread.
+Pure: no rtcf / omniORB import. The physics is the Simulator's core
+(components/simulator/core.py), which knows nothing of the DCM: the DCM package depends on
+the simulator package, never the reverse. Arrays are allocated in the constructor;
+``update`` copies in place. Runs in: the DCM's EC thread.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import SimModel, Simulation
+from rtcf_components.simulator.core import SimModel, Simulation
 
 __all__ = ["MujocoBody", "SENSOR_KEYS"]
 

@@ -1,4 +1,4 @@
-"""The DCM on MuJoCo physics (DCM body: mujoco, components/simulator/dcm_body.py): the NAOqi
+"""The DCM on MuJoCo physics (DCM body: mujoco, components/dcm/mujoco_body.py): the NAOqi
 sensor keys filled from the simulation and readable through the DCM service as NAOqi
 programs read them, Hardness driving the simulated servos, the coupled hip motor, and the
 refusals. One DCM on a stepped EC (rtcf.testing.Harness): physics tolerances, no timing."""
@@ -15,7 +15,7 @@ pytest.importorskip("mujoco")
 from rtcf.testing import Harness  # noqa: E402
 
 from rtcf_components.dcm.component import DCM  # noqa: E402
-from rtcf_components.simulator.dcm_body import FSR_KEYS, IMU_KEYS, SENSOR_KEYS, MujocoBody  # noqa: E402
+from rtcf_components.dcm.mujoco_body import FSR_KEYS, IMU_KEYS, SENSOR_KEYS, MujocoBody  # noqa: E402
 
 PREFIX = "Device/SubDeviceList/"
 

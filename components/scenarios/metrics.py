@@ -1,8 +1,8 @@
 """Figures of a simulation run: tracking errors, support polygon and ZMP, TCP speed.
 
 Pure numpy (no rtcf, no omniORB, no MuJoCo): the acceptance tests, scripts/sim_demo and
-bench/bench_sim_system.py compute the figures of issue 15 with these functions, so the
-report, the plots and the tests say the same thing.
+bench/bench_sim_system.py compute the figures of the simulation runs with these functions,
+so the report, the plots and the tests say the same thing.
 """
 
 from __future__ import annotations

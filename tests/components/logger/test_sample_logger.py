@@ -10,7 +10,7 @@ import numpy as np
 from rtcf import TimedDoubleSeq
 from rtcf.testing import Harness
 
-from rtcf_components.simulator.logger import SampleLogger
+from rtcf_components.logger.component import SampleLogger
 
 
 def sample(t: float, values) -> TimedDoubleSeq:
