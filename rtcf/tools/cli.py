@@ -19,7 +19,7 @@ import time
 from typing import Any, Callable
 
 from rtcf.errors import ToolError, ValueShapeError
-from .values import parse_value, to_json_value, to_plain
+from .values import json_text, parse_value, to_json_value, to_plain
 
 __all__ = ["print_main", "inject_main", "add_nameserver_arg", "run_tool", "format_text"]
 
@@ -170,8 +170,9 @@ def _print(args: argparse.Namespace) -> int:
             last[key] = t_ns
             sample = taps[key].decode(data)
             if args.json:
-                out.write(json.dumps({"port": handles[key].address, "recv_time": t_ns * 1e-9,
-                                      **to_json_value(sample)}) + "\n")
+                out.write(json_text({"port": handles[key].address,
+                                     "recv_time": t_ns * 1e-9,
+                                     **to_json_value(sample)}) + "\n")
             else:
                 out.write(format_text(names[key], sample) + "\n")
             out.flush()

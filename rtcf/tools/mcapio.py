@@ -35,7 +35,8 @@ from typing import Any, Iterator
 from rtcf import datatypes as dt
 from rtcf.corba.cdr import codec_for
 from rtcf.errors import RecordingError
-from .values import from_plain, json_schema, omgidl_schema, schema_name, to_json_value
+from .values import (from_plain, json_schema, json_text, omgidl_schema, schema_name,
+                     to_json_value)
 
 __all__ = ["ENCODINGS", "CDR_LE", "ChannelSpec", "RecordingError", "channel_schema",
            "encode_cdr", "encode_json", "publish_ns", "open_recording", "Recording",
@@ -85,7 +86,7 @@ def encode_cdr(payload: bytes) -> bytes:
 
 def encode_json(cls: type, payload: bytes) -> bytes:
     sample = codec_for(cls, True).decode(payload)
-    return json.dumps(to_json_value(sample), separators=(",", ":")).encode()
+    return json_text(to_json_value(sample), compact=True).encode()
 
 
 def _nan_for_none(v: Any) -> Any:

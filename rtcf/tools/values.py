@@ -9,7 +9,9 @@ and raises ValueError naming the member and the bad value; ``json_schema(cls)`` 
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -17,8 +19,8 @@ import numpy as np
 from rtcf import datatypes as dt
 from rtcf.errors import ValueShapeError, show_value
 
-__all__ = ["to_plain", "to_json_value", "from_plain", "parse_value", "json_schema",
-           "omgidl_schema", "schema_name", "ValueShapeError"]
+__all__ = ["to_plain", "to_json_value", "json_text", "from_plain", "parse_value",
+           "json_schema", "omgidl_schema", "schema_name", "ValueShapeError"]
 
 
 _INT_RANGE = {"short": (-2**15, 2**15 - 1), "ushort": (0, 2**16 - 1),
@@ -41,20 +43,54 @@ def to_plain(sample: Any) -> Any:
     return sample
 
 
-def _finite(v: Any) -> Any:
+# JSON has no NaN and no infinity. rtcf writes +inf and -inf as the numbers 1e999 and -1e999
+# (beyond the double range: every JSON reader, Python's json, the browser's JSON.parse,
+# nlohmann::json, reads them back as +-inf, and they are numbers to a JSON Schema) and NaN,
+# for which no JSON number exists, as null.
+_POS_INF = "\x00+inf\x00"          # placeholders (IDL strings hold no NUL character)
+_NEG_INF = "\x00-inf\x00"
+_PLACEHOLDERS = {json.dumps(_POS_INF): "1e999", json.dumps(_NEG_INF): "-1e999"}
+_PLACEHOLDER_RE = re.compile("|".join(re.escape(k) for k in _PLACEHOLDERS))
+
+
+def _json_safe(v: Any) -> Any:
     if isinstance(v, float) and not math.isfinite(v):
-        return None
+        return None if math.isnan(v) else (_POS_INF if v > 0 else _NEG_INF)
     if isinstance(v, list):
-        return [_finite(x) for x in v]
+        return [_json_safe(x) for x in v]
+    if isinstance(v, tuple):
+        return [_json_safe(x) for x in v]
     if isinstance(v, dict):
-        return {k: _finite(x) for k, x in v.items()}
+        return {k: _json_safe(x) for k, x in v.items()}
     return v
 
 
 def to_json_value(sample: Any) -> Any:
-    """to_plain, with NaN and infinities as null (JSON has no such numbers)."""
+    """to_plain, with NaN as None (JSON null); infinities stay floats (``json_text`` writes
+    them as +-1e999)."""
     plain = to_plain(sample)
-    return _finite(plain) if _has_nonfinite(sample) else plain
+    return _nan_none(plain) if _has_nonfinite(sample) else plain
+
+
+def _nan_none(v: Any) -> Any:
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    if isinstance(v, list):
+        return [_nan_none(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _nan_none(x) for k, x in v.items()}
+    return v
+
+
+def json_text(value: Any, compact: bool = False) -> str:
+    """``value`` (plain data, numbers of any kind) as strict JSON text: NaN as null, +-inf
+    as +-1e999 (see above), never the ``NaN`` / ``Infinity`` tokens Python writes by
+    default and no JSON parser reads."""
+    text = json.dumps(_json_safe(value), allow_nan=False,
+                      separators=(",", ":") if compact else None)
+    if "\\u0000" in text:
+        text = _PLACEHOLDER_RE.sub(lambda m: _PLACEHOLDERS[m.group(0)], text)
+    return text
 
 
 def _has_nonfinite(sample: Any) -> bool:
@@ -160,12 +196,28 @@ def from_plain(cls: type, value: Any, where: str | None = None) -> Any:
     return _struct(cls, value, where)
 
 
+def _value_loader() -> type:
+    """PyYAML's safe loader reading numbers as JSON and YAML 1.2 write them: ``1e9`` and
+    ``2E-3`` (YAML 1.1 wants a dot: it read them as strings) and JSON's ``NaN``,
+    ``Infinity``, ``-Infinity`` besides YAML's ``.nan`` and ``.inf``."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+    number = re.compile(r"^(?:[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)"
+                        r"[eE][-+]?[0-9]+|NaN|[-+]?Infinity)$")
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float", number,
+                                 list("-+0123456789.NI"))
+    return Loader
+
+
 def parse_value(cls: type, text: str) -> Any:
-    """A sample of ``cls`` from YAML/JSON text (JSON is YAML). ValueShapeError for text that
-    does not parse or a value that does not fit."""
+    """A sample of ``cls`` from YAML/JSON text (JSON is YAML; numbers as JSON writes them,
+    ``1e9``, ``NaN``, ``Infinity`` included). ValueShapeError for text that does not parse
+    or a value that does not fit."""
     import yaml
     try:
-        value = yaml.safe_load(text)
+        value = yaml.load(text, Loader=_value_loader())
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         at = f" at column {mark.column + 1}" if mark is not None else ""
@@ -176,7 +228,14 @@ def parse_value(cls: type, text: str) -> Any:
 
 # -- schemas ----------------------------------------------------------------------------------
 
-_JSON_SCALAR = {"float": {"type": "number"}, "double": {"type": "number"},
+# a float member: a JSON number; NaN is written as null (no JSON number is NaN). The JSON
+# Schema reader of Foxglove and Lichtblick (parseJsonSchema) takes one "type" string per
+# member and refuses ["number", "null"], anyOf and string alternatives: the channel would
+# not load at all. So the schema says "number" and this comment says what else comes.
+_FLOAT_NOTE = ("IEEE double: +inf and -inf are written as the numbers 1e999 and -1e999, "
+               "NaN as null")
+_JSON_SCALAR = {"float": {"type": "number", "$comment": _FLOAT_NOTE},
+                "double": {"type": "number", "$comment": _FLOAT_NOTE},
                 "boolean": {"type": "boolean"},
                 "char": {"type": "string", "maxLength": 1},
                 "wchar": {"type": "string", "maxLength": 1},

@@ -39,7 +39,7 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from ..datatypes import type_by_name
-from ..tools.values import json_schema, to_json_value
+from ..tools.values import json_schema, json_text, to_json_value
 
 PREFIX = "fox:"
 SUBPROTOCOLS = ("foxglove.sdk.v1", "foxglove.websocket.v1")
@@ -245,7 +245,7 @@ class FoxgloveBridge:
         loop = self._loop
 
         def sink(t_ns: int, sample: Any, cid: int = cid) -> None:
-            payload = json.dumps(to_json_value(sample)).encode()
+            payload = json_text(to_json_value(sample), compact=True).encode()
             if loop is not None:
                 loop.call_soon_threadsafe(self._send, cid, t_ns, payload)
         ring.sink = sink

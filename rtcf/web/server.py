@@ -28,6 +28,7 @@ from .hosts import HostPolicy, check_allowed
 from .system import ActionError, SystemView
 from .taps import DEFAULT_PUSH_RATE, TapSet
 from ..tools.session import ToolError
+from ..tools.values import json_text
 
 STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_PORT = 8780
@@ -107,7 +108,7 @@ class Page:
         if going is not None and not going.done():
             self.frames_dropped += 1
             return
-        self.sending[kind] = asyncio.ensure_future(self._send(json.dumps(payload)))
+        self.sending[kind] = asyncio.ensure_future(self._send(json_text(payload)))
 
     async def _send(self, text: str) -> None:
         try:
@@ -336,7 +337,7 @@ class WebView:
     async def get_system(self, request: web.Request) -> web.Response:
         if time.time() - self.view.updated > self.live_interval * 2:   # no page polling
             await self.call(self.view.refresh_structure)
-        return web.json_response(self.view.snapshot())
+        return web.json_response(self.view.snapshot(), dumps=json_text)
 
     async def post_state(self, request: web.Request) -> web.Response:
         cid, action, ec = await self._body(request, "component", "action", "ec")

@@ -46,9 +46,39 @@ def test_wrong_shapes(cls, text, msg):
 
 
 def test_nonfinite_json():
-    s = TimedDoubleSeq(data=[1.0, math.nan, np.inf])
-    assert to_json_value(s)["data"] == [1.0, None, None]
+    """NaN -> null, +-inf -> +-1e999: strict JSON, the three kept apart, read back as they
+    were by Python's json (and rtcf's decoder maps null back to NaN)."""
+    from rtcf.tools.mcapio import decode_message
+    from rtcf.tools.values import json_text
+    s = TimedDoubleSeq(data=[1.0, math.nan, np.inf, -np.inf])
+    text = json_text(to_json_value(s), compact=True)
+    assert '"data":[1.0,null,1e999,-1e999]' in text
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"non-JSON token {c}"))
+    assert json.loads(text)["data"] == [1.0, None, math.inf, -math.inf]
+    back = decode_message("json", TimedDoubleSeq, text.encode())
+    assert back.data[0] == 1.0 and math.isnan(back.data[1])
+    assert list(back.data[2:]) == [math.inf, -math.inf]
     assert to_json_value(TimedDoubleSeq(data=[1.0]))["data"] == [1.0]
+    # strings that look like the placeholders stay strings
+    assert json.loads(json_text({"a": "+inf", "b": [math.inf]})) == {"a": "+inf",
+                                                                    "b": [math.inf]}
+    # the schema says what comes for a double
+    item = json_schema(TimedDoubleSeq)["properties"]["data"]["items"]
+    assert item["type"] == "number" and "1e999" in item["$comment"]
+
+
+@pytest.mark.parametrize("text,want", [
+    ("[1e9, 2E-3, -1.5e+2, .5e1]", [1e9, 2e-3, -150.0, 5.0]),
+    ("[NaN, Infinity, -Infinity, +Infinity]", [math.nan, math.inf, -math.inf, math.inf]),
+    ("[.nan, .inf, -.inf, 1_000]", [math.nan, math.inf, -math.inf, 1000.0]),
+    ('{"tm": {"sec": 1, "nsec": 0}, "data": [1e9, NaN]}', [1e9, math.nan]),
+])
+def test_values_take_json_numbers(text, want):
+    got = list(parse_value(TimedDoubleSeq, text).data)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert (math.isnan(g) and math.isnan(w)) or g == w, (text, got)
+    assert parse_value(TimedDouble, "1e9").data == 1e9
 
 
 def test_schemas():
@@ -59,7 +89,7 @@ def test_schemas():
         idl.index("struct TimedPose3D ")
     assert "sequence<double> data;" in omgidl_schema(TimedDoubleSeq)
     js = json_schema(TimedDoubleSeq)
-    assert js["type"] == "object" and js["properties"]["data"]["items"] == {"type": "number"}
+    assert js["type"] == "object" and js["properties"]["data"]["items"]["type"] == "number"
 
 
 def test_snapshot_json_round_trip():

@@ -351,6 +351,7 @@ function onPlotting(msg) {
   card.append(head, area);
   document.getElementById("plots").append(card);
   Object.assign(p, {el: card, area, info: head.querySelector(".plot-info"), count: 0,
+                    nonfinite: 0,
                     data: [[]], labels: [], title: msg.title, u: null, pending: false});
 }
 
@@ -377,7 +378,13 @@ function onPlot(msg) {
     if (!p.u || f.labels.length !== p.labels.length) makeChart(p, f.labels);
     for (let i = 0; i < f.t.length; i++) {
       p.data[0].push(f.t[i]);
-      for (let j = 0; j < p.labels.length; j++) p.data[j + 1].push(f.y[i][j]);
+      for (let j = 0; j < p.labels.length; j++) {
+        // NaN arrives as null, +-inf as +-1e999 (Infinity once parsed): a gap in the plot
+        const v = f.y[i][j];
+        const finite = typeof v === "number" && isFinite(v);
+        if (!finite) p.nonfinite++;
+        p.data[j + 1].push(finite ? v : null);
+      }
     }
     const cut = p.data[0].length ? p.data[0][p.data[0].length - 1] - PLOT_WINDOW_S : 0;
     let n = 0;
@@ -386,7 +393,8 @@ function onPlot(msg) {
     p.count += f.t.length;
     p.lastT = f.t[f.t.length - 1];
     p.u.setData(p.data);
-    p.info.textContent = ` · ${p.count} points · dropped ${f.dropped}`;
+    p.info.textContent = ` · ${p.count} points · dropped ${f.dropped}` +
+      (p.nonfinite ? ` · ${p.nonfinite} values not finite (gaps)` : "");
   }
 }
 
