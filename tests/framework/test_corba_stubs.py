@@ -79,6 +79,7 @@ def sandbox(tmp_path, monkeypatch):
     return rtcf_dir, project
 
 
+@pytest.mark.slow
 def test_build_stamp_and_rebuild_on_change(sandbox):
     rtcf_dir, project = sandbox
     (rtcf_dir / ".gen-build-stale").mkdir()  # left by an interrupted build
@@ -99,6 +100,7 @@ def test_build_stamp_and_rebuild_on_change(sandbox):
     assert (gen / "Demo" / "__init__.py").is_file()
 
 
+@pytest.mark.slow
 def test_broken_idl_reports_and_keeps_the_old_package(sandbox, capsys):
     rtcf_dir, project = sandbox
     assert idl.build() is True

@@ -54,6 +54,7 @@ def test_binary_and_non_utf8_files_name_the_file_and_byte(tmp_path):
     assert load_yaml_file(tmp_path / "bom.yaml", "composition") == {"a": 1}
 
 
+@pytest.mark.slow
 def test_deep_nesting_is_an_error_not_a_crash():
     text = "a: " + "[" * 5000 + "]" * 5000 + "\n"
     try:

@@ -16,6 +16,8 @@ import pytest
 
 from integration_support import wait_until
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 COMPOSITION = """\
 name: blending_only
 components:

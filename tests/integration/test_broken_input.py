@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow    # each test runs a command: left out of scripts/test -m "not slow"
+
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "scripts" / "run"
 HOST = socket.gethostname()
@@ -457,3 +459,19 @@ def test_scripts_test_reads_paths_from_the_callers_directory():
                         cwd=ROOT / "tests" / "framework", capture_output=True, text=True,
                         timeout=120, env=env, stdin=subprocess.DEVNULL)
     assert cp.returncode == 0 and "1 passed" in cp.stdout, cp.stdout + cp.stderr
+
+
+def test_scripts_test_passes_a_marker_expression_to_pytest():
+    """README's fast subset, ``scripts/test -m "not slow"``: the tests marked slow are left
+    out, the others run."""
+    env = dict(os.environ, RTCF_VENV=str(Path(sys.executable).parent.parent))
+    cp = subprocess.run([str(ROOT / "scripts" / "test"), "-m", "not slow", "--co", "-q",
+                         "-p", "no:cacheprovider", "tests/integration/test_netns.py",
+                         "tests/framework/test_errors.py"],
+                        cwd=ROOT, capture_output=True, text=True, timeout=120, env=env,
+                        stdin=subprocess.DEVNULL)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    collected = [x for x in cp.stdout.splitlines() if "::" in x]
+    assert collected and all(x.startswith("tests/framework/test_errors.py::")
+                             for x in collected), cp.stdout
+    assert "1 deselected" in cp.stdout, cp.stdout          # test_netns's one test

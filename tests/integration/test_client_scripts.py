@@ -13,8 +13,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from test_kinematics_corba import COMPOSITION as NAO_SYSTEM     # DCM + Kinematics
+
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = Path(__file__).resolve().parent / "clients"

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 ROOT = Path(__file__).resolve().parents[2]
 HOST = socket.gethostname()
 

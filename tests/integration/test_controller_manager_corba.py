@@ -22,6 +22,8 @@ from rtcf.controller import ControllerError
 from rtcf_components.controller_manager.proxy import ControllerManagerProxy, RTController
 from rtcf_components.dcm.proxy import DCMProxy
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 ROOT = Path(__file__).resolve().parents[2]
 YAW = "HeadYaw/Position/Sensor/Value"
 PITCH = "HeadPitch/Position/Sensor/Value"

@@ -12,6 +12,8 @@ import pytest
 
 from integration_support import HOST
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 CLI = Path(sys.executable).parent / "rtcf-controllers"
 
 FLAKY = '''

@@ -13,6 +13,8 @@ import pytest
 
 from integration_support import HOST, rtsh, wait_until
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 CLI = Path(sys.executable).parent / "rtcf-controllers"
 
 CONFIG = """

@@ -18,6 +18,8 @@ import pytest
 from integration_support import HOST, ManagerProcess, naming_client, stubs
 from test_sequence_player_corba import compile_hrpsys_stubs
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 

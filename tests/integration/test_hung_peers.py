@@ -101,6 +101,7 @@ def _ids(it, port) -> list[str]:
 @pytest.mark.parametrize("stop_for, outcome, sub", [(2.5, "resumed", "flush"),
                                                     (4.0, "removed", "flush"),
                                                     (4.0, "removed", "new")])
+@pytest.mark.slow
 def test_sigstop_reader_costs_one_timeout_and_both_ends_agree(launch, it, probe, writer,
                                                                stop_for, outcome, sub):
     comp, rt = writer
@@ -182,6 +183,7 @@ def test_bad_call_timeout_is_refused(it, probe, value):
     assert not it.connector_profiles(p.ref)
 
 
+@pytest.mark.slow
 def test_flush_writer_to_a_hung_reader_stalls_a_tenth_of_what_it_did(launch, it, probe,
                                                                       writer):
     """Issue 18 item 5: a flush connector's put runs in the writer's EC; a hung reader used
@@ -198,6 +200,7 @@ def test_flush_writer_to_a_hung_reader_stalls_a_tenth_of_what_it_did(launch, it,
     assert stalled < 0.5, f"the writer's EC stalled {stalled:.2f} s in total"
 
 
+@pytest.mark.slow
 def test_writer_with_a_stopped_reader_shuts_down_promptly(launch, it):
     """SIGTERM to a writer whose reader is stopped: the writer's shutdown tells the reader
     with a short timeout (not the ORB's 10 s) and exits; the reader, continued, drops its
@@ -246,6 +249,7 @@ class Puller(Component):
             self.received += 1
 
 
+@pytest.mark.slow
 def test_pull_from_a_stopped_writer_costs_the_reader_one_timeout(launch, it):
     """The reader's EC pulls (get) from a writer that is stopped: one call timeout at most,
     then the connector is skipped until the writer answers; it resumes after SIGCONT."""

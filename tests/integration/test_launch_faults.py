@@ -26,6 +26,8 @@ import pytest
 
 from rtcf.corba import naming as nm
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 ROOT = Path(__file__).resolve().parents[2]
 TESTCOMPS = Path(__file__).resolve().parent / "testcomps"
 HOST = socket.gethostname()

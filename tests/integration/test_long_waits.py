@@ -23,6 +23,8 @@ from omniORB import CORBA
 
 from integration_support import wait_until
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 COMPOSITION = """\
 name: long_waits
 components:

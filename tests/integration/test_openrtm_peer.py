@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 HERE = Path(__file__).resolve().parent
 PEER_SCRIPT = HERE / "openrtm_peer.py"
 GAIN = 3.0

@@ -11,6 +11,8 @@ import time
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 # Process A: sources plus the lifecycle subjects, each group in its own EC.
 SHELL_A = """
 name: shellA

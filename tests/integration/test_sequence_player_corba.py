@@ -13,8 +13,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from rtcf.corba.idl import standard_idl_dir
+
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
 
 HOST = socket.gethostname()
 

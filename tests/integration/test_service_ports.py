@@ -12,6 +12,8 @@ from rtcf import rtcconf
 from rtcf.composition import parse_composition
 from rtcf.manager import Manager
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 ROOT = Path(__file__).resolve().parents[2]
 TESTCOMPS = Path(__file__).resolve().parent / "testcomps"
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 pytest.importorskip("mujoco")
 
 from rtcf_components.scenarios.metrics import speed_constancy, speed_profile, tracking  # noqa: E402

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 pytest.importorskip("mujoco")
 
 from rtcf_components.dcm.proxy import DCMProxy  # noqa: E402

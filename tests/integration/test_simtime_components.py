@@ -15,6 +15,8 @@ import pytest
 from rtcf.composition import parse_composition
 from rtcf.manager import Manager
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 ROOT = Path(__file__).resolve().parents[2]
 
 SYSTEM = {

@@ -20,6 +20,8 @@ from integration_support import wait_until
 from rtcf.corba.client import get_service
 from rtcf.corba.idl import stub_module
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 Simulation = stub_module("Simulation")
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 N = 150           # samples the writer writes
 WIDTH = 30
 COMPOSITION = f"""

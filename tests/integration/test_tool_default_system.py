@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 import yaml
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 ROOT = Path(__file__).resolve().parents[2]
 COMP = ROOT / "compositions" / "nao_dcm.yaml"
 NAMES = ["SequencePlayer0", "DCM0", "sensors", "Kinematics0"]

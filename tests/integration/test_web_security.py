@@ -23,6 +23,8 @@ import pytest
 from test_web_view import CHROME_FLAGS, DEMO, WebServer, _browser_missing, _free_port, \
     wait_js
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 EVIL = "evil.example"
 
 

@@ -25,6 +25,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "compositions" / "demo.yaml"
 CONTROLLERS = ROOT / "compositions" / "nao_controllers.yaml"

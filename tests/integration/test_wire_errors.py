@@ -13,6 +13,8 @@ import pytest
 from rtcf.corba.cdr import codec_for
 from rtcf.datatypes import TimedDoubleSeq
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 WIRE = """
 name: wire
 components:

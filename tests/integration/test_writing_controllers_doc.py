@@ -12,7 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from integration_support import ROOT
+
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
 
 DOC = ROOT / "docs" / "writing-controllers.md"
 BLOCK = re.compile(r"(?:<!-- doc-test: (\w+) -->\n)?```(\w+)\n(.*?)```", re.S)

@@ -68,12 +68,14 @@ def run_and_check(h, segs, v, a, ref, mode):
     return ep
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SPEC))
 def test_spec_examples_end_on_the_target(h, name):
     pts, v, a = SPEC[name]
     run_and_check(h, [seg(*p) for p in pts], v, a, ref=1, mode=0)
 
 
+@pytest.mark.slow
 def test_random_paths_end_on_the_target(h):
     rng = np.random.default_rng(18)
     for _ in range(5):

@@ -302,6 +302,7 @@ def test_table_b_between_ticks_dated_next_cycle_exact(rig):
     check_trace(rig, t0, t0 + 7000, lambda off: tuple(seg(off, B_OFFS, v) for v in B_VALUES))
 
 
+@pytest.mark.slow
 def test_table_c_cpp_variant_exact(rig):
     times = [rig.dcm.getTime(k * 10000) for k in range(1, 7)]
     t0 = times[0] - 10000

@@ -28,6 +28,7 @@ def nao():
     h.close()
 
 
+@pytest.mark.slow
 def test_sensor_keys_follow_naoqi_and_come_after_the_joints(nao):
     dcm = nao.comp
     keys = list(dcm.service.getSensorKeys())
@@ -43,6 +44,7 @@ def test_sensor_keys_follow_naoqi_and_come_after_the_joints(nao):
     assert "sensors" in dcm.ports                     # the out port carrying them
 
 
+@pytest.mark.slow
 def test_standing_values_through_the_dcm_service(nao):
     dcm = nao.comp
     nao.step(100)                                     # 1 s of simulated time: settled

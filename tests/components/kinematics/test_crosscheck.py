@@ -125,6 +125,7 @@ def check_shared(nao, ours_fn, urdf_fn, n=N_CONFIGS):
     return seen
 
 
+@pytest.mark.slow
 def test_urdf_through_our_loader_matches_mdh(nao):
     u = model_from_urdf(NAO_URDF, {name: ("torso", link) for name, (link, _) in SHARED.items()})
     # the URDF joint frames come from the joint-axis chains of the same loader
@@ -143,6 +144,7 @@ def test_urdf_through_our_loader_matches_mdh(nao):
     assert seen["LArm"] < 1e-12 and seen["Head"] < 1e-12 and seen["CameraTop"] < 1e-12
 
 
+@pytest.mark.slow
 def test_urdf_through_pinocchio_matches_mdh(nao):
     pm = pin.buildModelFromUrdf(str(NAO_URDF))
     data = pm.createData()

@@ -41,6 +41,7 @@ CASES = [("nao", "LArm", 63), ("nao", "LArm", 7), ("nao", "RArm", 63), ("nao", "
 IDS = ["LArm-63", "LArm-7", "RArm-63", "RArm-7", "LLeg-63", "RLeg-63", "m1013-63"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which,chain,mask", CASES, ids=IDS)
 def test_round_trip(models, which, chain, mask):
     model = models[which]

@@ -76,6 +76,7 @@ def test_m1013_closed_form_starts_are_near_solutions(m1013):
             assert ep < 2e-4 and er < 1e-3
 
 
+@pytest.mark.slow
 def test_m1013_every_reachable_pose_is_solved(m1013):
     c = m1013.chain("arm")
     rng = np.random.default_rng(20261124)
@@ -92,6 +93,7 @@ def test_m1013_every_reachable_pose_is_solved(m1013):
     assert not failed, failed[:3]
 
 
+@pytest.mark.slow
 def test_tight_tolerance_is_met_from_the_closed_form(m1013, nao):
     for model, chain in ((m1013, "arm"), (nao, "LLeg")):
         c = model.chain(chain)

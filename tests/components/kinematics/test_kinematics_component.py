@@ -44,11 +44,13 @@ def test_port_names():
         "headPose", "lArmPose", "rArmPose", "lLegPose", "rLegPose", "armPose"]
 
 
+@pytest.mark.slow
 def test_nothing_written_before_angles_arrive(h):
     h.step(3)
     assert h.read("lArmPose")[0] is ReadStatus.NO_DATA
 
 
+@pytest.mark.slow
 def test_every_chain_pose_each_cycle(h):
     q = body(LArm=K6, Head=[0.5, 0.3])
     h.write("q", TimedDoubleSeq(data=q))
@@ -64,6 +66,7 @@ def test_every_chain_pose_each_cycle(h):
     assert h.read("lArmPose")[0] is ReadStatus.NEW          # written every cycle
 
 
+@pytest.mark.slow
 def test_pose_source_commands_are_clamped_to_the_limits(h):
     h.set_param("pose_source", "commands")
     h.step()                                   # staged: applied at the cycle boundary
@@ -80,6 +83,7 @@ def test_pose_source_commands_are_clamped_to_the_limits(h):
     np.testing.assert_allclose(c.get_transform("LArm", 0, True), raw, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_pose_space_robot(h):
     h.set_param("pose_space", 2)
     h.step()
@@ -91,6 +95,7 @@ def test_pose_space_robot(h):
     np.testing.assert_allclose(pose_of(s)[:3], [0, 0.05, 0], atol=1e-12)
 
 
+@pytest.mark.slow
 def test_world_space_follows_the_odometry(h):
     h.write("q", TimedDoubleSeq(data=body()))
     h.set_param("odometry", [1.0, 2.0, math.pi / 2])
@@ -102,6 +107,7 @@ def test_world_space_follows_the_odometry(h):
     np.testing.assert_allclose(c.get_position("LLeg", 2, True)[:3], [0, 0.05, 0], atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad", [[1.0, 2.0], [0, 0, 0, 0], "1,2"])
 def test_odometry_must_be_three_values(h, bad):
     with pytest.raises(ParamError):
@@ -145,6 +151,7 @@ def test_solve_in_robot_space_round_trip(h):
     assert full.success and full.orientation_error <= 1e-3, full.reason
 
 
+@pytest.mark.slow
 def test_servant_maps_errors_to_the_idl_exception(h):
     from rtcf.corba.idl import stub_module
     NAOIDL = stub_module("NAO")

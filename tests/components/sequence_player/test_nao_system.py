@@ -30,6 +30,7 @@ def system():
     m.shutdown()
 
 
+@pytest.mark.slow
 def test_player_drives_the_dcm_and_reads_back_the_held_command(system):
     sp, dcm, ec = (system.components["SequencePlayer0"], system.components["DCM0"],
                    system.ecs["dcm"])

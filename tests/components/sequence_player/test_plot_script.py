@@ -33,6 +33,7 @@ def test_records_the_pattern_sample_for_sample():
         assert np.array_equal(data[k, 1:], row[1:])
 
 
+@pytest.mark.slow
 def test_writes_a_png(tmp_path):
     pytest.importorskip("matplotlib")
     out = tmp_path / "seq.png"

@@ -180,6 +180,7 @@ def test_blocking_calls_do_not_wait_when_not_executing(h):
     assert s.addJointGroup("head", ["HeadYaw", "HeadPitch"])
 
 
+@pytest.mark.slow
 def test_groups_through_the_servant(h):
     s = h.comp.service
     assert s.addJointGroup("Head", ["HeadYaw", "HeadPitch"])

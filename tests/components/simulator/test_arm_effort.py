@@ -31,6 +31,7 @@ def arm_model():
     return SimModel.load("m1013")
 
 
+@pytest.mark.slow
 def test_arm_sim_holds_home_against_gravity_with_the_integral():
     with SimSystem(ARM_SIM,
                    params={"qLog": {"path": ""}, "qRefLog": {"path": ""}}) as s:

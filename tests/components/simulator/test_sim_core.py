@@ -47,6 +47,7 @@ def test_period_must_be_a_multiple_of_the_timestep(nao):
     assert Simulation(nao, 0.01).substeps == 10
 
 
+@pytest.mark.slow
 def test_nao_stands_fsr_total_is_the_weight_and_zmp_inside_the_feet(nao):
     """20 s of simulated time at the default stiffness: checked every period."""
     sim = Simulation(nao, 0.01)
@@ -227,6 +228,7 @@ def test_nan_commands_are_refused_and_change_nothing(nao):
     assert sim.time == pytest.approx(0.01)
 
 
+@pytest.mark.slow
 def test_time_is_an_exact_multiple_of_the_period(nao):
     sim = Simulation(nao, 0.01)
     for _ in range(1000):

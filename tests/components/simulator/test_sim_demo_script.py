@@ -20,6 +20,7 @@ def _pixels(path: Path) -> np.ndarray:
     return image.imread(str(path))[..., :3]
 
 
+@pytest.mark.slow
 def test_the_demo_writes_filmstrips_and_plots_of_both_robots(tmp_path):
     pytest.importorskip("matplotlib")
     env = dict(os.environ, PYTHONPATH=str(ROOT),

@@ -92,6 +92,7 @@ def test_sensors_are_read_only_views(arm):
     assert not np.array_equal(q, s.q)               # the view follows the physics (it falls)
 
 
+@pytest.mark.slow
 def test_qref_moves_a_joint(nao):
     q = latest(nao, "q").data.copy()
     q[0] = 0.6                                              # HeadYaw
@@ -100,6 +101,7 @@ def test_qref_moves_a_joint(nao):
     assert latest(nao, "q").data[0] == pytest.approx(0.6, abs=0.02)
 
 
+@pytest.mark.slow
 def test_stiffness_port_zero_makes_it_fall(nao):
     nao.write("stiffness", seq([0.0]))
     nao.step(200)
@@ -107,6 +109,7 @@ def test_stiffness_port_zero_makes_it_fall(nao):
     assert np.abs(latest(nao, "tau").data).max() < 1e-9
 
 
+@pytest.mark.slow
 def test_stiffness_parameter_acts_when_set(nao):
     nao.set_param("stiffness", 0.0)
     nao.step(200)
@@ -169,6 +172,7 @@ def test_unknown_model_fails_initialisation(tmp_path):
 
 # -- the service (servant called directly; the wire is tested in tests/integration) ----------
 
+@pytest.mark.slow
 def test_pause_step_resume_on_a_wall_clock_ec(nao):
     svc, sim = nao.comp.service, nao.comp.sim
     svc.pause()
@@ -191,6 +195,7 @@ def test_pause_step_resume_on_a_wall_clock_ec(nao):
     assert svc.getTime() == pytest.approx(t0 + 0.05)
 
 
+@pytest.mark.slow
 def test_set_real_time_factor_needs_simulation_time(nao):
     with pytest.raises(Simulation.SimulatorError,
                        match="is not in simulation time .* driven from outside by tick"):
@@ -228,6 +233,7 @@ class SimulatorOnAFakeTimeBase(Simulator):
     time_base = None
 
 
+@pytest.mark.slow
 def test_time_calls_go_to_the_time_base_in_simulation_time():
     nao = Harness(SimulatorOnAFakeTimeBase, rate=100)
     nao.activate()
@@ -251,6 +257,7 @@ def test_time_calls_go_to_the_time_base_in_simulation_time():
     nao.close()
 
 
+@pytest.mark.slow
 def test_push_and_body_state_through_the_servant(nao):
     svc = nao.comp.service
     V = Simulation.Vector3
@@ -269,6 +276,7 @@ def test_push_and_body_state_through_the_servant(nao):
     assert "l_ankle" in svc.getBodyNames()
 
 
+@pytest.mark.slow
 def test_reset_through_the_servant(nao):
     svc = nao.comp.service
     nao.write("stiffness", seq([0.0]))
