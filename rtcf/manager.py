@@ -17,53 +17,31 @@ simulated time held at 0, and ``--duration`` counts simulated seconds.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import difflib
-import importlib
-import importlib.machinery
-import inspect
 import math
 import os
 import signal
 import sys
 import threading
 import time
-from pathlib import Path
-from types import ModuleType
 from typing import Any, Mapping
 
 from . import log as rlog
 from . import rtcconf
 from .component import Component
-from .composition import (Composition, ComponentDecl, check_params, from_rtc_conf,
-                          load_composition, merge, valid_module_name)
+from .composition import Composition, ComponentDecl, check_params
 from .errors import CompositionError, ConfigError, RtcfError, show_value
 from .execution import ExecutionContext, PeriodicEC, SteppedEC
 from .lifecycle import LifeCycleState, ReturnCode
+from .loader import ModuleLoader
+from .paramsources import apply_conf_sources
 from .params import ParamStore
 from .ports import InPort, OutPort, connect
 from .services import ServicePort, connect_services
 from .simtime import (SimTimeBase, SimulationEC, disable_process_simulation,
                       enable_process_simulation, process_time_base)
 
-COMPOSITION_KEY = "rtcf.composition"   # rtcf's own rtc.conf key: the default composition
-# scripts/run changes into the repository; it passes the directory the user ran it in here,
-# so that the paths the user typed (composition, -f, -o path keys) mean what they meant.
-CALLER_CWD_ENV = "RTCF_CWD"
-# the bundled component packages: the checkout's components/ folder, imported as the package
-# rtcf_components (rtcf_components.py beside rtcf/); the framework only loads them by name
-BUNDLED_PACKAGE = "rtcf_components"
-BUNDLED_COMPONENTS = Path(__file__).resolve().parents[1] / "components"
 OVERRUN_LOG_INTERVAL = 5.0   # [s] at most one overrun warning per EC in that time
-
-
-def user_path(path: str | os.PathLike) -> Path:
-    """A path the user typed, made absolute against the directory they ran the command in."""
-    p = Path(path).expanduser()
-    if p.is_absolute():
-        return p
-    return Path(os.path.normpath(Path(os.environ.get(CALLER_CWD_ENV) or ".").resolve() / p))
 
 
 class Manager:
@@ -77,8 +55,7 @@ class Manager:
         self.ecs: dict[str, ExecutionContext] = {}
         self.connectors: list[Any] = []
         self.log = rlog.get_logger("manager")
-        self._modules: dict[str, ModuleType] = {}
-        self._types: dict[str, type[Component]] = {}
+        self.loader = ModuleLoader(self.conf)
         self._counters: dict[str, int] = {}
         self._stop = threading.Event()
         self._stop_flag = False      # set by signal handlers (no lock)
@@ -93,117 +70,18 @@ class Manager:
             self.load_module(name)
 
     # -- modules and types -------------------------------------------------------------------
-    def load_path(self) -> list[Path]:
-        """manager.modules.load_path, the user's component folders: entries given with -o are
-        read against the directory the command was typed in, those of an rtc.conf against
-        that file's folder. The bundled components are not among them: they are the package
-        ``rtcf_components`` (see :meth:`load_module`); an entry naming their folder (older
-        rtc.conf files list ``./components``) is left out."""
-        origin = self.conf.origin.get("manager.modules.load_path", ("", None))[0] \
-            if isinstance(self.conf, rtcconf.Conf) else ""
-        base = user_path(".") if origin == "-o" else Path(origin).parent
-        out = []
-        for item in rtcconf.get_list(self.conf, "manager.modules.load_path"):
-            p = Path(item).expanduser()
-            if not p.is_absolute() and (base / p).is_dir():
-                p = base / p
-            p = p.resolve()
-            if p != BUNDLED_COMPONENTS and p not in out:
-                out.append(p)
-        return out
-
-    def _bundled_name(self, name: str) -> str | None:
-        """``rtcf_components.<name>`` when ``name`` (or its first part) is a bundled component
-        package, else None. A module of the same first name in the user's load path is
-        refused rather than either one hiding the other."""
-        first = name.split(".")[0]
-        if first == BUNDLED_PACKAGE:
-            return name
-        if not (BUNDLED_COMPONENTS / first / "__init__.py").is_file():
-            return None
-        user = [str(p) for p in self.load_path()]
-        spec = importlib.machinery.PathFinder.find_spec(first, user) if user else None
-        if spec is not None:
-            err = LookupError(
-                f"module {name!r} names both the bundled {BUNDLED_PACKAGE}.{first} and "
-                f"{spec.origin or (spec.submodule_search_locations or [first])[0]} in the "
-                f"load path: write {BUNDLED_PACKAGE}.{name} for the bundled one, or rename "
-                "yours")
-            err.field = "module"   # type: ignore[attr-defined]
-            raise err
-        return f"{BUNDLED_PACKAGE}.{name}"
-
-    def load_module(self, name: str) -> ModuleType:
-        """Import a component module or package: a bundled one (``kinematics``,
-        ``dcm.mujoco_body``, or spelled ``rtcf_components.kinematics``) from the package
-        ``rtcf_components``, any other from manager.modules.load_path."""
-        if name in self._modules:
-            return self._modules[name]
-        if not isinstance(name, str) or not valid_module_name(name):
-            err = LookupError(f"{name!r} is not an importable module name (dotted "
-                              "identifiers, e.g. examples or my_pkg.comps)")
-            err.field = "module"   # type: ignore[attr-defined]  (check_params reports there)
-            raise err
-        requested = name
-        name = name[:-3] if name.endswith(".py") else name
-        bundled = self._bundled_name(name)
-        if bundled is None:
-            for p in reversed(self.load_path()):
-                if str(p) not in sys.path:
-                    sys.path.insert(0, str(p))
-        target = bundled or name
-        try:
-            module = importlib.import_module(target)
-        except ImportError as e:
-            parts = target.split(".")
-            if not isinstance(e, ModuleNotFoundError) or e.name not in {
-                    ".".join(parts[:i + 1]) for i in range(len(parts))}:
-                raise _import_failure(name, e) from None   # found, but its imports fail
-            where = ", ".join(map(str, self.load_path())) or "empty"
-            err = LookupError(f"cannot import module {name!r}: not a bundled component "
-                              f"({', '.join(bundled_names())}) and not in the load path "
-                              f"({where}): {e}")
-            err.field = "module"   # type: ignore[attr-defined]
-            raise err from e
-        except (Exception, SystemExit) as e:
-            # the module's own code failed (raised, a SyntaxError, sys.exit at import): one
-            # line naming the module, its file and the error, and nothing started
-            raise _import_failure(name, e) from None
-        name = target
-        if hasattr(module, "__path__"):
-            # a component package keeps its RTC shell in <package>.component
-            try:
-                module = importlib.import_module(f"{name}.component")
-            except ModuleNotFoundError as e:
-                if e.name != f"{name}.component":
-                    raise _import_failure(f"{name}.component", e) from None
-            except (Exception, SystemExit) as e:
-                raise _import_failure(f"{name}.component", e) from None
-        self._modules[requested] = module
-        for _, obj in inspect.getmembers(module, inspect.isclass):
-            if issubclass(obj, Component) and obj is not Component:
-                self._types.setdefault(obj.type_name, obj)
-        return module
+    def load_module(self, name: str) -> Any:
+        """Import a component module or package (rtcf.loader). Runs in: the main thread."""
+        return self.loader.load_module(name)
 
     def register(self, cls: type[Component]) -> None:
-        """Make a component class known without a module (tests, embedding)."""
-        self._types[cls.type_name] = cls
+        """Make a component class known without a module (tests, embedding). Runs in: the
+        main thread."""
+        self.loader.register(cls)
 
     def resolve(self, type_name: str, module: str | None = None) -> type[Component]:
-        if module:
-            mod = self.load_module(module)
-            defined = []
-            for _, obj in inspect.getmembers(mod, inspect.isclass):
-                if issubclass(obj, Component) and obj is not Component:
-                    if obj.type_name == type_name:
-                        return obj
-                    defined.append(obj.type_name)
-            raise LookupError(f"module {module!r} defines no component type {type_name!r};"
-                              f" it defines {_known_types(type_name, defined)}")
-        if type_name in self._types:
-            return self._types[type_name]
-        raise LookupError(f"no module named, and the loaded ones define "
-                          f"{_known_types(type_name, self._types)}")
+        """The class of a component type (rtcf.loader). Runs in: the main thread."""
+        return self.loader.resolve(type_name, module)
 
     # -- components ----------------------------------------------------------------------
     def _next_name(self, type_name: str) -> str:
@@ -216,13 +94,15 @@ class Manager:
     def create_component(self, type_name: str, module: str | None = None,
                          name: str | None = None, params: Mapping[str, Any] | None = None,
                          config_set: str | None = None) -> Component:
-        """Create and initialise one component (OpenRTM createComponent)."""
+        """Create and initialise one component (OpenRTM createComponent): its parameters
+        from rtc.conf's sources (rtcf.paramsources), then ``params``. Runs in: the main
+        thread."""
         cls = self.resolve(type_name, module)
         name = name or self._next_name(type_name)
         if name in self.components:
             raise ConfigError(f"instance name {name!r} is already used in this process")
         comp = cls(name)
-        self._load_conf_files(comp)
+        apply_conf_sources(self.conf, comp.params, type(comp), comp.instance_name)
         if params:
             comp.params.load(dict(params), config_set)
         if config_set:
@@ -233,40 +113,6 @@ class Manager:
         if self.corba is not None:
             self.corba.register_component(comp)
         return comp
-
-    def _load_conf_files(self, comp: Component) -> None:
-        """Parameter sources below the composition: the component conf files named by
-        rtc.conf, then rtc.conf's own ``<category>.<type|instance>.conf.<set>.<param>``
-        keys (type level first, instance level wins)."""
-        self._apply_conf_files(comp.params, type(comp), comp.instance_name)
-
-    def _apply_conf_files(self, store: ParamStore, cls: type[Component], instance: str) -> None:
-        sources = [rtcconf.load_component_conf(path) for path in
-                   rtcconf.component_conf_files(self.conf, cls.category, cls.type_name,
-                                                instance)]
-        for name in (cls.type_name, instance):
-            prefix = f"{cls.category}.{name}."
-            keys = {k[len(prefix):]: v for k, v in self.conf.items()
-                    if k.startswith(prefix + "conf.") or
-                    k == prefix + "configuration.active_config"}
-            for key in list(keys):      # check each key alone, to name where it came from
-                try:
-                    cc = rtcconf.component_conf_from({key: keys[key]}, "rtc.conf")
-                    for set_name, values in cc.sets.items():
-                        ParamStore(store.specs, store.owner).load(values, set_name)
-                except RtcfError as e:
-                    raise ConfigError(f"{rtcconf.where(self.conf, prefix + key)}: "
-                                      f"{prefix + key}: {e}") from None
-            if keys:
-                sources.append(rtcconf.component_conf_from(keys, f"rtc.conf ({prefix}*)"))
-        for cc in sources:
-            try:
-                for set_name, values in cc.sets.items():
-                    store.load(values, set_name)
-                if cc.active_set:
-                    store.select_initial(cc.active_set)
-            except RtcfError as e:
-                raise ConfigError(f"{cc.source}: {e}") from None
 
     def check(self, composition: Composition) -> None:
         """Everything about the components that can be known before one is created: types
@@ -285,7 +131,7 @@ class Manager:
             cls = self.resolve(decl.type, decl.module)
             store = ParamStore(cls.declared_params(), owner=decl.name or "")
             try:
-                self._apply_conf_files(store, cls, decl.name or "")
+                apply_conf_sources(self.conf, store, cls, decl.name or "")
             except RtcfError as e:           # names its own file or rtc.conf key
                 errors.append(str(e))
                 continue
@@ -337,30 +183,6 @@ class Manager:
             self.corba.unregister_component(comp)
 
     # -- building a system ---------------------------------------------------------------
-    def default_composition(self) -> Composition | None:
-        """The composition of rtc.conf: rtcf.composition plus precreate/preconnect."""
-        comp = None
-        path = self.conf.get(COMPOSITION_KEY, "").strip()
-        rate = rtcconf.get_float(self.conf, "exec_cxt.periodic.rate", 1000.0)
-        if path:
-            p = Path(path)
-            origin = self.conf.origin.get(COMPOSITION_KEY, ("", None))[0] \
-                if isinstance(self.conf, rtcconf.Conf) else ""
-            if origin == "-o":
-                p = user_path(p)
-            elif not p.is_absolute() and not p.exists() and origin:
-                p = Path(origin).parent / p
-            precreate = bool(self.conf.get("manager.components.precreate", "").strip())
-            comp = load_composition(p, default_rate=rate, allow_empty=precreate)
-        if self.conf.get("manager.components.precreate", "").strip():
-            origin = str(self.conf.origin.get("manager.components.precreate",
-                                              ("rtc.conf", None))[0])
-            if origin in ("-o", "<defaults>"):
-                origin = "rtc.conf"   # the keys came from the command line
-            pre = from_rtc_conf(self.conf, origin, check_refs=False)
-            comp = merge(pre, comp) if comp is not None else pre
-        return comp
-
     def build(self, composition: Composition, start: bool = True, hold: bool = False) -> None:
         """Create, wire, start and activate a whole composition (see module doc).
         ``hold``: bind no name and activate nothing yet; go() does both (a process of a
@@ -696,221 +518,7 @@ class Manager:
             self.corba = None
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(
-        prog="rtcf", description="Run an rtcf system (OpenRTM rtcd-style options).")
-    ap.add_argument("composition", nargs="?", help="composition YAML file (default: the "
-                    "one named by rtcf.composition in rtc.conf)")
-    ap.add_argument("-f", dest="conf_file", default=None,
-                    help="configuration file (default: ./rtc.conf if present)")
-    ap.add_argument("-o", dest="overrides", action="append", default=[],
-                    metavar="key:value", help="override an rtc.conf key (repeatable)")
-    ap.add_argument("--duration", type=_seconds, default=None, metavar="S",
-                    help="stop after S seconds (in simulation time: when simulated time "
-                    "reaches S; see rtcf.simulation.enable)")
-    ap.add_argument("--no-corba", action="store_true",
-                    help="run without the ORB (in-process only)")
-    ap.add_argument("--quiet", action="store_true", help="no status line")
-    ap.add_argument("--web", action="store_true",
-                    help="serve the live web view (rtcf.web.port, rtcf.web.address; "
-                    "default http://127.0.0.1:8780/)")
-    ap.add_argument("--process", default=None, metavar="NAME",
-                    help="run only the components of this process of the composition "
-                    "(started by the launcher for multi-process systems)")
-    return ap.parse_args(argv)
-
-
-def _seconds(text: str) -> float:
-    """--duration: a finite number of seconds >= 0 (NaN would never end the run)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0.0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
-    return value
-
-
-def load_conf(args: argparse.Namespace) -> rtcconf.Conf:
-    conf = rtcconf.defaults()
-    path = user_path(args.conf_file) if args.conf_file else (
-        "rtc.conf" if Path("rtc.conf").exists() else None)
-    if path:
-        conf = rtcconf.merge_conf(conf, rtcconf.load_conf(path))
-    return rtcconf.apply_overrides(conf, args.overrides)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """The `rtcf` command and scripts/run."""
-    args = parse_args(argv)
-    try:
-        conf = load_conf(args)
-        from .confcheck import check_conf
-        warnings = check_conf(conf)          # bad values of known keys: refused here
-        rlog.configure(conf)
-        for text in warnings:
-            rlog.get_logger("conf").warning("%s", text)
-        mgr = Manager(conf, corba=False if args.no_corba else None)
-        if args.composition:
-            rate = rtcconf.get_float(conf, "exec_cxt.periodic.rate", 1000.0)
-            composition = load_composition(user_path(args.composition), default_rate=rate)
-        else:
-            composition = mgr.default_composition()
-        if composition is None:
-            print("rtcf: nothing to run: give a composition file or set rtcf.composition "
-                  "or manager.components.precreate in rtc.conf", file=sys.stderr)
-            return 2
-    except (RtcfError, OSError, LookupError) as e:
-        print(f"rtcf: {e}", file=sys.stderr)
-        return 2
-    from . import launcher
-    launch = None
-    if threading.current_thread() is threading.main_thread():
-        # a stop asked for while the system is being built ends it in order (names unbound)
-        signal.signal(signal.SIGINT, mgr.request_stop)
-        signal.signal(signal.SIGTERM, mgr.request_stop)
-    if args.process:
-        launcher.follow_parent(mgr)          # end with the launcher, however it ends
-    try:
-        if args.process and args.process not in launcher.processes(composition):
-            raise CompositionError(f"--process: no process {args.process!r} in "
-                                   f"{composition.source_file} (its processes: "
-                                   f"{', '.join(launcher.processes(composition))})")
-        multi = len(launcher.processes(composition)) > 1 or args.process
-        if multi and not mgr.corba_enabled:
-            raise CompositionError("a composition with several processes needs CORBA "
-                                   "(drop --no-corba)")
-        if multi and mgr.simulation_factor(composition) is not None:
-            raise CompositionError(
-                f"{composition.source_file}: simulation time runs every execution context "
-                f"in lockstep in one process, but this composition spans processes "
-                f"{', '.join(launcher.processes(composition))}: put every component in one "
-                f"process, or set rtcf.simulation.enable: NO")
-        mgr.sim_stop_at = args.duration
-        mgr.check(composition)                 # the whole system, before the ORB
-        from . import realtime
-        mgr.realtime = realtime.before_start(conf, mgr.log)
-        if mgr.corba_enabled:
-            from .corba.runtime import CorbaRuntime
-            mgr.corba = CorbaRuntime(mgr, connect_naming=False)
-        channel = launcher.ChildChannel.from_env() if args.process else None
-        if multi:
-            # nothing binds a name or activates before every process is ready: the
-            # launcher, and each child it started, build on hold and go together
-            held = not args.process or channel is not None
-            try:
-                mgr.build(launcher.split(composition, args.process or launcher.MAIN),
-                          hold=held)
-            except BaseException as e:
-                if channel is not None:
-                    channel.report({"failed": str(e)})
-                raise
-            if channel is not None:
-                channel.report({"ready": launcher.component_iors(mgr)})
-                if not channel.wait_go(mgr):
-                    raise CompositionError(f"process {args.process}: the launch was "
-                                           "abandoned")
-                mgr.go()
-                channel.report({"running": True})
-            elif not args.process:
-                launch = launcher.Launcher(mgr, composition, _child_args(argv))
-                launch.start_children()
-                launch.wait_ready()
-                launch.connect_cross()
-                mgr.corba.ensure_naming()     # this process starts an omniNames if needed
-                mgr.go(bind=False)            # first: the children's components may use ours
-                launch.go()
-                mgr.go(activate=False)
-        else:
-            mgr.build(composition)
-    except (RtcfError, OSError, LookupError) as e:
-        print(f"rtcf: {e}", file=sys.stderr)
-        if launch is not None:
-            launch.stop()
-        mgr.shutdown()
-        return 2
-    mgr.log.info("running %s (%d components); Ctrl-C stops", composition.name,
-                 len(mgr.components))
-    code = 0
-    web = None
-    if not args.process and (args.web or rtcconf.get_bool(conf, "rtcf.web.enable", False)):
-        if mgr.corba_enabled:
-            from .web.child import start_web
-            web = start_web(conf, mgr.log)
-        else:
-            mgr.log.warning("web view not started: it needs CORBA (drop --no-corba)")
-    try:
-        mgr.run(args.duration, 0 if args.quiet else 1.0,
-                alive=launch.alive if launch is not None else
-                launcher.parent_alive if args.process else None)
-        if launch is not None and not launch.alive():
-            code = 1          # a process of the system ended on its own: the system failed
-    finally:
-        if web is not None:
-            web.stop()
-        if launch is not None:
-            launch.stop()
-        report = mgr.final_report()
-        if args.process:
-            launcher.sweep_orphaned_names(mgr, composition, args.process)
-        mgr.shutdown()
-        print(report, file=sys.stderr)
-    return code
-
-
-def _child_args(argv: list[str] | None) -> list[str]:
-    """The launcher's own arguments, for its children (without --process/--duration)."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    out, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        if a in ("--process", "--duration"):
-            skip = True
-            continue
-        if a.startswith(("--process=", "--duration=")) or a in ("--quiet", "--web"):
-            continue
-        out.append(a)
-    return out
-
-
-
-def bundled_names() -> list[str]:
-    """The short names of the bundled component packages (``dcm``, ``kinematics``, ...)."""
-    if not BUNDLED_COMPONENTS.is_dir():
-        return []
-    return sorted(p.name for p in BUNDLED_COMPONENTS.iterdir()
-                  if (p / "__init__.py").is_file() and p.name.isidentifier())
-
-
-def _import_failure(name: str, e: BaseException) -> LookupError:
-    """The LookupError (reported at ``.module``) for a module whose import failed."""
-    if isinstance(e, SyntaxError):
-        where = f"{e.filename}:{e.lineno}" if e.filename else "?"
-        detail = f"SyntaxError: {e.msg}"
-    else:
-        where = "?"
-        tb = e.__traceback__
-        while tb is not None:          # the deepest frame: where the module's code failed
-            where = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
-            tb = tb.tb_next
-        if isinstance(e, SystemExit):
-            detail = f"it called sys.exit({e.code!r}) while being imported"
-        else:
-            detail = f"{type(e).__name__}: {show_value(str(e)) if len(str(e)) > 80 else e}"
-    err = LookupError(f"importing module {name!r} failed ({where}): {detail}")
-    err.field = "module"   # type: ignore[attr-defined]
-    return err
-
-
-def _known_types(type_name: str, known: Any) -> str:
-    """"A, B; did you mean 'A'?" for an unknown type error."""
-    names = sorted(known)
-    close = difflib.get_close_matches(type_name, names, n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"{', '.join(names) or 'no component types'}{hint}"
-
-
 if __name__ == "__main__":
+    # `python -m rtcf.manager` (scripts/run, the launcher's children): the rtcf command
+    from rtcf.command import main
     sys.exit(main())

@@ -15,7 +15,7 @@ from rtcf.controller import (ControllerError, ControllerManagerCore, LoopbackHar
                              RobotState, import_controllers, reload_modules, watched_modules)
 from rtcf.controller.base import ControllerState
 from rtcf.datatypes import stamp
-from rtcf.manager import user_path
+from rtcf.paths import user_path
 from rtcf.services import ServicePort
 
 from rtcf_components.kinematics.model import load_model
@@ -37,7 +37,7 @@ CONTROLLER_LOG_INTERVAL = 5.0   # [s] at most one controller-overrun warning in 
 
 def find_config(name: str) -> Path:
     """A controller config file: absolute, relative to the directory the command was typed
-    in (RTCF_CWD, see rtcf.manager.user_path), or a file shipped in the project."""
+    in (RTCF_CWD, see rtcf.paths.user_path), or a file shipped in the project."""
     p = Path(name)
     cands = [user_path(p)] + ([] if p.is_absolute() else [ROOT / p])
     for cand in cands:

@@ -192,7 +192,8 @@ def test_user_paths_are_read_against_the_callers_directory(tmp_path, monkeypatch
     """scripts/run changes into the repository and passes the user's directory as RTCF_CWD:
     the composition, -f and -o rtcf.composition are read against it (defect 9)."""
     from pathlib import Path
-    from rtcf.manager import main, user_path
+    from rtcf.command import main
+    from rtcf.paths import user_path
     _demo(tmp_path / "mine")
     elsewhere = tmp_path / "repo"
     elsewhere.mkdir()
@@ -210,7 +211,7 @@ def test_user_paths_are_read_against_the_callers_directory(tmp_path, monkeypatch
 
 
 def test_main_refuses_an_empty_composition(tmp_path, monkeypatch, capsys):
-    from rtcf.manager import main
+    from rtcf.command import main
     (tmp_path / "e.yaml").write_text("# nothing\n")
     monkeypatch.chdir(tmp_path)
     assert main(["e.yaml", "--no-corba", "--duration", "0"]) == 2
@@ -236,13 +237,13 @@ def test_status_line_shows_lost_and_suspect_connections():
 
 def test_a_load_path_given_with_o_is_read_against_rtcf_cwd_and_leaves_out_the_bundled(
         tmp_path, monkeypatch):
-    from rtcf.manager import BUNDLED_COMPONENTS
+    from rtcf.loader import BUNDLED_COMPONENTS
     (tmp_path / "mine").mkdir()
     monkeypatch.setenv("RTCF_CWD", str(tmp_path))
     conf = rtcconf.apply_overrides(
         rtcconf.defaults(), [f"manager.modules.load_path:./mine,{BUNDLED_COMPONENTS}"])
     m = Manager(conf, corba=False)
-    assert m.load_path() == [tmp_path / "mine"]
+    assert m.loader.load_path() == [tmp_path / "mine"]
 
 
 def test_bundled_components_load_by_short_and_namespaced_name(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 from rtcf import rtcconf
 from rtcf.confcheck import check_conf
 from rtcf.errors import ConfigError
-from rtcf.manager import _child_args, parse_args as manager_args
+from rtcf.command import child_args, parse_args as manager_args
 from rtcf.web.child import naming_address, web_settings
 from rtcf.web.server import check_address, parse_args
 
@@ -53,7 +53,7 @@ def test_naming_address_is_the_first_nameserver():
 
 def test_web_flag_stays_with_the_launcher():
     assert manager_args(["x.yaml", "--web"]).web
-    assert _child_args(["x.yaml", "--web", "-o", "a:b"]) == ["x.yaml", "-o", "a:b"]
+    assert child_args(["x.yaml", "--web", "-o", "a:b"]) == ["x.yaml", "-o", "a:b"]
 
 
 @pytest.mark.parametrize("argv, text", [
