@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import signal
 import sys
 import threading
@@ -29,14 +28,14 @@ from typing import Any, Mapping
 from . import log as rlog
 from . import rtcconf
 from .component import Component
-from .composition import Composition, ComponentDecl, check_params
-from .errors import CompositionError, ConfigError, RtcfError, show_value
-from .execution import ExecutionContext, PeriodicEC, SteppedEC
+from .composition import Composition, ComponentDecl
+from .errors import CompositionError, ConfigError, RtcfError
+from .execution import ExecutionContext
 from .lifecycle import LifeCycleState, ReturnCode
+from .build import ECSettings, Wire, check_components, check_connections, make_ec
 from .loader import ModuleLoader
 from .paramsources import apply_conf_sources
-from .params import ParamStore
-from .ports import InPort, OutPort, connect
+from .ports import connect
 from .services import ServicePort, connect_services
 from .simtime import (SimTimeBase, SimulationEC, disable_process_simulation,
                       enable_process_simulation, process_time_base)
@@ -56,6 +55,7 @@ class Manager:
         self.connectors: list[Any] = []
         self.log = rlog.get_logger("manager")
         self.loader = ModuleLoader(self.conf)
+        self.ec_settings = ECSettings.from_conf(self.conf)   # rtc.conf's EC keys, read once
         self._counters: dict[str, int] = {}
         self._stop = threading.Event()
         self._stop_flag = False      # set by signal handlers (no lock)
@@ -115,67 +115,11 @@ class Manager:
         return comp
 
     def check(self, composition: Composition) -> None:
-        """Everything about the components that can be known before one is created: types
-        (modules loaded), parameters of the composition, of rtc.conf and of the component
-        conf files it names, configuration set names. One CompositionError lists every
-        problem; nothing is created, bound or started."""
-        for decl in composition.components:
-            if decl.module:
-                try:
-                    self.load_module(decl.module)
-                except LookupError:
-                    pass  # reported by check_params at .module
-        check_params(composition, self.resolve)
-        errors = []
-        for decl in composition.components:
-            cls = self.resolve(decl.type, decl.module)
-            store = ParamStore(cls.declared_params(), owner=decl.name or "")
-            try:
-                apply_conf_sources(self.conf, store, cls, decl.name or "")
-            except RtcfError as e:           # names its own file or rtc.conf key
-                errors.append(str(e))
-                continue
-            try:
-                if decl.params:
-                    store.load(dict(decl.params), decl.config_set)
-                if decl.config_set:
-                    store.select_initial(decl.config_set)
-            except RtcfError as e:
-                file, path = decl.where
-                errors.append(f"{file or composition.source_file}: {path}: {e}")
-            problem = self._naming_problem(cls, decl.name or "")
-            if problem:
-                file, path = decl.where
-                errors.append(f"{file or composition.source_file}: {path}.name: {problem}")
-        if errors:
-            raise CompositionError(errors)
-
-    def _naming_problem(self, cls: type[Component], instance: str) -> str | None:
-        """What stops the names of this component (naming.formats) from being bound: a
-        format that does not expand, or a name with a control character or a character
-        outside Latin-1 (CORBA strings carry Latin-1 only). None when they are fine or no
-        name is bound (no CORBA, naming.enable NO)."""
-        if not self.corba_enabled or not rtcconf.get_bool(self.conf, "naming.enable", True):
-            return None
-        from .composition import bad_name_char
-        from .corba.naming import format_names
-        fmt = self.conf.get("naming.formats", "%h.host_cxt/%n.rtc")
-        try:
-            paths = format_names(fmt, instance=instance, type=cls.type_name,
-                                 vendor=cls.vendor, version=cls.version,
-                                 category=cls.category,
-                                 manager=self.conf.get("manager.name", "manager"))
-        except (ValueError, TypeError) as e:
-            return f"{rtcconf.where(self.conf, 'naming.formats')}: naming.formats: {e}"
-        for path in paths:
-            text = "/".join(f"{i}.{k}" if k else i for i, k in path)
-            c = bad_name_char(text)
-            if c is not None:
-                what = "a control character" if ord(c) < 160 else "a character outside " \
-                    "Latin-1, which a naming service cannot carry"
-                return (f"naming.formats {show_value(fmt)} gives the name "
-                        f"{show_value(text)} with {what} ({c!r})")
-        return None
+        """Everything about the components that can be known before one is created
+        (rtcf.build.check_components); nothing is created, bound or started. Runs in: the
+        main thread."""
+        names_bound = self.corba_enabled and rtcconf.get_bool(self.conf, "naming.enable", True)
+        check_components(composition, self.conf, self.loader, names_bound)
 
     def _forget(self, comp: Component) -> None:
         self.components.pop(comp.instance_name, None)
@@ -194,7 +138,7 @@ class Manager:
         try:
             for decl in composition.components:
                 created.append(self._create_from(decl, composition))
-            pairs = self._check_connections(composition)
+            wires = check_connections(composition, self.components)
             ecs = self._make_ecs(composition)
         except BaseException:
             if self.corba is not None:
@@ -203,7 +147,7 @@ class Manager:
                 comp.finalize()
             raise
         try:
-            self._wire_and_start(composition, ecs, pairs, start, activate=not hold)
+            self._wire_and_start(composition, ecs, wires, start, activate=not hold)
         except BaseException:
             if self.corba is not None:
                 self.corba.discard_held_bindings()
@@ -225,7 +169,7 @@ class Manager:
             self.corba.release_bindings()
 
     def _wire_and_start(self, composition: Composition, ecs: dict[str, ExecutionContext],
-                        pairs: list[tuple], start: bool, activate: bool = True) -> None:
+                        wires: list[Wire], start: bool, activate: bool = True) -> None:
         for ec_decl in composition.execution_contexts:
             ec = ecs[ec_decl.name]
             for member in ec_decl.members:
@@ -233,7 +177,7 @@ class Manager:
             self.ecs[ec_decl.name] = ec
             if self.corba is not None:
                 self.corba.register_ec(ec)
-        for (out, inp, props, conn) in pairs:
+        for (out, inp, props, _) in wires:
             if isinstance(out, ServicePort):
                 if self.corba is not None:
                     self.corba.connect_services(out, inp)
@@ -269,92 +213,22 @@ class Manager:
             raise CompositionError(f"{file or composition.source_file}: {path}: creating "
                                    f"{decl.type} failed: {e!r}") from e
 
-    def _check_connections(self, composition: Composition) -> list[tuple]:
-        errors, pairs = [], []
-        for i, conn in enumerate(composition.connections):
-            file, path = conn.where
-            file = file or composition.source_file
-            path = path or f"connections[{i}]"
-            ends = []
-            for key, ref in (("from", conn.source), ("to", conn.target)):
-                inst, _, pname = ref.partition(".")
-                comp = self.components.get(inst)
-                port = None
-                if comp is not None:
-                    port = comp.ports.get(pname) or comp.service_ports.get(pname)
-                if port is None:
-                    known = ", ".join([*comp.ports, *comp.service_ports]) \
-                        if comp is not None else ""
-                    errors.append(f"{file}: {path}.{key}: unknown port (ports of {inst}: "
-                                  f"{known or 'none'}), got {ref!r}")
-                ends.append(port)
-            a, b = ends
-            if a is None or b is None:
-                continue
-            if isinstance(a, ServicePort) or isinstance(b, ServicePort):
-                if not (isinstance(a, ServicePort) and isinstance(b, ServicePort)):
-                    errors.append(f"{file}: {path}: a service port connects only to another "
-                                  f"service port, got {conn.source!r} and {conn.target!r}")
-                else:
-                    pairs.append((a, b, conn.properties, conn))
-                continue
-            if isinstance(a, InPort) and isinstance(b, OutPort):
-                a, b = b, a          # OpenRTM lets either end come first
-            if not (isinstance(a, OutPort) and isinstance(b, InPort)):
-                errors.append(f"{file}: {path}: expected an OutPort and an InPort, got "
-                              f"{a.port_type} {conn.source!r} and {b.port_type} "
-                              f"{conn.target!r}")
-                continue
-            if a.data_type is not b.data_type:
-                errors.append(f"{file}: {path}: data types differ: {conn.source} is "
-                              f"{a.data_type.__name__}, {conn.target} is "
-                              f"{b.data_type.__name__}")
-                continue
-            try:
-                from .ports import ConnectorProps
-                ConnectorProps(conn.properties)
-            except ConfigError as e:
-                errors.append(f"{file}: {path}.properties: {e}")
-                continue
-            pairs.append((a, b, conn.properties, conn))
-        if errors:
-            raise CompositionError(errors)
-        return pairs
-
     def simulation_factor(self, composition: Composition) -> float | None:
-        """The real-time factor when this composition runs in simulation time, else None:
-        rtc.conf's rtcf.simulation.enable (YES / NO) wins over the composition's
-        ``simulation`` key, rtcf.simulation.real_time_factor over its factor."""
-        key = "rtcf.simulation.enable"
-        enable = rtcconf.get_bool(self.conf, key) if str(self.conf.get(key) or "").strip() \
-            else None
-        factor = rtcconf.get_float(self.conf, "rtcf.simulation.real_time_factor", None, ge=0)
-        sim = getattr(composition, "simulation", None)   # stand-ins in tests have none
-        if enable is False or (enable is None and sim is None):
-            if factor is not None:
-                self.log.warning("rtcf.simulation.real_time_factor is set but simulation "
-                                 "time is off (set rtcf.simulation.enable: YES or the "
-                                 "composition's simulation key): ignored")
-            return None
-        if factor is None:
-            factor = sim.real_time_factor if sim is not None else 1.0
+        """The real-time factor when this composition runs in simulation time, else None
+        (rtcf.build.ECSettings.simulation_factor). Runs in: the main thread."""
+        factor = self.ec_settings.simulation_factor(composition)
+        if factor is None and self.ec_settings.real_time_factor is not None:
+            self.log.warning("rtcf.simulation.real_time_factor is set but simulation "
+                             "time is off (set rtcf.simulation.enable: YES or the "
+                             "composition's simulation key): ignored")
         return factor
 
     def _make_ecs(self, composition: Composition) -> dict[str, ExecutionContext]:
-        spin = rtcconf.get_float(self.conf, "exec_cxt.periodic.spin_us", 200.0, ge=0) * 1e-6
-        fifo = rtcconf.get_bool(self.conf, "exec_cxt.periodic.sched_fifo", False)
-        spin_yield = rtcconf.get_bool(self.conf, "exec_cxt.periodic.spin_yield", False)
-        policy = (self.conf.get("exec_cxt.periodic.overrun_policy") or "skip").strip()
-        trace = rtcconf.get_bool(self.conf, "exec_cxt.periodic.trace", False)
-        trace_cycles = int(rtcconf.get_float(self.conf, "exec_cxt.periodic.trace_cycles",
-                                             65536, ge=16))
-        trace_file = self.conf.get("exec_cxt.periodic.trace_file", "rtcf-trace-%n-%p.npz")
-        sync = rtcconf.get_bool(self.conf, "exec_cxt.sync_transition", True)
-        timeout = rtcconf.get_float(self.conf, "exec_cxt.transition_timeout", 0.5, ge=0)
+        """The composition's ECs (rtcf.build.make_ec), on the process's simulation time
+        base when it runs in simulation time (made on first use)."""
         factor = self.simulation_factor(composition)
         if factor is not None and self.time_base is None:
-            self.time_base = SimTimeBase(factor, spin=spin, spin_yield=spin_yield,
-                                         sched_fifo=fifo)
+            self.time_base = self.ec_settings.make_time_base(factor)
             if self.sim_stop_at is not None:
                 self.time_base.set_stop_time(self.sim_stop_at)
             enable_process_simulation(self.time_base)
@@ -366,21 +240,7 @@ class Manager:
             if d.name in self.ecs:
                 raise CompositionError(f"{composition.source_file}: execution context "
                                        f"{d.name!r} already exists in this process")
-            if self.time_base is not None:
-                out[d.name] = SimulationEC(d.rate, name=d.name, time_base=self.time_base,
-                                           sync_transition=sync, transition_timeout=timeout)
-                continue
-            if d.kind == "stepped":
-                out[d.name] = SteppedEC(d.rate, name=d.name, sync_transition=sync,
-                                        transition_timeout=timeout)
-            else:
-                out[d.name] = PeriodicEC(d.rate, name=d.name, spin=spin, sched_fifo=fifo,
-                                         spin_yield=spin_yield, sync_transition=sync,
-                                         overrun_policy=policy,
-                                         transition_timeout=timeout)
-            if trace:
-                path = trace_file.replace("%n", d.name).replace("%p", str(os.getpid()))
-                out[d.name].enable_trace(trace_cycles, path)
+            out[d.name] = make_ec(d, self.ec_settings, self.time_base)
         return out
 
     # -- lifecycle -----------------------------------------------------------------------

@@ -110,10 +110,10 @@ def test_policy_is_checked():
         PeriodicEC(100.0, name="bad", overrun_policy="burst")
 
 
-def test_rtc_conf_key_is_checked_and_reaches_the_manager_ecs():
+def test_rtc_conf_key_is_checked_and_reaches_the_ec_factory():
     from rtcf import rtcconf
+    from rtcf.build import ECSettings, make_ec
     from rtcf.confcheck import check_conf
-    from rtcf.manager import Manager
 
     base = rtcconf.defaults()
     with pytest.raises(ConfigError, match="-o: exec_cxt.periodic.overrun_policy: expected "
@@ -122,10 +122,8 @@ def test_rtc_conf_key_is_checked_and_reaches_the_manager_ecs():
     conf = rtcconf.apply_overrides(base, ["exec_cxt.periodic.overrun_policy:catch_up"])
     assert check_conf(conf) == []
     decl = SimpleNamespace(name="a", kind="periodic", rate=100.0, members=[])
-    comp = SimpleNamespace(execution_contexts=[decl], source_file="x.yaml")
-    m = Manager(conf, corba=False)
-    assert m._make_ecs(comp)["a"].overrun_policy == "catch_up"
-    assert Manager(base, corba=False)._make_ecs(comp)["a"].overrun_policy == "skip"
+    assert make_ec(decl, ECSettings.from_conf(conf)).overrun_policy == "catch_up"
+    assert make_ec(decl, ECSettings.from_conf(base)).overrun_policy == "skip"
 
 
 class _FakeEC:

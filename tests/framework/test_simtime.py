@@ -410,13 +410,9 @@ def test_the_manager_gives_the_time_base_the_ec_spin_settings():
     comp = parse_composition(dict(BASE), "a.yaml")
     m = Manager(conf("rtcf.simulation.enable:YES", "exec_cxt.periodic.spin_us:50",
                      "exec_cxt.periodic.spin_yield:YES"), corba=False)
-    try:
-        m._make_ecs(comp)
-        tb = m.time_base
-        assert tb.spin == pytest.approx(50e-6) and tb.spin_yield is True
-        assert tb.sched_fifo is False                     # rtcf's default (rtc.conf: YES)
-    finally:
-        disable_process_simulation()
+    tb = m.ec_settings.make_time_base(m.simulation_factor(comp))
+    assert tb.spin == pytest.approx(50e-6) and tb.spin_yield is True
+    assert tb.sched_fifo is False                     # rtcf's default (rtc.conf: YES)
 
 
 def test_held_time_does_not_advance(rigs):

@@ -1,0 +1,233 @@
+"""The build step's parts that need no running system: checks and the EC factory.
+
+``Manager.check`` / ``Manager.build`` put them in order (see rtcf.manager):
+
+* :func:`check_components`: everything about the components that can be known before one
+  exists (types, parameters from every source, configuration sets, the names they would
+  bind);
+* :func:`check_connections`: every connection against the real ports of the created
+  components (direction, data type, connector properties);
+* :class:`ECSettings`, read from rtc.conf once, and :func:`make_ec`, the factory of every
+  execution context kind (periodic, stepped, simulation time) and of the simulation time
+  base.
+
+Each error names the file, the path inside it and the bad value; every problem found is
+listed in one CompositionError.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Mapping, NamedTuple
+
+from . import rtcconf
+from .component import Component
+from .composition import Composition, ECDecl, bad_name_char, check_params
+from .errors import CompositionError, ConfigError, RtcfError, show_value
+from .execution import ExecutionContext, PeriodicEC, SteppedEC
+from .loader import ModuleLoader
+from .paramsources import apply_conf_sources
+from .params import ParamStore
+from .ports import ConnectorProps, InPort, OutPort
+from .services import ServicePort
+from .simtime import SimTimeBase, SimulationEC
+
+@dataclass(frozen=True)
+class ECSettings:
+    """What rtc.conf says about execution contexts and simulation time, read once
+    (:meth:`from_conf`); the EC factory's only input besides the composition."""
+
+    spin: float = 200e-6               # [s] spin window before each deadline
+    sched_fifo: bool = False
+    spin_yield: bool = False
+    overrun_policy: str = "skip"
+    trace: bool = False
+    trace_cycles: int = 65536
+    trace_file: str = "rtcf-trace-%n-%p.npz"
+    sync_transition: bool = True
+    transition_timeout: float = 0.5    # [s]
+    simulation: bool | None = None     # rtcf.simulation.enable; None: the composition says
+    real_time_factor: float | None = None   # rtcf.simulation.real_time_factor
+
+    @classmethod
+    def from_conf(cls, conf: Mapping[str, str]) -> "ECSettings":
+        """Read the ``exec_cxt.*`` and ``rtcf.simulation.*`` keys; ConfigError naming the
+        key and where it was set for a bad value."""
+        enable = "rtcf.simulation.enable"
+        return cls(
+            spin=rtcconf.get_float(conf, "exec_cxt.periodic.spin_us", 200.0, ge=0) * 1e-6,
+            sched_fifo=rtcconf.get_bool(conf, "exec_cxt.periodic.sched_fifo", False),
+            spin_yield=rtcconf.get_bool(conf, "exec_cxt.periodic.spin_yield", False),
+            overrun_policy=(conf.get("exec_cxt.periodic.overrun_policy") or "skip").strip(),
+            trace=rtcconf.get_bool(conf, "exec_cxt.periodic.trace", False),
+            trace_cycles=int(rtcconf.get_float(conf, "exec_cxt.periodic.trace_cycles",
+                                               65536, ge=16)),
+            trace_file=conf.get("exec_cxt.periodic.trace_file", "rtcf-trace-%n-%p.npz"),
+            sync_transition=rtcconf.get_bool(conf, "exec_cxt.sync_transition", True),
+            transition_timeout=rtcconf.get_float(conf, "exec_cxt.transition_timeout", 0.5,
+                                                 ge=0),
+            simulation=rtcconf.get_bool(conf, enable)
+            if str(conf.get(enable) or "").strip() else None,
+            real_time_factor=rtcconf.get_float(conf, "rtcf.simulation.real_time_factor",
+                                               None, ge=0))
+
+    def simulation_factor(self, composition: Composition) -> float | None:
+        """The real-time factor when ``composition`` runs in simulation time, else None:
+        rtcf.simulation.enable (YES / NO) wins over the composition's ``simulation`` key,
+        rtcf.simulation.real_time_factor over its factor."""
+        sim = getattr(composition, "simulation", None)   # stand-ins in tests have none
+        if self.simulation is False or (self.simulation is None and sim is None):
+            return None
+        if self.real_time_factor is not None:
+            return self.real_time_factor
+        return sim.real_time_factor if sim is not None else 1.0
+
+    def make_time_base(self, factor: float) -> SimTimeBase:
+        """The process's simulation time base at ``factor``, pacing with the EC settings."""
+        return SimTimeBase(factor, spin=self.spin, spin_yield=self.spin_yield,
+                           sched_fifo=self.sched_fifo)
+
+def make_ec(decl: ECDecl, settings: ECSettings,
+            time_base: SimTimeBase | None = None) -> ExecutionContext:
+    """The execution context ``decl`` declares: on ``time_base`` when the process runs in
+    simulation time (every EC kind then is a SimulationEC), else a SteppedEC or a
+    PeriodicEC (with its cycle trace when exec_cxt.periodic.trace is set)."""
+    common: dict[str, Any] = dict(name=decl.name, sync_transition=settings.sync_transition,
+                                  transition_timeout=settings.transition_timeout)
+    if time_base is not None:
+        return SimulationEC(decl.rate, time_base=time_base, **common)
+    ec: ExecutionContext
+    if decl.kind == "stepped":
+        ec = SteppedEC(decl.rate, **common)
+    else:
+        ec = PeriodicEC(decl.rate, spin=settings.spin, sched_fifo=settings.sched_fifo,
+                        spin_yield=settings.spin_yield,
+                        overrun_policy=settings.overrun_policy, **common)
+    if settings.trace:
+        path = settings.trace_file.replace("%n", decl.name).replace("%p", str(os.getpid()))
+        ec.enable_trace(settings.trace_cycles, path)
+    return ec
+
+def check_components(composition: Composition, conf: Mapping[str, str],
+                     loader: ModuleLoader, names_bound: bool) -> None:
+    """Everything about the components that can be known before one is created: types
+    (modules loaded), parameters of the composition, of rtc.conf and of the component
+    conf files it names, configuration set names, and (``names_bound``: the names will be
+    bound in a naming service) the names they would bind. One CompositionError lists every
+    problem; nothing is created, bound or started."""
+    for decl in composition.components:
+        if decl.module:
+            try:
+                loader.load_module(decl.module)
+            except LookupError:
+                pass  # reported by check_params at .module
+    check_params(composition, loader.resolve)
+    errors = []
+    for decl in composition.components:
+        cls = loader.resolve(decl.type, decl.module)
+        store = ParamStore(cls.declared_params(), owner=decl.name or "")
+        try:
+            apply_conf_sources(conf, store, cls, decl.name or "")
+        except RtcfError as e:           # names its own file or rtc.conf key
+            errors.append(str(e))
+            continue
+        file, path = decl.where
+        try:
+            if decl.params:
+                store.load(dict(decl.params), decl.config_set)
+            if decl.config_set:
+                store.select_initial(decl.config_set)
+        except RtcfError as e:
+            errors.append(f"{file or composition.source_file}: {path}: {e}")
+        problem = naming_problem(conf, cls, decl.name or "") if names_bound else None
+        if problem:
+            errors.append(f"{file or composition.source_file}: {path}.name: {problem}")
+    if errors:
+        raise CompositionError(errors)
+
+def naming_problem(conf: Mapping[str, str], cls: type[Component], instance: str) -> str | None:
+    """What stops the names of this component (naming.formats) from being bound: a format
+    that does not expand, or a name with a control character or a character outside
+    Latin-1 (CORBA strings carry Latin-1 only). None when they are fine."""
+    from .corba.naming import format_names
+    fmt = conf.get("naming.formats", "%h.host_cxt/%n.rtc")
+    try:
+        paths = format_names(fmt, instance=instance, type=cls.type_name, vendor=cls.vendor,
+                             version=cls.version, category=cls.category,
+                             manager=conf.get("manager.name", "manager"))
+    except (ValueError, TypeError) as e:
+        return f"{rtcconf.where(conf, 'naming.formats')}: naming.formats: {e}"
+    for path in paths:
+        text = "/".join(f"{i}.{k}" if k else i for i, k in path)
+        c = bad_name_char(text)
+        if c is not None:
+            what = "a control character" if ord(c) < 160 else "a character outside " \
+                "Latin-1, which a naming service cannot carry"
+            return (f"naming.formats {show_value(fmt)} gives the name "
+                    f"{show_value(text)} with {what} ({c!r})")
+    return None
+
+class Wire(NamedTuple):
+    """One checked connection: data (``out`` -> ``inp``) or between two service ports."""
+
+    out: Any
+    inp: Any
+    properties: dict[str, str]
+    decl: Any
+
+def check_connections(composition: Composition,
+                      components: Mapping[str, Component]) -> list[Wire]:
+    """Every connection of ``composition`` against the real ports of ``components``: both
+    ends exist, an OutPort and an InPort (either first, as OpenRTM allows) of one data
+    type with valid connector properties, or two service ports. One CompositionError lists
+    every problem."""
+    errors, wires = [], []
+    for i, conn in enumerate(composition.connections):
+        file, path = conn.where
+        file = file or composition.source_file
+        path = path or f"connections[{i}]"
+        ends = []
+        for key, ref in (("from", conn.source), ("to", conn.target)):
+            inst, _, pname = ref.partition(".")
+            comp = components.get(inst)
+            port = None
+            if comp is not None:
+                port = comp.ports.get(pname) or comp.service_ports.get(pname)
+            if port is None:
+                known = ", ".join([*comp.ports, *comp.service_ports]) \
+                    if comp is not None else ""
+                errors.append(f"{file}: {path}.{key}: unknown port (ports of {inst}: "
+                              f"{known or 'none'}), got {ref!r}")
+            ends.append(port)
+        a, b = ends
+        if a is None or b is None:
+            continue
+        if isinstance(a, ServicePort) or isinstance(b, ServicePort):
+            if not (isinstance(a, ServicePort) and isinstance(b, ServicePort)):
+                errors.append(f"{file}: {path}: a service port connects only to another "
+                              f"service port, got {conn.source!r} and {conn.target!r}")
+            else:
+                wires.append(Wire(a, b, conn.properties, conn))
+            continue
+        if isinstance(a, InPort) and isinstance(b, OutPort):
+            a, b = b, a          # OpenRTM lets either end come first
+        if not (isinstance(a, OutPort) and isinstance(b, InPort)):
+            errors.append(f"{file}: {path}: expected an OutPort and an InPort, got "
+                          f"{a.port_type} {conn.source!r} and {b.port_type} "
+                          f"{conn.target!r}")
+            continue
+        if a.data_type is not b.data_type:
+            errors.append(f"{file}: {path}: data types differ: {conn.source} is "
+                          f"{a.data_type.__name__}, {conn.target} is "
+                          f"{b.data_type.__name__}")
+            continue
+        try:
+            ConnectorProps(conn.properties)
+        except ConfigError as e:
+            errors.append(f"{file}: {path}.properties: {e}")
+            continue
+        wires.append(Wire(a, b, conn.properties, conn))
+    if errors:
+        raise CompositionError(errors)
+    return wires
