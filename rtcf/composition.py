@@ -60,6 +60,7 @@ from rtcf.errors import CompositionError, ConfigError, show_value
 from rtcf.execution import check_rate
 from rtcf.simtime import check_factor
 from rtcf.ports import CALL_TIMEOUT_MAX, CALL_TIMEOUT_MIN
+from rtcf.validate import parse_yes_no
 from rtcf.yamlio import load_yaml_file
 
 __all__ = [
@@ -606,9 +607,6 @@ def _finish(comp: Composition, err: _Errors, default_rate: float, *,
     return result
 
 
-_YES = ("YES", "TRUE", "1", "ON")
-
-
 def _check_refs(comp: Composition, err: _Errors, activate_path: str = "activate") -> None:
     """Report connection endpoints, EC members and activate names that name no instance."""
     known = [d.name for d in comp.components]
@@ -625,7 +623,7 @@ def _check_refs(comp: Composition, err: _Errors, activate_path: str = "activate"
         if first is None:
             seen[key] = conn    # type: ignore[index]
             continue
-        if _prop_str(conn.properties.get("allow_dup_connection", "")).upper() in _YES:
+        if parse_yes_no(_prop_str(conn.properties.get("allow_dup_connection", ""))):
             continue
         here = f"{first.where[0]}: {first.where[1]}" if first.where[0] != conn.where[0] \
             else first.where[1]

@@ -26,6 +26,7 @@ from typing import Mapping
 from .errors import ConfigError, show_value
 from .execution import OVERRUN_POLICIES, RATE_MAX, RATE_MIN
 from .rtcconf import Conf, defaults, where
+from .validate import parse_yes_no
 
 __all__ = ["KNOWN_KEYS", "KNOWN_PREFIXES", "check_conf", "unknown_key_warnings"]
 
@@ -116,7 +117,6 @@ _NUMBER_KEYS = (("exec_cxt.periodic.spin_us", 0.0, False),
                 ("rtcf.connector.call_timeout", 0.0, True),
                 ("exec_cxt.periodic.trace_cycles", 16.0, False),
                 ("manager.realtime.switch_interval_us", 0.0, True))
-_TRUE_FALSE = {"yes", "no", "true", "false", "1", "0", "on", "off"}
 
 
 def _number(text: str) -> float | None:
@@ -170,7 +170,7 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
             f"expected {' or '.join(OVERRUN_POLICIES)}")
     for key in _BOOL_KEYS:
         text = present(key)
-        if text is not None and text.lower() not in _TRUE_FALSE:
+        if text is not None and parse_yes_no(text) is None:
             bad(key, "expected YES or NO")
     for key in ("rtcf.web.port", "rtcf.web.foxglove_port"):
         text = present(key)
@@ -198,9 +198,8 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
                 bad("corba.nameservers", "expected host:port items (port 1-65535)")
                 break
     text = present("naming.formats")
-    if text is None and given("naming.formats") is not None and str(
-            conf.get("naming.enable", "YES")).strip().lower() not in ("no", "false", "0",
-                                                                      "off"):
+    if text is None and given("naming.formats") is not None and parse_yes_no(
+            str(conf.get("naming.enable", "YES"))) is not False:
         # OpenRTM would bind nothing without a word; naming.enable: NO says that on purpose
         bad("naming.formats", "expected at least one name format (e.g. %h.host_cxt/%n.rtc; "
             "naming.enable: NO registers no name)")

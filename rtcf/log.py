@@ -13,6 +13,8 @@ import os
 import sys
 import time
 
+from .validate import parse_yes_no
+
 ROOT = "rtcf"
 
 # OpenRTM level names -> logging levels. TRACE and below map to DEBUG-ish numbers.
@@ -47,8 +49,7 @@ def configure(conf: dict[str, str]) -> None:
         _handler = None
     # An empty value means the default, as for every other key (rtcconf._raw): a bare
     # "logger.enable" line must not silence the warning that reports it.
-    enabled = (str(conf.get("logger.enable") or "").strip().upper() or "YES") in (
-        "YES", "TRUE", "1", "ON")
+    enabled = parse_yes_no(str(conf.get("logger.enable") or "").strip() or "YES") is True
     level_name = str(conf.get("logger.log_level") or "").strip().upper() or "INFO"
     if level_name not in LEVELS:
         from .errors import ConfigError

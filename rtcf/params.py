@@ -19,18 +19,16 @@ import threading
 from typing import Any, Callable, Iterable
 
 from .errors import ParamError, show_value
-
-_TRUE = {"yes", "true", "1", "on"}
-_FALSE = {"no", "false", "0", "off"}
-
+from .validate import parse_yes_no
 
 def _parse_bool(v: Any) -> bool:
     if isinstance(v, bool):
         return v
     if isinstance(v, (int, float)) and v in (0, 1):
         return bool(v)
-    if isinstance(v, str) and v.strip().lower() in _TRUE | _FALSE:
-        return v.strip().lower() in _TRUE
+    word = parse_yes_no(v)
+    if word is not None:
+        return word
     raise ValueError(f"expected a boolean (YES/NO, true/false, 1/0), got {show_value(v)}")
 
 

@@ -33,6 +33,7 @@ from .clock import wall_time
 from .datatypes import DataType, stamp, type_by_name
 from .errors import ConfigError, PortError
 from .log import get_logger
+from .validate import parse_yes_no
 
 
 class ReadStatus(enum.Enum):
@@ -695,7 +696,7 @@ def connect(outport: OutPort, inport: InPort, properties: dict[str, Any] | None 
         raise PortError(f"connect {outport.full_name} -> {inport.full_name}: pull "
                         "connections are made by the CORBA layer (in-process data is "
                         "always pushed)")
-    allow_dup = props.raw.get("allow_dup_connection", "").upper() in ("YES", "TRUE", "1")
+    allow_dup = parse_yes_no(props.raw.get("allow_dup_connection", "")) is True
     if not allow_dup:
         for c in outport.connectors.values():
             if c.inport is inport:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from rtcf.errors import ConfigError, show_value
+from rtcf.validate import parse_yes_no
 
 __all__ = [
     "Conf", "ComponentConf", "PrecreateSpec", "PreconnectSpec",
@@ -333,8 +334,6 @@ def defaults() -> Conf:
 # --------------------------------------------------------------------------- typed getters
 
 _MISSING = object()
-_TRUE = {"yes", "true", "1", "on"}
-_FALSE = {"no", "false", "0", "off"}
 
 
 def _raw(conf: Mapping[str, str], key: str, default: object, filename: str | None) -> object:
@@ -353,11 +352,9 @@ def get_bool(conf: Mapping[str, str], key: str, default: object = _MISSING, *,
     value = _raw(conf, key, default, filename)
     if not isinstance(value, str):
         return bool(value)
-    low = value.lower()
-    if low in _TRUE:
-        return True
-    if low in _FALSE:
-        return False
+    word = parse_yes_no(value)
+    if word is not None:
+        return word
     raise ConfigError(f"{where(conf, key, filename)}: {key}: expected YES or NO"
                       f", got {show_value(value)}")
 

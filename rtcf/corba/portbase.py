@@ -16,6 +16,7 @@ from omniORB import CORBA
 
 from ..log import get_logger
 from ..ports import new_connector_id
+from ..validate import parse_yes_no
 from .idl import stub_module
 from .nv import nv_find
 
@@ -62,9 +63,9 @@ class PortServiceBase(RTC__POA.PortService):
         port = self.full_name.rpartition(".")[2]
         for key in (f"port.{self.conf_kind}.{port}.allow_dup_connection",
                     f"port.{self.conf_kind}.dataport.allow_dup_connection"):
-            value = str(conf.get(key, "")).strip().upper()
+            value = str(conf.get(key, "")).strip()
             if value:
-                return value in ("YES", "TRUE", "1", "ON")
+                return parse_yes_no(value) is True
         return False
 
     # -- profiles --------------------------------------------------------------------------
@@ -170,8 +171,8 @@ class PortServiceBase(RTC__POA.PortService):
         store the same profile). None when there is none or duplicates are allowed, by the
         profile's ``dataport.allow_dup_connection`` or by this port's own setting."""
         raw = nv_find(cp.properties, "dataport.allow_dup_connection")
-        flag = str(raw).strip().upper() if isinstance(raw, str) and raw.strip() else ""
-        if flag in ("YES", "TRUE", "1", "ON"):
+        flag = raw.strip() if isinstance(raw, str) else ""
+        if parse_yes_no(flag):
             return None
         if not flag and self._allow_dup_default():
             return None

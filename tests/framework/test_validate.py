@@ -1,0 +1,54 @@
+"""rtcf.validate: one set of boolean words for every reader of a YES / NO value."""
+
+from __future__ import annotations
+
+import pytest
+
+from rtcf import rtcconf
+from rtcf.errors import ConfigError, ParamError
+from rtcf.params import Param
+from rtcf.ports import InPort, OutPort, connect
+from rtcf.datatypes import TimedDouble
+from rtcf.validate import parse_yes_no
+
+TRUE = ["YES", "yes", "True", "ON", "on", "1", " yes "]
+FALSE = ["NO", "no", "False", "OFF", "0", "\tno\n"]
+NEITHER = ["", "y", "n", "2", "enable", "YES!", None, 1, True]
+
+
+@pytest.mark.parametrize("text", TRUE)
+def test_true_words(text):
+    assert parse_yes_no(text) is True
+
+
+@pytest.mark.parametrize("text", FALSE)
+def test_false_words(text):
+    assert parse_yes_no(text) is False
+
+
+@pytest.mark.parametrize("text", NEITHER)
+def test_anything_else_is_neither(text):
+    assert parse_yes_no(text) is None
+
+
+@pytest.mark.parametrize("text,value", [(t, True) for t in TRUE] + [(f, False) for f in FALSE])
+def test_rtc_conf_and_parameters_read_the_same_words(text, value):
+    conf = rtcconf.Conf({"a.flag": text})
+    assert rtcconf.get_bool(conf, "a.flag") is value
+    assert Param(bool, False).coerce(text) is value
+
+
+@pytest.mark.parametrize("text", ["y", "enable", "2"])
+def test_rtc_conf_and_parameters_refuse_the_same_words(text):
+    with pytest.raises(ConfigError, match="expected YES or NO"):
+        rtcconf.get_bool(rtcconf.Conf({"a.flag": text}), "a.flag")
+    with pytest.raises((ParamError, ValueError)):
+        Param(bool, False).coerce(text)
+
+
+def test_a_duplicate_connection_is_allowed_by_any_true_word():
+    out, inp = OutPort("o", TimedDouble), InPort("i", TimedDouble)
+    connect(out, inp)
+    for word in ("ON", "true", "1"):
+        connect(out, inp, {"allow_dup_connection": word})
+    assert len(out.connectors) == 4
