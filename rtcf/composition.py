@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Mapping
 
 from rtcf import rtcconf
-from rtcf.errors import CompositionError, ConfigError, show_value
+from rtcf.errors import CompositionError, ConfigError, ModuleError, show_value
 from rtcf.execution import check_rate
 from rtcf.simtime import check_factor
 from rtcf.ports import CALL_TIMEOUT_MAX, CALL_TIMEOUT_MIN
@@ -648,7 +648,8 @@ def check_params(composition: Composition,
                  resolve: Callable[[str, str | None], Any]) -> None:
     """Check every component's type and parameters against its class.
 
-    ``resolve(type_name, module)`` returns the component class or raises LookupError;
+    ``resolve(type_name, module)`` returns the component class or raises LookupError
+    (a ModuleError when the module itself cannot be imported);
     ``cls.declared_params()`` returns ``{name: Param}`` where ``Param.coerce(value)`` returns
     the typed value or raises ``ValueError("expected > 0")``. Raises one CompositionError
     listing every unknown type, unknown parameter and rejected value.
@@ -659,7 +660,7 @@ def check_params(composition: Composition,
             cls = resolve(decl.type, decl.module)
         except LookupError as exc:
             detail = str(exc.args[0]) if exc.args else "not found"
-            if getattr(exc, "field", "type") == "module":   # the module is the fault
+            if isinstance(exc, ModuleError):   # the module is the fault
                 err.at(decl.where, ".module", detail)
                 continue
             err.at(decl.where, ".type", f"unknown component type ({detail})", decl.type)

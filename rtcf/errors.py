@@ -10,9 +10,10 @@ from __future__ import annotations
 import reprlib
 from typing import Any
 
-__all__ = ["RtcfError", "ConfigError", "CompositionError", "ParamError", "PortError",
-           "LifecycleError", "TransitionTimeout", "ComponentFault", "ToolError",
-           "AddressError", "ValueShapeError", "RecordingError", "show_value", "SHOW_LIMIT"]
+__all__ = ["RtcfError", "ConfigError", "CompositionError", "ParamError", "ModuleError",
+           "PortError", "LifecycleError", "ToolError", "AddressError", "ValueShapeError",
+           "RecordingError", "ActionError", "NoNamingService", "IdlBuildError",
+           "show_value", "SHOW_LIMIT"]
 
 #: Longest echo of a bad value in an error message [characters] (a 1 MB key is not echoed).
 SHOW_LIMIT = 80
@@ -75,20 +76,18 @@ class ParamError(ConfigError):
     """A parameter value or configuration set operation was rejected."""
 
 
+class ModuleError(RtcfError, LookupError):
+    """A component module that cannot be imported: not found, refused by name, or its own
+    code failed while being imported. The composition check reports it at ``.module``
+    (an unknown type in a module that imports is a LookupError reported at ``.type``)."""
+
+
 class PortError(RtcfError):
     """A data port operation was rejected (bad connection, wrong data type, ...)."""
 
 
 class LifecycleError(RtcfError):
     """A lifecycle request is not allowed in the current state (PRECONDITION_NOT_MET)."""
-
-
-class TransitionTimeout(LifecycleError):
-    """A synchronous state transition did not complete within the transition timeout."""
-
-
-class ComponentFault(RtcfError):
-    """A component hook returned an error code instead of raising."""
 
 
 class ToolError(RtcfError):
@@ -106,3 +105,16 @@ class ValueShapeError(ToolError, ValueError):
 
 class RecordingError(ToolError):
     """An MCAP file that cannot be used: missing, not MCAP, truncated, unknown types."""
+
+
+class ActionError(ToolError):
+    """An operation the web view's page asked for was refused; the message says why (one
+    line)."""
+
+
+class NoNamingService(RtcfError, ConnectionError):
+    """No CosNaming service answers at the address a client or tool was given."""
+
+
+class IdlBuildError(RtcfError, RuntimeError):
+    """omniidl failed or could not be found; the message carries its output."""

@@ -4,8 +4,9 @@ A bundled component (``kinematics``, ``dcm.mujoco_body``, or spelled
 ``rtcf_components.kinematics``) is imported from the package ``rtcf_components`` (the
 checkout's components/ folder); any other module from ``manager.modules.load_path``, the
 user's folders (OpenRTM's load path). A package keeps its RT component shell in
-``<package>.component``. Every failure is a LookupError reported at the composition's
-``.module`` (its ``field``), naming the module, and nothing has started.
+``<package>.component``. A module that cannot be imported is a ModuleError (reported at the
+composition's ``.module``), a type it does not define a LookupError (at ``.type``); each
+names the module, and nothing has started.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any, Mapping
 from . import rtcconf
 from .component import Component
 from .composition import valid_module_name
-from .errors import show_value
+from .errors import ModuleError, show_value
 from .paths import user_path
 
 # the bundled component packages: the checkout's components/ folder, imported as the package
@@ -71,7 +72,7 @@ class ModuleLoader:
         user = [str(p) for p in self.load_path()]
         spec = importlib.machinery.PathFinder.find_spec(first, user) if user else None
         if spec is not None:
-            raise _module_error(
+            raise ModuleError(
                 f"module {name!r} names both the bundled {BUNDLED_PACKAGE}.{first} and "
                 f"{spec.origin or (spec.submodule_search_locations or [first])[0]} in the "
                 f"load path: write {BUNDLED_PACKAGE}.{name} for the bundled one, or rename "
@@ -84,7 +85,7 @@ class ModuleLoader:
         if name in self.modules:
             return self.modules[name]
         if not isinstance(name, str) or not valid_module_name(name):
-            raise _module_error(f"{name!r} is not an importable module name (dotted "
+            raise ModuleError(f"{name!r} is not an importable module name (dotted "
                                 "identifiers, e.g. examples or my_pkg.comps)")
         requested = name
         name = name[:-3] if name.endswith(".py") else name
@@ -102,7 +103,7 @@ class ModuleLoader:
                     ".".join(parts[:i + 1]) for i in range(len(parts))}:
                 raise _import_failure(name, e) from None   # found, but its imports fail
             where = ", ".join(map(str, self.load_path())) or "empty"
-            raise _module_error(f"cannot import module {name!r}: not a bundled component "
+            raise ModuleError(f"cannot import module {name!r}: not a bundled component "
                                 f"({', '.join(bundled_names())}) and not in the load path "
                                 f"({where}): {e}") from e
         except (Exception, SystemExit) as e:
@@ -160,15 +161,8 @@ def bundled_names() -> list[str]:
                   if (p / "__init__.py").is_file() and p.name.isidentifier())
 
 
-def _module_error(text: str) -> LookupError:
-    """A LookupError that the composition check reports at ``.module``."""
-    err = LookupError(text)
-    err.field = "module"   # type: ignore[attr-defined]
-    return err
-
-
-def _import_failure(name: str, e: BaseException) -> LookupError:
-    """The LookupError (reported at ``.module``) for a module whose import failed."""
+def _import_failure(name: str, e: BaseException) -> ModuleError:
+    """The ModuleError for a module whose import failed: where and why."""
     if isinstance(e, SyntaxError):
         where = f"{e.filename}:{e.lineno}" if e.filename else "?"
         detail = f"SyntaxError: {e.msg}"
@@ -182,7 +176,7 @@ def _import_failure(name: str, e: BaseException) -> LookupError:
             detail = f"it called sys.exit({e.code!r}) while being imported"
         else:
             detail = f"{type(e).__name__}: {show_value(str(e)) if len(str(e)) > 80 else e}"
-    return _module_error(f"importing module {name!r} failed ({where}): {detail}")
+    return ModuleError(f"importing module {name!r} failed ({where}): {detail}")
 
 
 def _known_types(type_name: str, known: Any) -> str:

@@ -27,6 +27,7 @@ from typing import Any, Callable, TypeVar
 
 from omniORB import CORBA
 
+from ..errors import NoNamingService
 from .idl import ensure_stubs, stub_module
 from .naming import NamingClient
 from .nv import from_nvlist
@@ -59,10 +60,6 @@ def wait_in_chunks(wait_for: Callable[[float], T], running: Callable[[T], bool],
         got = wait_for(chunk)
         if not running(got):
             return got
-
-
-class NoNamingService(ConnectionError):
-    """No CosNaming service answers at the address a client was given."""
 
 
 # What a dead address looks like to omniORB: nothing listens (TRANSIENT), the connection

@@ -30,6 +30,8 @@ import threading
 from pathlib import Path
 from types import ModuleType
 
+from ..errors import IdlBuildError
+
 PACKAGE = "rtcf._gen"
 STAMP_NAME = ".rtcf-idl-stamp"
 _RTCF_DIR = Path(__file__).resolve().parent.parent
@@ -38,10 +40,6 @@ PROJECT_IDL_DIR = _RTCF_DIR.parent / "idl"
 
 _lock = threading.Lock()
 _ready = False
-
-
-class IdlBuildError(RuntimeError):
-    """omniidl failed or could not be found; the message carries its output."""
 
 
 def standard_idl_dir() -> Path:

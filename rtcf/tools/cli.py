@@ -24,10 +24,6 @@ from .values import json_text, parse_value, to_json_value, to_plain
 __all__ = ["print_main", "inject_main", "add_nameserver_arg", "run_tool", "format_text"]
 
 
-class _Stop(Exception):
-    pass
-
-
 def add_nameserver_arg(p: argparse.ArgumentParser, short: bool = True) -> None:
     flags = ("-n", "--nameserver") if short else ("--nameserver",)
     p.add_argument(*flags, action="append", metavar="HOST:PORT",

@@ -16,14 +16,11 @@ import time
 from typing import Any
 
 from ..corba.idl import ensure_stubs, stub_module
+from ..errors import ActionError
 from ..corba.nv import from_nvlist, nv_value
 
 CALL_TIMEOUT_MS = 2000          # a hung component costs the view at most this per call
 STATES = {0: "CREATED", 1: "INACTIVE", 2: "ACTIVE", 3: "ERROR"}
-
-
-class ActionError(Exception):
-    """An operation the page asked for was refused; the message says why (one line)."""
 
 
 def _short_id(text: str) -> str:

@@ -3,6 +3,8 @@ a 1 MB key was echoed whole; deep nesting must not raise)."""
 
 from __future__ import annotations
 
+import builtins
+
 from rtcf.errors import SHOW_LIMIT, show_value
 
 
@@ -34,3 +36,35 @@ def test_a_failing_repr_is_named_by_type():
         def __repr__(self):
             raise RuntimeError("no")
     assert show_value(Bad()).startswith("<Bad")
+
+
+def test_every_exception_type_of_the_framework_is_in_errors():
+    """House style 8: rtcf's own exception types live in rtcf/errors.py (a component's are
+    in its package). Found by reading every module of rtcf/ (not rtcf/_gen, the stubs)."""
+    import ast
+    from pathlib import Path
+
+    import rtcf.errors as errors
+    root = Path(errors.__file__).parent
+    # the controller API is moving to the controller manager's package (issue 23 item 1)
+    moving = {"controller/base.py", "controllers_cli.py"}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith("_gen/") or rel == "errors.py" or rel in moving:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and any(
+                    (b.id if isinstance(b, ast.Name) else getattr(b, "attr", "")).endswith(
+                        ("Error", "Exception", "Timeout", "Fault", "Warning"))
+                    or (isinstance(b, ast.Name) and b.id in _BUILTIN_EXCEPTIONS)
+                    for b in node.bases):
+                found.append(f"{rel}:{node.lineno} {node.name}")
+    assert found == []
+    for name in errors.__all__:
+        obj = getattr(errors, name)
+        assert not isinstance(obj, type) or issubclass(obj, errors.RtcfError), name
+
+
+_BUILTIN_EXCEPTIONS = {name for name, obj in vars(builtins).items()
+                       if isinstance(obj, type) and issubclass(obj, BaseException)}
