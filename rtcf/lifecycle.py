@@ -49,22 +49,6 @@ HOOKS = (
 )
 
 
-def check_request(state: LifeCycleState, request: Request) -> LifeCycleState:
-    """Return the target state of ``request`` from ``state``.
-
-    Raises LifecycleError naming the state when the request is not allowed there
-    (OpenRTM answers PRECONDITION_NOT_MET).
-    """
-    from .errors import LifecycleError
-
-    valid_in, target = TRANSITIONS[request]
-    if state is not valid_in:
-        raise LifecycleError(
-            f"cannot {request.value} a component in state {state.name} "
-            f"(allowed only in {valid_in.name})")
-    return target
-
-
 def is_failure(result: object) -> bool:
     """True when a hook's return value means failure.
 

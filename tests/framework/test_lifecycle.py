@@ -17,7 +17,7 @@ import pytest
 from rtcf.errors import LifecycleError, ParamError
 from rtcf.execution import SteppedEC
 from rtcf.lifecycle import (HOOKS, LifeCycleState, Request, ReturnCode, TRANSITIONS,
-                            check_request, is_failure)
+                            is_failure)
 from rtcf.params import Param
 from rtcf.testing import Harness
 
@@ -105,15 +105,10 @@ def tick_hooks(spy, driver, n=1):
 
 # -- the pure table -------------------------------------------------------------------------
 
-def test_transition_table_and_check_request():
+def test_transition_table():
     assert TRANSITIONS[Request.ACTIVATE] == (S.INACTIVE, S.ACTIVE)
     assert TRANSITIONS[Request.DEACTIVATE] == (S.ACTIVE, S.INACTIVE)
     assert TRANSITIONS[Request.RESET] == (S.ERROR, S.INACTIVE)
-    assert check_request(S.INACTIVE, Request.ACTIVATE) is S.ACTIVE
-    with pytest.raises(LifecycleError, match="ACTIVE"):
-        check_request(S.ACTIVE, Request.ACTIVATE)
-    with pytest.raises(LifecycleError, match="INACTIVE"):
-        check_request(S.INACTIVE, Request.RESET)
     # OMG numbering, mapped one to one by the CORBA layer
     assert [int(s) for s in (S.CREATED, S.INACTIVE, S.ACTIVE, S.ERROR)] == [0, 1, 2, 3]
     assert int(ReturnCode.PRECONDITION_NOT_MET) == 5
