@@ -5,7 +5,7 @@ The modules, for the command-line tools and the web view alike:
 * ``address``  (no ORB) rtshell addresses: ``parse_address("localhost:2809/h.host_cxt/
   DCM0.rtc:q")`` -> ``Address(server, path, port)``; ``nameservers_from_env()``.
 * ``model``    (no ORB) the system as dataclasses: ``Snapshot`` (components, ECs, errors),
-  ``ComponentInfo``, ``PortInfo``, ``ConnectorInfo``, ``ECInfo``; JSON via ``to_json``.
+  ``ComponentInfo``, ``PortInfo``, ``ConnectorInfo``, ``ContextInfo``; JSON via ``to_json``.
 * ``values``   (no ORB) samples as plain values, user values checked against a type
   (``parse_value``), JSON Schema and OMG IDL of a type.
 * ``session``  (CORBA) ``Session(nameservers)``: ``snapshot()``, ``component(addr)``,

@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["PortInfo", "ConnectorInfo", "ECInfo", "ComponentInfo", "Snapshot"]
+__all__ = ["PortInfo", "ConnectorInfo", "ContextInfo", "ComponentInfo", "Snapshot"]
 
 
 @dataclass
@@ -44,7 +44,7 @@ class PortInfo:
 
 
 @dataclass
-class ECInfo:
+class ContextInfo:
     """An execution context: ``id`` is ``<owner>:<handle>`` (unique in a snapshot);
     ``kind`` PERIODIC | EVENT_DRIVEN | OTHER; ``members`` the instance names it runs (owner
     first when it runs its owner), ``states`` each member's state in this EC."""
@@ -77,8 +77,8 @@ class ComponentInfo:
     description: str = ""
     state: str = "UNKNOWN"
     ports: list[PortInfo] = field(default_factory=list)
-    owned_ecs: list[str] = field(default_factory=list)          # ECInfo ids
-    participating_ecs: list[str] = field(default_factory=list)  # ECInfo ids
+    owned_ecs: list[str] = field(default_factory=list)          # ContextInfo ids
+    participating_ecs: list[str] = field(default_factory=list)  # ContextInfo ids
     properties: dict[str, str] = field(default_factory=dict)
     error: str = ""
 
@@ -97,7 +97,7 @@ class Snapshot:
     time: float
     nameservers: list[str]
     components: list[ComponentInfo] = field(default_factory=list)
-    ecs: list[ECInfo] = field(default_factory=list)
+    ecs: list[ContextInfo] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
     def component(self, name_or_address: str) -> ComponentInfo | None:
@@ -106,7 +106,7 @@ class Snapshot:
                 return c
         return None
 
-    def ec(self, ec_id: str) -> ECInfo | None:
+    def ec(self, ec_id: str) -> ContextInfo | None:
         for e in self.ecs:
             if e.id == ec_id:
                 return e
@@ -142,5 +142,5 @@ class Snapshot:
                 ports.append(PortInfo(**p))
             comps.append(ComponentInfo(ports=ports, **c))
         return cls(time=d["time"], nameservers=list(d.get("nameservers", [])),
-                   components=comps, ecs=[ECInfo(**e) for e in d.get("ecs", [])],
+                   components=comps, ecs=[ContextInfo(**e) for e in d.get("ecs", [])],
                    errors=list(d.get("errors", [])))

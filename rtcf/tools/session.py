@@ -30,7 +30,7 @@ from rtcf.corba.nv import from_nvlist
 from rtcf.corba.orb import init_orb
 from rtcf.errors import ToolError
 from .address import Address, AddressError, nameservers_from_env, normalise_server, parse_address
-from .model import ComponentInfo, ConnectorInfo, ECInfo, PortInfo, Snapshot
+from .model import ComponentInfo, ConnectorInfo, ContextInfo, PortInfo, Snapshot
 
 __all__ = ["Session", "PortHandle", "ToolError", "CALL_TIMEOUT_MS"]
 
@@ -260,7 +260,7 @@ class Session:
                                    else f"{server}: {_short(e)}")
         port_names: dict[str, str] = {}
         port_addr: dict[str, str] = {}
-        ec_seen: dict[str, ECInfo] = {}
+        ec_seen: dict[str, ContextInfo] = {}
         raw = []
         for server, path, obj in found:
             address = f"{server}/{path}"
@@ -308,7 +308,7 @@ class Session:
                     break
         return snap
 
-    def _ecs(self, info: ComponentInfo, ref: Any, seen: dict[str, ECInfo]) -> None:
+    def _ecs(self, info: ComponentInfo, ref: Any, seen: dict[str, ContextInfo]) -> None:
         own_context = False
         for owned, ecs in ((True, ref.get_owned_contexts()),
                            (False, ref.get_participating_contexts())):
@@ -338,7 +338,7 @@ class Session:
         if own_context and info.participating_ecs:
             info.owned_ecs.insert(0, info.participating_ecs[0])
 
-    def _ec_info(self, ec: Any, info: ComponentInfo, ref: Any, owned: bool) -> ECInfo:
+    def _ec_info(self, ec: Any, info: ComponentInfo, ref: Any, owned: bool) -> ContextInfo:
         """The EC as data; its id is ``<owner>:<the owner's handle of it>`` whichever member
         it was found through (``<member>:p<handle>`` when it has no owner)."""
         kind, rate, running, props, owner, owner_ref = "OTHER", 0.0, False, {}, "", None
@@ -372,7 +372,7 @@ class Session:
             except CORBA.Exception:
                 continue
         ec_id = f"{owner}:{handle}" if owner else f"{info.name}:p{handle}"
-        return ECInfo(id=ec_id, owner=owner, handle=handle, kind=kind, rate=rate,
+        return ContextInfo(id=ec_id, owner=owner, handle=handle, kind=kind, rate=rate,
                       running=running, properties=props)
 
     def _name_of(self, rto: Any) -> str:

@@ -3,7 +3,7 @@
 import xml.dom.minidom
 
 from rtcf.tools.graph import STATE_COLOURS, layout, to_svg
-from rtcf.tools.model import ComponentInfo, ConnectorInfo, ECInfo, PortInfo, Snapshot
+from rtcf.tools.model import ComponentInfo, ConnectorInfo, ContextInfo, PortInfo, Snapshot
 
 DT = "IDL:RTC/TimedDoubleSeq:1.0"
 
@@ -26,7 +26,7 @@ def snapshot():
                                       interfaces=["provided X.x"])],
                       participating_ecs=["a:0"])
     c = ComponentInfo("c", "h:1/c.rtc", "h:1", "c.rtc", state="UNREACHABLE")
-    ec = ECInfo("a:0", "a", 0, "PERIODIC", 100.0, True, ["a", "b"],
+    ec = ContextInfo("a:0", "a", 0, "PERIODIC", 100.0, True, ["a", "b"],
                 {"a": "ACTIVE", "b": "ERROR"}, {"name": "main"})
     return Snapshot(0.0, ["h:1"], [a, b, c], [ec])
 
