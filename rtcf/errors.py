@@ -112,8 +112,9 @@ class ActionError(ToolError):
     line)."""
 
 
-class NoNamingService(RtcfError, ConnectionError):
-    """No CosNaming service answers at the address a client or tool was given."""
+class NoNamingService(ToolError, ConnectionError):
+    """No CosNaming service answers at the address a client or tool was given (the one
+    message: rtcf.corba.client.no_naming_message)."""
 
 
 class IdlBuildError(RtcfError, RuntimeError):

@@ -1,5 +1,6 @@
-"""Client helper for CORBA service clients: one call from a component name to its provided
-service object.
+"""The client side of CORBA, for client scripts, proxies and the tools (rtcf.tools.session):
+the naming service reached with one error when it is missing, components resolved and
+narrowed, and one call from a component name to its provided service object.
 
     from rtcf.corba.client import get_service
     dcm = get_service("DCM0", "DCMService", stub=DCMService)     # narrowed object reference
@@ -9,8 +10,9 @@ or any full path with ``/``); the provided interface is found on its service por
 IOR read the way hrpsys's rtm.py does it: connect the port to itself, read
 ``port.<type>.<instance>`` from the returned profile, disconnect.
 
-When nothing answers at ``nameserver`` the error is a :class:`NoNamingService`
-(a ConnectionError) that says so and how to point at another one, not a bare
+When nothing answers at ``nameserver`` the error is a :class:`~rtcf.errors.NoNamingService`
+(a ConnectionError, and a ToolError for the tools) that says so and how to point at another
+one (:func:`no_naming_message`, the one sentence for every client and tool), not a bare
 CORBA.TRANSIENT.
 
 Waiting for a motion of any length: the ORB gives every client call a timeout (10 s, see
@@ -29,7 +31,7 @@ from omniORB import CORBA
 
 from ..errors import NoNamingService
 from .idl import ensure_stubs, stub_module
-from .naming import NamingClient
+from .naming import CALL_TIMEOUT_MS, NamingClient
 from .nv import from_nvlist
 from .orb import init_orb
 
@@ -65,52 +67,67 @@ def wait_in_chunks(wait_for: Callable[[float], T], running: Callable[[T], bool],
 # What a dead address looks like to omniORB: nothing listens (TRANSIENT), the connection
 # breaks (COMM_FAILURE), or something else answers (OBJECT_NOT_EXIST, BAD_PARAM for a
 # malformed corbaloc).
-_UNREACHABLE = (CORBA.TRANSIENT, CORBA.COMM_FAILURE, CORBA.OBJECT_NOT_EXIST, CORBA.BAD_PARAM,
-                CORBA.TIMEOUT)
+UNREACHABLE = (CORBA.TRANSIENT, CORBA.COMM_FAILURE, CORBA.OBJECT_NOT_EXIST, CORBA.BAD_PARAM,
+               CORBA.TIMEOUT)
 
 
 def no_naming_message(nameserver: str, detail: str = "") -> str:
-    """The one sentence every client prints when the naming service is missing."""
+    """The one sentence every client and tool gives when the naming service is missing.
+    Runs in: any thread."""
     why = f" ({detail})" if detail else ""
     return (f"no naming service answers at {nameserver}{why}: start the system with "
             f"scripts/run (it starts one on loopback), or point at the one it uses "
-            f"(nameserver=\"host:port\" in Python, --nameserver host:port for the scripts, "
-            f"the corba.nameservers key of rtc.conf)")
+            f"(--nameserver host:port or RTCTREE_NAMESERVERS for the tools and scripts, "
+            f"nameserver=\"host:port\" in Python, the corba.nameservers key of rtc.conf)")
 
 
-def _naming(orb: Any, nameserver: str) -> NamingClient:
+def connect_naming(orb: Any, nameserver: str, timeout_ms: int = CALL_TIMEOUT_MS,
+                   probe: bool = False) -> NamingClient:
+    """The naming client of ``nameserver`` (``host:port``); ``probe``: list its root once
+    to be sure it answers now. NoNamingService when nothing (or something else) answers.
+    Runs in: any thread."""
     try:
-        return NamingClient(orb, nameserver)
-    except _UNREACHABLE as e:
+        client = NamingClient(orb, nameserver, timeout_ms=timeout_ms)
+        if probe:
+            client.list("")
+    except CORBA.Exception as e:
         raise NoNamingService(no_naming_message(nameserver, type(e).__name__)) from None
     except ConnectionError as e:      # something answers, but not a naming context
         raise NoNamingService(no_naming_message(nameserver, str(e))) from None
+    return client
 
 
-def find_component(name: str, nameserver: str = "localhost:2809", orb: Any = None) -> Any:
-    """The RTC::RTObject reference of component ``name`` (LookupError if not bound,
-    NoNamingService if no naming service answers at ``nameserver``)."""
-    ensure_stubs()
+def narrow_component(obj: Any, what: str, where: str = "the naming service") -> Any:
+    """``obj`` (bound at ``what`` in ``where``) as an RTC::RTObject; LookupError naming it
+    when it does not answer (a stale entry) or is not an RT component. Runs in: any
+    thread."""
     RTC = stub_module("RTC")
+    try:
+        rto = obj._narrow(RTC.RTObject)
+    except UNREACHABLE as e:
+        raise LookupError(f"{what}: bound in {where} but does not answer "
+                          f"({type(e).__name__}): a component that stopped?") from None
+    if rto is None:
+        raise LookupError(f"{what}: not an RT component")
+    return rto
+
+
+def resolve_component(name: str, nameserver: str = "localhost:2809", orb: Any = None) -> Any:
+    """The RTC::RTObject reference of component ``name`` (``<host>.host_cxt/<name>.rtc``,
+    or a full naming path with ``/``): LookupError if not bound or stale, NoNamingService
+    if no naming service answers at ``nameserver``. Runs in: any thread."""
+    ensure_stubs()
     orb = orb or init_orb({})
-    client = _naming(orb, nameserver)
+    client = connect_naming(orb, nameserver)
     path = name if "/" in name else f"{socket.gethostname()}.host_cxt/{name}.rtc"
     try:
         obj = client.resolve(path)
-    except _UNREACHABLE as e:
+    except UNREACHABLE as e:
         raise NoNamingService(no_naming_message(nameserver, type(e).__name__)) from None
     except LookupError:
         raise LookupError(f"{path} is not bound in the naming service at {nameserver}: is "
                           f"the system running (scripts/run), and under that name?") from None
-    try:
-        rto = obj._narrow(RTC.RTObject)
-    except _UNREACHABLE as e:
-        raise LookupError(f"{path} is bound in the naming service at {nameserver} but does "
-                          f"not answer ({type(e).__name__}): a stale entry of a system that "
-                          f"stopped?") from None
-    if rto is None:
-        raise LookupError(f"{path} is not an RT component")
-    return rto
+    return narrow_component(obj, path, f"the naming service at {nameserver}")
 
 
 def provided_ior(port: Any, key: str, what: str) -> str | None:
@@ -134,7 +151,7 @@ def get_service(name: str, type_name: str | None = None, *, instance: str | None
     ``name``, narrowed to ``stub`` when given. LookupError names what was not found."""
     RTC = stub_module("RTC")
     orb = orb or init_orb({})
-    rto = find_component(name, nameserver, orb)
+    rto = resolve_component(name, nameserver, orb)
     seen = []
     for port in rto.get_ports():
         prof = port.get_port_profile()

@@ -24,6 +24,7 @@ from typing import Any
 from omniORB import CORBA
 
 from rtcf import datatypes as dt
+from rtcf.corba.client import UNREACHABLE, connect_naming, narrow_component
 from rtcf.corba.idl import ensure_stubs, stub_module
 from rtcf.corba.naming import NamingClient
 from rtcf.corba.nv import from_nvlist
@@ -35,8 +36,6 @@ from .model import ComponentInfo, ConnectorInfo, ContextInfo, PortInfo, Snapshot
 __all__ = ["Session", "PortHandle", "ToolError", "CALL_TIMEOUT_MS"]
 
 CALL_TIMEOUT_MS = 2000     # a hung component costs a tool at most this per call
-_UNREACHABLE = (CORBA.TRANSIENT, CORBA.COMM_FAILURE, CORBA.OBJECT_NOT_EXIST, CORBA.TIMEOUT,
-                CORBA.BAD_PARAM)
 _DIRECTIONS = {"DataOutPort": "out", "DataInPort": "in", "CorbaPort": "service"}
 
 
@@ -83,17 +82,11 @@ class Session:
 
     # -- naming ------------------------------------------------------------------------------
     def naming(self, server: str) -> NamingClient:
-        """The naming client of ``host:port``; ToolError when nothing answers there."""
+        """The naming client of ``host:port``; NoNamingService (a ToolError) when nothing
+        answers there."""
         client = self._naming.get(server)
         if client is None:
-            try:
-                client = NamingClient(self.orb, server, timeout_ms=self.timeout_ms)
-                client.list("")
-            except (CORBA.Exception, ConnectionError) as e:
-                detail = _short(e) if isinstance(e, CORBA.Exception) else str(e)
-                raise ToolError(f"no naming service answers at {server} ({detail}): start "
-                                f"the system (scripts/run) or give its address with "
-                                f"--nameserver HOST:PORT or RTCTREE_NAMESERVERS") from None
+            client = connect_naming(self.orb, server, self.timeout_ms, probe=True)
             self._naming[server] = client
         return client
 
@@ -161,12 +154,9 @@ class Session:
                 raise ToolError(f"{addr.text}: naming service {addr.server} failed "
                                 f"({_short(e)})") from None
         try:
-            ref = obj._narrow(self.RTC.RTObject)
-        except _UNREACHABLE as e:
-            raise ToolError(f"{addr.text}: bound in the naming service but does not answer "
-                            f"({_short(e)}): a component that stopped?") from None
-        if ref is None:
-            raise ToolError(f"{addr.text}: not an RT component")
+            ref = narrow_component(obj, addr.text)
+        except LookupError as e:
+            raise ToolError(str(e)) from None
         return addr, ref
 
     def port(self, address: str, direction: str | None = None) -> PortHandle:
@@ -179,7 +169,7 @@ class Session:
         addr, comp = self.component(addr)
         try:
             prof = comp.get_component_profile()
-        except _UNREACHABLE as e:
+        except UNREACHABLE as e:
             raise ToolError(f"{address}: the component does not answer ({_short(e)}): a "
                             f"component that stopped?") from None
         names = []
@@ -208,7 +198,7 @@ class Session:
         whose component is not in the naming service, e.g. a bare OpenRTM port)."""
         try:
             pp = ref.get_port_profile()
-        except _UNREACHABLE as e:
+        except UNREACHABLE as e:
             raise ToolError(f"{label or 'port'}: does not answer ({_short(e)})") from None
         info = _port_info(pp, {}, None, self.orb)
         try:
@@ -231,7 +221,7 @@ class Session:
         addr, ref = self.component(address)
         try:
             ecs = list(ref.get_owned_contexts()) + list(ref.get_participating_contexts())
-        except _UNREACHABLE as e:
+        except UNREACHABLE as e:
             raise ToolError(f"{address}: the component does not answer ({_short(e)})") \
                 from None
         if not 0 <= ec_index < len(ecs):

@@ -44,7 +44,7 @@ def test_dcm_proxy_without_naming_service(dead_address):
 
 
 def test_stale_entry_and_unbound_name_are_named(naming, dead_address):
-    from rtcf.corba.client import find_component
+    from rtcf.corba.client import resolve_component
     from rtcf.corba.naming import NamingClient
     from rtcf.corba.orb import init_orb
     orb = init_orb({})
@@ -55,12 +55,12 @@ def test_stale_entry_and_unbound_name_are_named(naming, dead_address):
     try:
         with pytest.raises(LookupError, match="bound in the naming service .* but does not "
                                               "answer"):
-            find_component("ghost_cl", f"localhost:{naming.port}")
+            resolve_component("ghost_cl", f"localhost:{naming.port}")
     finally:
         client.unbind(path)
     with pytest.raises(LookupError, match=r"nobody_cl\.rtc is not bound in the naming "
                                           r"service at localhost:\d+: is the system running"):
-        find_component("nobody_cl", f"localhost:{naming.port}")
+        resolve_component("nobody_cl", f"localhost:{naming.port}")
 
 
 def _script(*args: str) -> subprocess.CompletedProcess:
