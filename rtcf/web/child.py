@@ -46,9 +46,11 @@ def allowed_hosts(conf: Mapping[str, str]) -> list[str]:
 
 
 def naming_address(conf: Mapping[str, str]) -> str:
-    """The manager's first naming service, as host:port."""
+    """The manager's first naming service, as host:port (rtcf.tools.address reads it as
+    rtshell does: the default port 2809)."""
+    from ..tools.address import normalise_server
     first = str(conf.get("corba.nameservers", "localhost:2809")).split(",")[0].strip()
-    return first if ":" in first else f"{first or 'localhost'}:2809"
+    return normalise_server(first or "localhost")
 
 
 class WebChild:
