@@ -30,7 +30,10 @@ log = get_logger("corba.port")
 
 
 class PortServiceBase(RTC__POA.PortService):
-    def __init__(self, runtime: "CorbaRuntime", full_name: str):
+    """``runtime`` is the process's CorbaRuntime (its rtc.conf, liveness watchdog and
+    in-process servants), or None for a port of no runtime (a tool's tap or injector)."""
+
+    def __init__(self, runtime: "CorbaRuntime | None", full_name: str):
         self.rt = runtime
         self.full_name = full_name
         self.ref: Any = None
@@ -96,12 +99,13 @@ class PortServiceBase(RTC__POA.PortService):
     def probe_ref(self, port: Any) -> Any:
         """``port`` as a reference whose calls time out quickly (cached per IOR)."""
         from .liveness import PROBE_TIMEOUT_MS, with_timeout
-        ior = self.rt.orb.object_to_string(port)
+        orb = self._orb()
+        ior = orb.object_to_string(port)
         ref = self._probe_refs.get(ior)
         if ref is None:
             if len(self._probe_refs) > 256:
                 self._probe_refs.clear()
-            ref = self._probe_refs[ior] = with_timeout(self.rt.orb, port, PROBE_TIMEOUT_MS)
+            ref = self._probe_refs[ior] = with_timeout(orb, port, PROBE_TIMEOUT_MS)
         return ref
 
     def forget_connector(self, cid: str) -> Any:
@@ -134,7 +138,7 @@ class PortServiceBase(RTC__POA.PortService):
         notify_disconnect to a remote port waits at most DISCONNECT_TIMEOUT_MS: a hung peer
         must not hold up a disconnect or a shutdown for the ORB's 10 s (the peer's own
         liveness check removes its half once it runs again)."""
-        local = self.rt.local_servant(port)
+        local = self.rt.local_servant(port) if self.rt is not None else None
         if local is not None:
             return getattr(local, op)(arg)
         if op == "notify_disconnect":
@@ -143,14 +147,21 @@ class PortServiceBase(RTC__POA.PortService):
 
     def _quick_ref(self, port: Any) -> Any:
         from .liveness import with_timeout
-        ior = self.rt.orb.object_to_string(port)
+        orb = self._orb()
+        ior = orb.object_to_string(port)
         ref = self._quick_refs.get(ior)
         if ref is None:
             if len(self._quick_refs) > 256:
                 self._quick_refs.clear()
-            ref = self._quick_refs[ior] = with_timeout(self.rt.orb, port,
-                                                       DISCONNECT_TIMEOUT_MS)
+            ref = self._quick_refs[ior] = with_timeout(orb, port, DISCONNECT_TIMEOUT_MS)
         return ref
+
+    def _orb(self) -> Any:
+        """The runtime's ORB, or the process's for a port of no runtime."""
+        if self.rt is not None:
+            return self.rt.orb
+        from .orb import get_orb
+        return get_orb()
 
     # -- connect ---------------------------------------------------------------------------
     def _repeated_port(self, cp: Any) -> bool:

@@ -8,9 +8,10 @@ writer's publisher thread, not its EC, makes the call; flush on request). The se
 :class:`SampleQueue` and returns at once: a full queue drops the sample and counts it, it
 never blocks the writer. Decoding happens in the reader's thread (``Tap.decode``).
 
-The tool side of each connection is a minimal ``RTC::PortService`` (:class:`ToolPort`) that
-follows OpenRTM's notify_connect chain: the profile lists the remote port first and ours
-second, and ``connect()`` is called on the remote port, exactly as rtcon does. Closing a tap
+The tool side of each connection is an ``RTC::PortService`` (:class:`ToolPort`) on the port
+servant base of every port of ours (rtcf.corba.portbase), so it follows OpenRTM's
+notify_connect chain as they do: the profile lists the remote port first and ours second,
+and ``connect()`` is called on the remote port, exactly as rtcon does. Closing a tap
 or injector disconnects it; a tool killed without closing is dropped by the writer when its
 ``put()`` fails (README, "When peers fail").
 
@@ -36,23 +37,22 @@ import omniORB
 from omniORB import CORBA
 
 from rtcf.corba.cdr import codec_for
+from rtcf.corba.client import UNREACHABLE
 from rtcf.corba.idl import stub_module
 from rtcf.corba.nv import nv_find, nv_set, to_nvlist
 from rtcf.corba.orb import get_orb, root_poa
-from rtcf.ports import new_connector_id
+from rtcf.corba.portbase import PortServiceBase
 from .session import PortHandle, Session, ToolError
 
 __all__ = ["SampleQueue", "Tap", "Injector", "ToolPort", "DEFAULT_QUEUE"]
 
 RTC = stub_module("RTC")
-RTC__POA = stub_module("RTC__POA")
 OpenRTM = stub_module("OpenRTM")
 OpenRTM__POA = stub_module("OpenRTM__POA")
 
 P = "dataport."
 IOR_IN, REF_IN = P + "corba_cdr.inport_ior", P + "corba_cdr.inport_ref"
 DEFAULT_QUEUE = 10000
-_DEAD = (CORBA.TRANSIENT, CORBA.COMM_FAILURE, CORBA.OBJECT_NOT_EXIST, CORBA.TIMEOUT)
 _counter = 0
 _counter_lock = threading.Lock()
 
@@ -117,25 +117,26 @@ class _InPortCdr(OpenRTM__POA.InPortCdr):
         return OpenRTM.PORT_OK
 
 
-class ToolPort(RTC__POA.PortService):
-    """The tool's end of one connection. ``role`` 'in': it publishes an InPortCdr (a tap);
-    'out': it subscribes to the peer's InPortCdr (an injector). Runs in: ORB threads."""
+class ToolPort(PortServiceBase):
+    """The tool's end of one connection, on the port servant base every port of ours
+    shares (rtcf.corba.portbase: profiles, the notify_connect / notify_disconnect chain).
+    ``role`` 'in': it publishes an InPortCdr (a tap); 'out': it subscribes to the peer's
+    InPortCdr (an injector). It belongs to no runtime and is never connected from its
+    own side. Runs in: ORB threads."""
 
     def __init__(self, role: str, data_type: str, queue: SampleQueue | None = None,
                  key: Any = None):
+        super().__init__(None, _next_name("in" if role == "in" else "out"))
         self.role = role
-        self.name = _next_name("in" if role == "in" else "out")
+        self.name = self.full_name
         self.data_type = data_type
         self.queue, self.key = queue, key
         self.poa = root_poa()
-        self.lock = threading.Lock()
-        self.profiles: dict[str, Any] = {}
         self.servants: dict[str, Any] = {}
         self.peers: dict[str, Any] = {}          # cid -> OpenRTM.InPortCdr (out role)
         self.ref = self.poa.id_to_reference(self.poa.activate_object(self))
 
-    # -- PortService -------------------------------------------------------------------------
-    def get_port_profile(self) -> Any:
+    def profile(self) -> Any:
         kind = "DataInPort" if self.role == "in" else "DataOutPort"
         props = {"port.port_type": kind, P + "data_type": self.data_type,
                  P + "dataflow_type": "push", P + "interface_type": "corba_cdr",
@@ -143,21 +144,11 @@ class ToolPort(RTC__POA.PortService):
         return RTC.PortProfile(self.name, [], self.ref, self.get_connector_profiles(), None,
                                to_nvlist(props))
 
-    def get_connector_profiles(self) -> list:
-        with self.lock:
-            return list(self.profiles.values())
-
-    def get_connector_profile(self, cid: str) -> Any:
-        with self.lock:
-            cp = self.profiles.get(cid)
-        return cp if cp is not None else RTC.ConnectorProfile("", "", [], [])
-
     def connect(self, cp: Any) -> tuple[Any, Any]:
         return RTC.BAD_PARAMETER, cp             # a tool connects from the remote side
 
-    def notify_connect(self, cp: Any) -> tuple[Any, Any]:
-        cid = cp.connector_id or new_connector_id()
-        cp.connector_id = cid
+    def _negotiate(self, cp: Any) -> tuple[Any, Any]:
+        cid = cp.connector_id
         if self.role == "in":
             servant = _InPortCdr(self.queue, self.key)
             ref = self.poa.id_to_reference(self.poa.activate_object(servant))
@@ -165,7 +156,7 @@ class ToolPort(RTC__POA.PortService):
             nv_set(cp.properties, REF_IN, ref)
             nv_set(cp.properties, P + "inport.data_type", self.data_type)
             self.servants[cid] = servant
-        code, cp = self._next(cp)
+        code, cp = self._notify_next(cp)
         if code != RTC.RTC_OK:
             self._release(cid)
             return code, cp
@@ -174,47 +165,8 @@ class ToolPort(RTC__POA.PortService):
             if peer is None:
                 return RTC.RTC_ERROR, cp
             self.peers[cid] = peer
-        with self.lock:
-            self.profiles[cid] = cp
+        self._store(cp)
         return RTC.RTC_OK, cp
-
-    def _next(self, cp: Any) -> tuple[Any, Any]:
-        idx = _index(cp, self.ref)
-        if 0 <= idx < len(cp.ports) - 1:
-            try:
-                return cp.ports[idx + 1].notify_connect(cp)
-            except CORBA.Exception:
-                return RTC.RTC_ERROR, cp
-        return RTC.RTC_OK, cp
-
-    def notify_disconnect(self, cid: str) -> Any:
-        with self.lock:
-            cp = self.profiles.pop(cid, None)
-        self._release(cid)
-        if cp is None:
-            return RTC.BAD_PARAMETER
-        idx = _index(cp, self.ref)
-        if 0 <= idx < len(cp.ports) - 1:
-            try:
-                cp.ports[idx + 1].notify_disconnect(cid)
-            except CORBA.Exception:
-                pass
-        return RTC.RTC_OK
-
-    def disconnect(self, cid: str) -> Any:
-        with self.lock:
-            cp = self.profiles.get(cid)
-        if cp is None:
-            return RTC.BAD_PARAMETER
-        try:
-            return cp.ports[0].notify_disconnect(cid)
-        except CORBA.Exception:
-            return self.notify_disconnect(cid)
-
-    def disconnect_all(self) -> Any:
-        for cid in list(self.profiles):
-            self.disconnect(cid)
-        return RTC.RTC_OK
 
     def _release(self, cid: str) -> None:
         self.peers.pop(cid, None)
@@ -225,9 +177,7 @@ class ToolPort(RTC__POA.PortService):
     def close(self) -> None:
         """Forget everything and deactivate (after the remote side was told)."""
         for cid in list(self.profiles):
-            with self.lock:
-                self.profiles.pop(cid, None)
-            self._release(cid)
+            self.forget_connector(cid)
         _deactivate(self.poa, self)
 
 
@@ -236,16 +186,6 @@ def _deactivate(poa: Any, servant: Any) -> None:
         poa.deactivate_object(poa.servant_to_id(servant))
     except Exception:
         pass
-
-
-def _index(cp: Any, ref: Any) -> int:
-    for i, p in enumerate(cp.ports):
-        try:
-            if p is not None and p._is_equivalent(ref):
-                return i
-        except CORBA.Exception:
-            continue
-    return -1
 
 
 def _resolve_inport(cp: Any) -> Any:
@@ -265,7 +205,7 @@ def _connect(handle: PortHandle, tool: ToolPort, props: dict[str, str]) -> str:
     cp = RTC.ConnectorProfile(tool.name, "", [handle.ref, tool.ref], to_nvlist(props))
     try:
         code, cp = handle.ref.connect(cp)
-    except _DEAD as e:
+    except UNREACHABLE as e:
         tool.close()
         raise ToolError(f"{handle.address}: the component does not answer "
                         f"({type(e).__name__}): a component that stopped?") from None
@@ -360,7 +300,7 @@ class Injector:
     def write_bytes(self, data: bytes) -> str:
         try:
             st = self.peer.put(data)
-        except _DEAD as e:
+        except UNREACHABLE as e:
             raise ToolError(f"{self.handle.address}: the component does not answer "
                             f"({type(e).__name__}): a component that stopped?") from None
         return str(st)
