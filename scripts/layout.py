@@ -1,0 +1,261 @@
+"""Draw the framework's rooms and the imports between them, read from the code (ast).
+
+    scripts/layout [--out docs/img/layout.png] [--text]
+
+A room is a subpackage of rtcf/ (corba, tools, web, controller) or a group of rtcf's
+top-level modules named in ROOMS below; the bundled components are one more room. An arrow
+A -> B means modules of A import modules of B (at module level or inside a function); its
+label counts the importing modules. Arrows that close a circle between rooms are drawn red.
+``--text`` prints the rooms, their modules and the arrows instead of drawing. A module of
+rtcf/ that is in no room is an error (exit status 1): add it to ROOMS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# rtcf's top-level modules, by room (subpackages are rooms of their own)
+ROOMS = {
+    "API": ["__init__"],
+    "core": ["component", "lifecycle", "params", "ports", "services", "datatypes", "errors",
+             "log", "validate", "clock"],
+    "execution": ["execution", "simtime", "pacer", "overrun", "lockstep", "trace"],
+    "configuration": ["rtcconf", "confcheck", "yamlio", "composition", "paths"],
+    "process": ["manager", "loader", "paramsources", "build", "command", "launcher",
+                "realtime"],
+    "testing": ["testing"],
+    "controllers CLI": ["controllers_cli"],
+}
+SUBPACKAGES = {"corba": "corba/", "tools": "tools/", "web": "web/",
+               "controller": "controller/", "_gen": "_gen (IDL stubs)"}
+COMPONENTS = "components"
+
+
+def room_of(module: str) -> str | None:
+    """The room of a dotted module name (rtcf.x.y or rtcf_components.x), or None outside."""
+    parts = module.split(".")
+    if parts[0] == "rtcf_components":
+        return COMPONENTS
+    if parts[0] != "rtcf":
+        return None
+    if len(parts) == 1:
+        return "API"                    # `import rtcf` / `from rtcf import X`
+    if parts[1] in SUBPACKAGES:
+        return SUBPACKAGES[parts[1]]
+    for room, names in ROOMS.items():
+        if parts[1] in names:
+            return room
+    return None
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[0] == "components":
+        parts[0] = "rtcf_components"
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def imports_of(path: Path, known: set[str]) -> set[str]:
+    """Every module ``path`` imports at run time (relative imports made absolute; ``from
+    package import module`` counts the module, not the package; imports under ``if
+    TYPE_CHECKING:`` are left out). ``known``: the module names of the tree."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    todo = list(ast.parse(path.read_text(encoding="utf-8"), str(path)).body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test):
+            todo.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            subs = {f"{target}.{a.name}" for a in node.names} & known
+            out.update(subs)
+            if len(subs) < len(node.names):
+                out.add(target)
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def read_graph() -> tuple[dict[str, list[str]], dict[tuple[str, str], set[str]], list[str]]:
+    """(room -> its modules, (from room, to room) -> importing modules, unassigned)."""
+    members: dict[str, list[str]] = defaultdict(list)
+    edges: dict[tuple[str, str], set[str]] = defaultdict(set)
+    unassigned = []
+    files = [p for p in sorted((ROOT / "rtcf").rglob("*.py")) if "_gen" not in p.parts]
+    files += sorted((ROOT / "components").rglob("*.py"))
+    known = {module_name(p) for p in files}
+    for path in files:
+        mod = module_name(path)
+        room = room_of(mod)
+        if room is None:
+            unassigned.append(mod)
+            continue
+        if room != COMPONENTS:
+            members[room].append("__init__" if path.name == "__init__.py" and mod != "rtcf"
+                                 else mod.split(".")[-1] if mod != "rtcf" else "__init__")
+        for target in imports_of(path, known):
+            other = room_of(target)
+            if other is not None and other != room:
+                edges[(room, other)].add(mod)
+    members[SUBPACKAGES["_gen"]] = ["generated by rtcf-idl"]
+    members[COMPONENTS] = sorted(p.name for p in (ROOT / "components").iterdir()
+                                 if (p / "__init__.py").is_file())
+    return dict(members), dict(edges), unassigned
+
+
+def circles(edges: dict[tuple[str, str], set[str]]) -> set[tuple[str, str]]:
+    """The arrows that lie on a circle (both ends reach each other)."""
+    out = defaultdict(set)
+    for a, b in edges:
+        out[a].add(b)
+
+    def reach(a: str) -> set[str]:
+        seen, todo = set(), [a]
+        while todo:
+            for n in out[todo.pop()]:
+                if n not in seen:
+                    seen.add(n)
+                    todo.append(n)
+        return seen
+    return {(a, b) for a, b in edges if a in reach(b)}
+
+
+def levels(rooms: list[str], edges: dict[tuple[str, str], set[str]],
+           cyclic: set[tuple[str, str]]) -> dict[str, int]:
+    """A room's height: one above the highest room it imports (arrows on circles left
+    out), so that arrows point down."""
+    level: dict[str, int] = {}
+
+    def height(r: str, stack: tuple[str, ...] = ()) -> int:
+        if r in level:
+            return level[r]
+        below = [b for (a, b) in edges if a == r and (a, b) not in cyclic and b not in stack]
+        level[r] = 1 + max((height(b, stack + (r,)) for b in below), default=-1)
+        return level[r]
+    for r in rooms:
+        height(r)
+    return level
+
+
+def draw(members: dict[str, list[str]], edges: dict[tuple[str, str], set[str]],
+         out: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+    cyclic = circles(edges)
+    rooms = sorted(members)
+    level = levels(rooms, edges, cyclic)
+    rows: dict[int, list[str]] = defaultdict(list)
+    for r in rooms:
+        rows[level[r]].append(r)
+    top = max(rows)
+    width, row_h = 15.0, 2.4
+    pos: dict[str, tuple[float, float]] = {}
+    size: dict[str, tuple[float, float]] = {}
+    order: dict[str, float] = {}
+    for lv in sorted(rows, reverse=True):     # top row first; each row by its neighbours
+        names = rows[lv]
+        near = {r: [order[b] for (a, b) in edges if a == r and b in order] +
+                [order[a] for (a, b) in edges if b == r and a in order] for r in names}
+        names.sort(key=lambda r: (sum(near[r]) / len(near[r]) if near[r] else 0.5, r))
+        for i, r in enumerate(names):
+            order[r] = (i + 0.5) / len(names)
+    for lv, names in rows.items():
+        step = width / len(names)
+        for i, r in enumerate(names):
+            pos[r] = (step * (i + 0.5), (top - lv) * row_h)
+            lines = len(_wrap(members[r]))
+            size[r] = (min(step * 0.86, 3.6), 0.5 + 0.22 * lines)
+    fig, ax = plt.subplots(figsize=(width, row_h * (top + 1) + 0.5))
+    ax.set_xlim(0, width)
+    ax.set_ylim(-row_h * 0.6, top * row_h + row_h * 0.6)
+    ax.axis("off")
+    for r in rooms:
+        (x, y), (w, h) = pos[r], size[r]
+        colour = "#fde9d9" if r == COMPONENTS else "#e3edf7"
+        ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h,
+                                    boxstyle="round,pad=0.05", fc=colour, ec="#34495e"))
+        ax.text(x, y + h / 2 - 0.22, r, ha="center", va="center", fontsize=10,
+                weight="bold")
+        ax.text(x, y - 0.12, "\n".join(_wrap(members[r])), ha="center", va="center",
+                fontsize=6.5, family="monospace")
+    for (a, b), mods in sorted(edges.items()):
+        (xa, ya), (xb, yb) = pos[a], pos[b]
+        ha, hb = size[a][1], size[b][1]
+        start = (xa, ya - ha / 2 if yb < ya else ya + ha / 2)
+        end = (xb, yb + hb / 2 if yb < ya else yb - hb / 2)
+        red = (a, b) in cyclic
+        bend = 0.15 if red else (0.08 if abs(xa - xb) > 0.1 else 0.0)
+        ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=11,
+                                     connectionstyle=f"arc3,rad={bend}",
+                                     color="#c0392b" if red else "#7f8c8d",
+                                     lw=0.8 + 0.25 * min(len(mods), 8), alpha=0.75))
+        ax.text(start[0] * 0.55 + end[0] * 0.45, start[1] * 0.55 + end[1] * 0.45,
+                str(len(mods)), fontsize=7, color="#c0392b" if red else "#2c3e50",
+                ha="center", va="center",
+                bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
+    ax.set_title("rtcf: rooms and imports (arrow A -> B: modules of A import B; label: "
+                 "how many; red: on a circle)", fontsize=11)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def _wrap(names: list[str], width: int = 44) -> list[str]:
+    lines, line = [], ""
+    for n in sorted(names):
+        if line and len(line) + len(n) + 2 > width:
+            lines.append(line + ",")
+            line = n
+        else:
+            line = f"{line}, {n}" if line else n
+    return lines + ([line] if line else [])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="scripts/layout", description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=str(ROOT / "docs" / "img" / "layout.png"),
+                    help="the PNG to write (default docs/img/layout.png)")
+    ap.add_argument("--text", action="store_true", help="print rooms and arrows instead")
+    args = ap.parse_args(argv)
+    members, edges, unassigned = read_graph()
+    if unassigned:
+        print(f"scripts/layout: modules in no room (add them to ROOMS in "
+              f"scripts/layout.py): {', '.join(unassigned)}", file=sys.stderr)
+        return 1
+    if args.text:
+        for room in sorted(members):
+            print(f"{room}: {', '.join(sorted(members[room]))}")
+        cyclic = circles(edges)
+        for (a, b), mods in sorted(edges.items()):
+            mark = "  (circle)" if (a, b) in cyclic else ""
+            print(f"{a} -> {b}: {', '.join(sorted(mods))}{mark}")
+        return 0
+    draw(members, edges, Path(args.out))
+    print(args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
