@@ -36,7 +36,8 @@ from .simtime import SimTimeBase, SimulationEC
 @dataclass(frozen=True)
 class ECSettings:
     """What rtc.conf says about execution contexts and simulation time, read once
-    (:meth:`from_conf`); the EC factory's only input besides the composition."""
+    (:meth:`from_conf`); the EC factory's only input besides the composition.
+    Runs in: the manager's main thread."""
 
     spin: float = 200e-6               # [s] spin window before each deadline
     sched_fifo: bool = False

@@ -11,7 +11,7 @@ from typing import Protocol
 
 
 class Clock(Protocol):
-    """What an execution context needs from a clock."""
+    """What an execution context needs from a clock. Runs in: any thread."""
 
     def now(self) -> float:
         """Current time [s]."""
@@ -19,7 +19,7 @@ class Clock(Protocol):
 
 
 class MonotonicClock:
-    """time.perf_counter(): monotonic, highest resolution available."""
+    """time.perf_counter(): monotonic, highest resolution available. Runs in: any thread."""
 
     __slots__ = ()
 
@@ -28,7 +28,8 @@ class MonotonicClock:
 
 
 class ManualClock:
-    """A clock that moves only when told to: deterministic tests and simulation."""
+    """A clock that moves only when told to: deterministic tests and simulation.
+    Runs in: any thread (a test advances it between cycles)."""
 
     __slots__ = ("_t",)
 

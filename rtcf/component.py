@@ -92,12 +92,13 @@ class Component:
 
         Only the class's own docstring counts: ``inspect.getdoc`` would hand a subclass
         without one the docstring of its base (rtcat would show "Base of every RT
-        component" for it)."""
+        component" for it). Runs in: any thread."""
         doc = inspect.cleandoc(cls.__dict__.get("__doc__") or "").strip()
         return doc.splitlines()[0] if doc else cls.type_name
 
     @classmethod
     def declared_params(cls) -> dict[str, Param]:
+        """The Param declarations of the class and its bases, by name. Runs in: any thread."""
         out: dict[str, Param] = {}
         for klass in reversed(cls.__mro__):
             for name, value in vars(klass).items():
@@ -107,6 +108,8 @@ class Component:
 
     @property
     def params(self) -> ParamStore:
+        """This component's parameters (read them in the EC thread; set_param from
+        others). Runs in: any thread."""
         return self._params
 
     @property
@@ -117,7 +120,7 @@ class Component:
         ``pause()``, ``resume()``, ``advance(seconds)``, ``real_time_factor``,
         ``set_real_time_factor(F)`` (ValueError outside simulation time) and ``simulated``.
         None while the component is in no EC. Assignable (a test's stand-in); assigning
-        None goes back to the EC's."""
+        None goes back to the EC's. Runs in: any thread."""
         if self._time_base is not None:
             return self._time_base
         for ec in self.ecs:
@@ -128,6 +131,7 @@ class Component:
 
     @time_base.setter
     def time_base(self, base: Any) -> None:
+        """Runs in: the main thread (a test's setup)."""
         self._time_base = base
 
     # -- ports ---------------------------------------------------------------------------
@@ -140,14 +144,17 @@ class Component:
 
     def add_in_port(self, name: str, data_type: type | str, **buffer_props: Any) -> InPort:
         """Create an InPort. ``buffer_props`` are default connector properties for it, e.g.
-        ``buffer__length=1`` (``__`` stands for ``.``)."""
+        ``buffer__length=1`` (``__`` stands for ``.``).
+        Runs in: the thread that creates the component (on_initialize)."""
         return self._add_port(InPort(name, data_type, **buffer_props))  # type: ignore
 
     def add_out_port(self, name: str, data_type: type | str) -> OutPort:
+        """Create an OutPort. Runs in: the thread that creates the component (on_initialize)."""
         return self._add_port(OutPort(name, data_type))  # type: ignore[return-value]
 
     def add_service_port(self, port: Any) -> Any:
-        """Register a services.ServicePort (CorbaPort)."""
+        """Register a services.ServicePort (CorbaPort).
+        Runs in: the thread that creates the component (on_initialize)."""
         if port.name in self.ports or port.name in self.service_ports:
             raise PortError(f"{self.instance_name}: a port named {port.name!r} exists")
         port.owner = self
@@ -155,6 +162,8 @@ class Component:
         return port
 
     def port(self, name: str) -> Any:
+        """The data or service port named ``name`` (PortError naming the ports there
+        are). Runs in: any thread."""
         p = self.ports.get(name) or self.service_ports.get(name)
         if p is None:
             known = ", ".join(list(self.ports) + list(self.service_ports)) or "none"
@@ -169,7 +178,8 @@ class Component:
         self._wake_ecs()
 
     def on_params_changed(self, names: set[str]) -> None:
-        """Called in the EC thread after staged parameter changes became live."""
+        """Called in the EC thread after staged parameter changes became live.
+        Runs in: EC thread."""
 
     def refresh_profile(self) -> None:
         """Bring run-time status up to date (``properties``, ``Param(status=True)`` values)
@@ -192,7 +202,8 @@ class Component:
         return fut
 
     def call(self, fn: Callable[[], Any], timeout: float | None = 5.0) -> Any:
-        """post() and wait for the result (re-raises the command's exception)."""
+        """post() and wait for the result (re-raises the command's exception).
+        Runs in: any thread; in the EC thread ``fn`` runs at once."""
         ec = self._primary_ec
         if ec is not None and ec.in_ec_thread():
             return fn()
@@ -215,7 +226,8 @@ class Component:
 
     # -- lifecycle entry points (used by the manager and the CORBA layer) ---------------------
     def initialize(self) -> None:
-        """Run on_initialize (caller's thread, before any EC). Raises on failure."""
+        """Run on_initialize (caller's thread, before any EC). Raises on failure.
+        Runs in: the manager's main thread."""
         if self.initialized:
             raise LifecycleError(f"{self.instance_name}: already initialised")
         result = self.on_initialize()
@@ -226,12 +238,14 @@ class Component:
         _LIVE[self.instance_name] = self
 
     def state_in(self, ec: "ExecutionContext") -> LifeCycleState:
+        """This component's state in ``ec``. Runs in: any thread."""
         return ec.get_component_state(self)
 
     def finalize(self, shutdown_first: bool = True) -> None:
         """Detach from every EC (on_shutdown there) and run on_finalize once; errors are
         logged. The manager's shutdown detaches first (on_shutdown, then on_finalize);
-        exit() finalises first, the order OpenRTM-aist shows for rtexit."""
+        exit() finalises first, the order OpenRTM-aist shows for rtexit.
+        Runs in: the manager's main thread, or an ORB thread (exit)."""
         if self.finalized:
             return
         if _LIVE.get(self.instance_name) is self:
@@ -260,7 +274,8 @@ class Component:
 
     def exit(self) -> None:
         """LightweightRTObject.exit: deactivate everywhere, then on_finalize, then leave the
-        ECs (on_shutdown) and stop the owned ones left empty (OpenRTM-aist's rtexit order)."""
+        ECs (on_shutdown) and stop the owned ones left empty (OpenRTM-aist's rtexit order).
+        Runs in: an ORB thread (rtexit) or the main thread."""
         for ec in list(self.ecs):
             if ec.get_component_state(self) is LifeCycleState.ACTIVE:
                 ec.deactivate_now(self)
@@ -271,18 +286,32 @@ class Component:
                 ec.stop()
 
     # -- hooks (override) ------------------------------------------------------------------
-    def on_initialize(self) -> Any: ...
-    def on_finalize(self) -> Any: ...
-    def on_startup(self, ec: ECInfo) -> Any: ...
-    def on_shutdown(self, ec: ECInfo) -> Any: ...
-    def on_activated(self, ec: ECInfo) -> Any: ...
-    def on_deactivated(self, ec: ECInfo) -> Any: ...
-    def on_execute(self, ec: ECInfo) -> Any: ...
-    def on_state_update(self, ec: ECInfo) -> Any: ...
-    def on_aborting(self, ec: ECInfo) -> Any: ...
-    def on_error(self, ec: ECInfo) -> Any: ...
-    def on_reset(self, ec: ECInfo) -> Any: ...
-    def on_rate_changed(self, ec: ECInfo) -> Any: ...
+    def on_initialize(self) -> Any:
+        """Once, when the component is created, before any EC. Runs in: the manager's
+        main thread."""
+    def on_finalize(self) -> Any:
+        """Once, when the component is destroyed. Runs in: the manager's main thread (an ORB
+        thread for rtexit)."""
+    def on_startup(self, ec: ECInfo) -> Any:
+        """An EC this component is in starts. Runs in: EC thread."""
+    def on_shutdown(self, ec: ECInfo) -> Any:
+        """An EC this component is in stops. Runs in: EC thread."""
+    def on_activated(self, ec: ECInfo) -> Any:
+        """Runs in: EC thread."""
+    def on_deactivated(self, ec: ECInfo) -> Any:
+        """Runs in: EC thread."""
+    def on_execute(self, ec: ECInfo) -> Any:
+        """Each cycle while Active. Runs in: EC thread."""
+    def on_state_update(self, ec: ECInfo) -> Any:
+        """Each cycle while Active, after every member's on_execute. Runs in: EC thread."""
+    def on_aborting(self, ec: ECInfo) -> Any:
+        """Entering the Error state. Runs in: EC thread."""
+    def on_error(self, ec: ECInfo) -> Any:
+        """Each cycle while in the Error state. Runs in: EC thread."""
+    def on_reset(self, ec: ECInfo) -> Any:
+        """A reset request in the Error state. Runs in: EC thread."""
+    def on_rate_changed(self, ec: ECInfo) -> Any:
+        """The EC's rate changed (set_rate). Runs in: EC thread."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.instance_name}>"

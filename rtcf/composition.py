@@ -151,7 +151,8 @@ class Composition:
     simulation: SimulationDecl | None = None
 
     def component(self, name: str) -> ComponentDecl:
-        """The component declared under instance ``name`` (KeyError if none)."""
+        """The component declared under instance ``name`` (KeyError if none).
+        Runs in: any thread."""
         for decl in self.components:
             if decl.name == name:
                 return decl

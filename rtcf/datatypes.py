@@ -134,14 +134,15 @@ class DataType:
         return f"{type(self).__name__}({inner})"
 
     def copy(self) -> "DataType":
-        """A deep copy (arrays copied)."""
+        """A deep copy (arrays copied). Runs in: any thread."""
         new = object.__new__(type(self))
         for name, kind in self.FIELDS:
             setattr(new, name, _copy_member(kind, getattr(self, name)))
         return new
 
     def assign(self, other: "DataType") -> None:
-        """Copy ``other`` into this sample in place (arrays reused when the shape matches)."""
+        """Copy ``other`` into this sample in place (arrays reused when the shape matches).
+        Runs in: any thread."""
         _ASSIGNERS[type(self)](self, other)
 
 

@@ -130,7 +130,7 @@ class Manager:
     def build(self, composition: Composition, start: bool = True, hold: bool = False) -> None:
         """Create, wire, start and activate a whole composition (see module doc).
         ``hold``: bind no name and activate nothing yet; go() does both (a process of a
-        multi-process system waits until every process is ready)."""
+        multi-process system waits until every process is ready). Runs in: the main thread."""
         self.check(composition)
         created: list[Component] = []
         if self.corba is not None:
@@ -245,6 +245,8 @@ class Manager:
 
     # -- lifecycle -----------------------------------------------------------------------
     def activate(self, name: str) -> None:
+        """Activate component ``name`` in each of its ECs (a refusal is logged). Runs in: the main
+        thread."""
         comp = self.components[name]
         for ec in comp.ecs:
             rc = ec.activate_component(comp)
@@ -254,7 +256,8 @@ class Manager:
     def status_line(self) -> str:
         """Per EC: cycles per second and overruns since the last line, the worst lateness in
         that interval, the total overruns, member states. Reads counters and the lateness
-        ring the EC thread fills anyway: costs the EC thread nothing."""
+        ring the EC thread fills anyway: costs the EC thread nothing.
+        Runs in: the thread of run()."""
         parts = []
         now = time.monotonic()
         if self.time_base is not None:
@@ -295,7 +298,8 @@ class Manager:
                     self.log.exception("%s: report_overruns failed", comp.instance_name)
 
     def final_report(self) -> str:
-        """A few lines for the end of a run: per EC cycles, rate, overruns, lateness."""
+        """A few lines for the end of a run: per EC cycles, rate, overruns, lateness.
+        Runs in: the main thread, after run()."""
         lines = []
         if self.time_base is not None:
             lines.append(self.time_base.report())
@@ -311,7 +315,7 @@ class Manager:
         """Ask run() to return. As a signal handler (called with signum, frame) it only sets
         a flag that run() polls every 0.1 s: Event.set takes a lock, and a second signal
         arriving while the handler held it deadlocked the process (seen with SIGTERMs in
-        quick succession)."""
+        quick succession). Runs in: a signal handler, or any thread."""
         self._stop_flag = True
         if not signal_args:
             self._stop.set()
@@ -320,7 +324,8 @@ class Manager:
             stream: Any = None, alive: Any = None) -> None:
         """Block until SIGINT/SIGTERM or ``duration`` seconds; print a status line. In
         simulation time ``duration`` counts simulated seconds (from now, unless
-        ``sim_stop_at`` set the end before the build)."""
+        ``sim_stop_at`` set the end before the build).
+        Runs in: the main thread (it installs the signal handlers there)."""
         stream = stream or sys.stderr
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, self.request_stop)
@@ -355,7 +360,8 @@ class Manager:
             stream.write("\n")
 
     def shutdown(self) -> None:
-        """Deactivate everything, stop the ECs, finalise the components, stop CORBA."""
+        """Deactivate everything, stop the ECs, finalise the components, stop CORBA.
+        Runs in: the main thread."""
         if self._shut:
             return
         self._shut = True

@@ -77,11 +77,12 @@ class Param:
     """A typed parameter declaration (a class attribute of a Component).
 
     type: int, float, str, bool or list (then ``elem`` gives the element type; strings are
-    comma separated, as OpenRTM vector parameters; ``length`` fixes the number of elements). bounds: (lo, hi), inclusive, None for
-    open. choices: allowed values. read_only: cannot change once the component is
-    initialised (conf file and composition may still set it). status: a value the
-    component publishes (``ParamStore.publish``) so that rtconf shows it; no file, composition
-    or tool sets it (implies read_only).
+    comma separated, as OpenRTM vector parameters; ``length`` fixes the number of
+    elements). bounds: (lo, hi), inclusive, None for open. choices: allowed values.
+    read_only: cannot change once the component is initialised (conf file and composition
+    may still set it). status: a value the component publishes (``ParamStore.publish``) so
+    that rtconf shows it; no file, composition or tool sets it (implies read_only).
+    Runs in: any thread (a declaration; coerce checks a value without state).
     """
 
     def __init__(self, type: type, default: Any, *, unit: str = "", doc: str = "",

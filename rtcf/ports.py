@@ -318,7 +318,8 @@ class Publisher:
 
     def fast_write(self) -> Callable[[DataType], PortStatus]:
         """The function OutPort.write calls: for a flush connector with nothing to stamp,
-        the deliver function itself (no bookkeeping layers in the cycle path)."""
+        the deliver function itself (no bookkeeping layers in the cycle path).
+        Runs in: the thread that connects (once per connection)."""
         if self.kind == "flush" and self.props.timestamp_policy != "on_send" \
                 and getattr(self.deliver, "fast_ok", False):
             return self.deliver
@@ -422,6 +423,8 @@ class Publisher:
                     self._free.extend(batch)
 
     def close(self) -> None:
+        """Stop the publisher thread (if any) and wait for it. Runs in: the thread that
+        disconnects."""
         if self._thread is not None:
             with self._cond:
                 self._stop = True
@@ -456,11 +459,14 @@ class Port:
 
     @property
     def full_name(self) -> str:
+        """``<instance>.<port>``. Runs in: any thread."""
         owner = getattr(self.owner, "instance_name", "")
         return f"{owner}.{self.name}" if owner else self.name
 
     def add_listener(self, event: PortEvent, callback: Listener) -> Callable[[], None]:
-        """Register ``callback(port, connector_id, sample)``; returns a remover."""
+        """Register ``callback(port, connector_id, sample)``; returns a remover.
+        Runs in: any thread; the callback runs in the thread that delivers (the writer's
+        EC thread for flush connectors, the publisher thread otherwise)."""
         self._listeners.setdefault(event, []).append(callback)
 
         def remove() -> None:
@@ -485,6 +491,7 @@ class Port:
         return bool(self.connectors) or bool(self._listeners)
 
     def disconnect_all(self) -> None:
+        """Runs in: the thread that finalises the owner."""
         for cid in list(self.connectors):
             disconnect(cid, self)
 
@@ -576,7 +583,7 @@ class InPort(Port):
         return ReadStatus.OLD if self._received else ReadStatus.NO_DATA
 
     def read_newest(self) -> ReadStatus:
-        """Drop everything but the newest unread sample, then read it."""
+        """Drop everything but the newest unread sample, then read it. Runs in: EC thread."""
         status = ReadStatus.OLD if self._received else ReadStatus.NO_DATA
         while True:
             s = self.read()
@@ -585,9 +592,11 @@ class InPort(Port):
             status = s
 
     def is_new(self) -> bool:
+        """True when a sample arrived that was not read yet. Runs in: EC thread."""
         return any(b._count for b in self._buffers)
 
     def unread(self) -> int:
+        """The number of samples received and not read yet. Runs in: EC thread."""
         return sum(len(b) for b in self._buffers)
 
     def _refresh(self) -> None:
@@ -601,7 +610,9 @@ class InPort(Port):
 
     def receiver(self, connector_id: str, buffer: RingBuffer,
                  props: ConnectorProps) -> Deliver:
-        """A deliver function that puts samples into ``buffer`` (for any transport)."""
+        """A deliver function that puts samples into ``buffer`` (for any transport).
+        Runs in: the thread that connects; the function it returns runs in the
+        delivering thread."""
         put = buffer.put
         listeners = self._listeners
 
@@ -648,6 +659,7 @@ class Connector:
         self.profile: Any = None  # transport-specific (e.g. the CORBA ConnectorProfile)
 
     def close(self) -> None:
+        """Stop its publisher and run its close hook once. Runs in: the thread that disconnects."""
         if self.publisher is not None:
             self.publisher.close()
         if self.close_hook is not None:

@@ -51,6 +51,7 @@ class Conf(dict):
 
     ``origin[key]`` is ``(source, line)``; keys set through ordinary dict operations simply
     have no recorded origin and are reported under ``fallback`` (the conf's file name).
+    Runs in: the main thread (read once at start, then only read).
     """
 
     def __init__(self, items: Mapping[str, str] | None = None, *, fallback: str = "<conf>",

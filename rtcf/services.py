@@ -32,7 +32,9 @@ class Provided:
 
 
 class Consumer:
-    """The client end of a required interface; ``ref`` is set when connected."""
+    """The client end of a required interface; ``ref`` is set when connected.
+    Runs in: bound and unbound in the thread that connects; called from the EC
+    thread."""
 
     def __init__(self, instance_name: str, type_name: str, stub: Any = None):
         self.instance_name = instance_name
@@ -65,7 +67,9 @@ class Consumer:
 
 
 class ServicePort:
-    """A named port carrying provided and required interfaces."""
+    """A named port carrying provided and required interfaces.
+    Runs in: declared in on_initialize; connected by the manager's main thread or an
+    ORB thread (rtcon)."""
 
     port_type = "CorbaPort"
 

@@ -33,6 +33,8 @@ from .ports import InPort, OutPort, ReadStatus, connect
 
 
 class Harness:
+    """One component on a stepped EC with a manual clock, its ports fed and probed in-process (see
+    the module doc). Runs in: the test's thread: step() runs the cycles there."""
     def __init__(self, comp: type[Component] | Component, params: dict[str, Any] | None = None,
                  rate: float = 1000.0, name: str | None = None, start_time: float = 0.0,
                  config_set: str | None = None):

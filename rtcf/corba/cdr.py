@@ -432,7 +432,8 @@ class Codec:
 
     ``encode(sample) -> bytes``; ``decode(data, out=None) -> sample`` decodes into ``out``
     in place when given (numpy arrays of the right length are reused). Malformed input
-    raises ValueError. Thread-safe: codecs hold no mutable state.
+    raises ValueError. Thread-safe: codecs hold no mutable state. Runs in: any thread (the
+    writer's EC or publisher thread, ORB threads for put()).
     """
 
     __slots__ = ("cls", "little", "_enc", "_dec_new", "_dec_into")

@@ -119,6 +119,7 @@ class OutPortCdrServant(OpenRTM__POA.OutPortCdr):
         self.lock = threading.Lock()
 
     def get(self) -> tuple[Any, bytes]:
+        """Runs in: an ORB thread (the reader's pull)."""
         with self.lock:
             got = self.buffer.take(self.spare)
             if got is None:

@@ -113,7 +113,8 @@ def _corbaloc(spec: str) -> str:
 
 class NamingClient:
     """A CosNaming client. ``corbaloc`` is a corbaloc URL, an IOR or ``host[:port]``.
-    Paths are ``"a.kind/b.kind"`` strings or [(id, kind), ...] lists."""
+    Paths are ``"a.kind/b.kind"`` strings or [(id, kind), ...] lists.
+    Runs in: any thread (each call is one CORBA call with a timeout)."""
 
     def __init__(self, orb: Any, corbaloc: str = "127.0.0.1:2809",
                  timeout_ms: int = CALL_TIMEOUT_MS):
@@ -347,7 +348,8 @@ def _omninames_command() -> list[str]:
 
 class NamingServiceHandle:
     """A naming service at host:port; ``started`` is True when this process launched it,
-    and only then does stop() terminate it."""
+    and only then does stop() terminate it.
+    Runs in: the thread that started the naming service (usually the main thread)."""
 
     def __init__(self, host: str, port: int, proc: subprocess.Popen | None = None,
                  log_dir: Path | None = None, own_log_dir: bool = False):

@@ -45,6 +45,9 @@ def _is_loopback_name(host: str) -> bool:
 
 
 class CorbaRuntime:
+    """The process's CORBA side: the ORB, the servants of its components, ECs and ports, the
+    naming service bindings, connections through the PortServices. Runs in: the manager's main
+    thread, except where a method says otherwise."""
     def __init__(self, manager: "Manager | None" = None, conf: dict[str, str] | None = None,
                  connect_naming: bool = True):
         ensure_stubs()
@@ -155,7 +158,8 @@ class CorbaRuntime:
             servant._rtcf_oid = None
 
     def local_servant(self, ref: Any) -> Any:
-        """The servant behind ``ref`` when it lives in this process, else None."""
+        """The servant behind ``ref`` when it lives in this process, else None.
+        Runs in: any thread (ORB threads ask it)."""
         if ref is None:
             return None
         try:
@@ -330,19 +334,23 @@ class CorbaRuntime:
         return servant.ref
 
     def component_ref(self, comp: Component | None) -> Any:
+        """The RTObject reference of ``comp`` in this process, or None. Runs in: any thread."""
         if comp is None:
             return None
         s = self.rtobjects.get(comp.instance_name)
         return s.ref if s is not None and s.comp is comp else None
 
     def ec_ref(self, ec: ExecutionContext) -> Any:
+        """Runs in: any thread."""
         s = self.ecs.get(id(ec))
         return s.ref if s is not None else None
 
     def port_servants(self, comp: Component) -> list:
+        """Runs in: any thread."""
         return list(self.ports.get(id(comp), []))
 
     def all_port_servants(self) -> list:
+        """Runs in: any thread (the liveness thread)."""
         with self._lock:
             return [ps for servants in self.ports.values() for ps in servants]
 
@@ -361,16 +369,19 @@ class CorbaRuntime:
         return "; ".join(parts)
 
     def port_servant(self, port: Any) -> Any:
+        """Runs in: any thread."""
         for ps in self.ports.get(id(port.owner), []):  # data and service ports
             if ps.port is port:
                 return ps
         return None
 
     def local_component(self, ref: Any) -> Component | None:
+        """Runs in: any thread (ORB threads)."""
         s = self.local_servant(ref)
         return s.comp if isinstance(s, RTObjectServant) else None
 
     def local_ec(self, ref: Any) -> ExecutionContext | None:
+        """Runs in: any thread (ORB threads)."""
         s = self.local_servant(ref)
         return s.ec if isinstance(s, ECServant) else None
 
@@ -407,7 +418,8 @@ class CorbaRuntime:
 
     def exit_component(self, comp: Component) -> None:
         """LightweightRTObject.exit from a tool: runs in a helper thread so the CORBA call
-        returns first (the servant is deactivated on the way)."""
+        returns first (the servant is deactivated on the way).
+        Runs in: an ORB thread (the exit call); the exit itself in its own thread."""
         def run() -> None:
             try:
                 comp.exit()

@@ -37,7 +37,8 @@ CWD_ENV = "RTCSH_CWD"
 class Address:
     """A parsed address. ``server`` is ``host:port`` or None for the short form (search by
     name); ``path`` the naming path below the server (``["h.host_cxt", "DCM0.rtc"]``; for the
-    short form just the component, kind ``rtc`` added); ``port`` the port name or None."""
+    short form just the component, kind ``rtc`` added); ``port`` the port name or None.
+    Runs in: any thread (plain data)."""
 
     text: str
     server: str | None

@@ -134,7 +134,7 @@ class RecChannel:
 class Recording:
     """An MCAP file opened for reading, checked complete (summary and footer present).
     ``channels``: topic -> RecChannel; ``messages()`` yields (RecChannel, log_time,
-    publish_time, data) in log-time order."""
+    publish_time, data) in log-time order. Runs in: the reading tool's thread."""
 
     def __init__(self, path: str, stream: Any, reader: Any, summary: Any):
         self.path = path

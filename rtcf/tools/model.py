@@ -64,7 +64,8 @@ class ContextInfo:
 class ComponentInfo:
     """``address``: rtshell address of the component (``localhost:2809/h.host_cxt/X.rtc``);
     ``state``: CREATED | INACTIVE | ACTIVE | ERROR | UNKNOWN in its first EC (owned, else
-    participating), or UNREACHABLE when the name is bound but the object does not answer."""
+    participating), or UNREACHABLE when the name is bound but the object does not answer.
+    Runs in: any thread (plain data)."""
 
     name: str
     address: str
@@ -92,7 +93,8 @@ class ComponentInfo:
 @dataclass
 class Snapshot:
     """The system as seen at ``time`` [s since the epoch] on ``nameservers``; ``errors``:
-    one line per naming service or object that could not be read."""
+    one line per naming service or object that could not be read.
+    Runs in: any thread (plain data)."""
 
     time: float
     nameservers: list[str]
