@@ -1,13 +1,13 @@
 """BlendingPlanner costs: planning a 50-segment blended path, sampling it, the IK check of
-the whole path, and the per-cycle cost of the component, next to the targets of issue 9
+the whole path, and the per-cycle cost of the component, next to its targets
 (plan < 5 ms, a cycle < 100 us) and to the alternative of solving IK in every cycle.
 
     .venv/bin/python bench/bench_blending.py [--runs 30] [--cycles 2000] [--paths 100]
         [--only-accuracy]
 
-First the accuracy of the joint path (issue 18): FK of the final joint reference against
-the target for the spec's worked examples and --paths seeded random paths (max error, by
-our FK and by Pinocchio's), and the worst sample against its planned TCP.
+First the accuracy of the joint path: FK of the final joint reference against the target
+for the worked examples of scripts/blending_demo.py and --paths seeded random paths (max
+error, by our FK and by Pinocchio's), and the worst sample against its planned TCP.
 
 Rows (median and p99, one call at a time with perf_counter_ns):
 
@@ -188,7 +188,8 @@ def bench_component(cycles: int) -> list:
     return rows
 
 
-SPEC_EXAMPLES = {   # spec 4.6, TOOL frame (x, y, z, radius), v, a
+# scripts/blending_demo.py's worked examples 1-4: TOOL frame (x, y, z, radius), v, a
+SPEC_EXAMPLES = {
     "1": ([[300, 0, 0, 0]], 100, 200),
     "2": ([[200, 0, 0, 50], [200, 200, 0, 0]], 100, 200),
     "3": ([[100, 0, 0, 20], [100, 100, 0, 20], [0, 100, 0, 20], [0, 0, 0, 0]], 50, 100),

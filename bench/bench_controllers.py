@@ -8,7 +8,7 @@ Rows, run one after another in this process:
     rate, sleep then spin the last 200 us, SCHED_FIFO when permitted, 1 trivial controller
     (reads one joint, commands it plus a small wave);
 (b) the same with 10 trivial controllers;
-(c) 10 controllers with hardware=dcm: the DCM of spec 1 in the same process on its own
+(c) 10 controllers with hardware=dcm: the DCM (components/dcm) in the same process on its own
     100 Hz PeriodicEC (SCHED_FIFO 70 when permitted, as scripts/run gives every EC), state
     and commands through the DCM's pre/postProcess seqlocks: what the DCM thread costs the
     1 kHz loop (both hold the GIL while they run: the DCM's cycle, and its 200 us spin

@@ -14,7 +14,7 @@ median as a share of the 10 ms period; target: a cycle under 1 % = 100 us):
   ports written to their probes, postProcess) for the same three buffer states, plus a
   whole SteppedEC tick around it. A new qRef arrives every 10th cycle; it is a Merge command
   dated now on the 26 Position actuators, so these rows buffer 511 commands (with 512 the
-  DCM rejects qRef as over the limit, spec 1.3 PD, and logs a warning);
+  DCM rejects qRef as over its limit and logs a warning);
 * a time-separate setAlias of 26 joint Position actuators x 100 times (ClearAll): validated
   and inserted by DcmCore.set_alias, and through DCMProxy + the servant in-process (list
   checks, IDL-style conversion, Component.call on the stepped EC, core).

@@ -558,7 +558,7 @@ def main() -> None:
         rows += breakdown(case)
     print(table(["chain", "part", "us"], rows, digits=2))
 
-    print("\n## targets of issue 7")
+    print("\n## targets")
     print(table(["chain", "target", "measured", "verdict"], verdicts(cases)))
     if a.profile:
         for case in cases:

@@ -21,7 +21,7 @@ as a ratio to row (a)):
   writes 3 such ports on the M1013, 10 on the NAO). The floor of (c) is (a) + (e) + (f) +
   that many (g); (c) minus the floor is what the Simulator's own code costs.
 
-Target (issue 15): (c) at most 1.5x (a). Prints, never asserts: the host is a shared VM
+Target: (c) at most 1.5x (a). Prints, never asserts: the host is a shared VM
 (see bench/README.md).
 """
 

@@ -1,5 +1,6 @@
-"""Run the worked examples of spec 4.6 on a BlendingPlanner and plot the planned paths and
-speed profiles into a PNG.
+"""Run the worked examples of Doosan's blended moves (``EXAMPLES`` below, with the length and
+duration each must give) on a BlendingPlanner and plot the planned paths and speed profiles
+into a PNG.
 
     scripts/run compositions/arm_blending.yaml &      # then:
     scripts/blending_demo --nameserver localhost:2809 --png blending_demo.png
@@ -9,7 +10,7 @@ speed profiles into a PNG.
 The examples start "at (0, 0, 0)" with a constant orientation: here they run in the TOOL
 frame fixed at the arm's current TCP pose (ref = 1, ABSOLUTE), which is exactly that, on
 the M1013 at its home posture; example 6 runs RELATIVE. After each example the arm returns
-to the start with one LINE. Each row of the printed table gives the spec's value next to the
+to the start with one LINE. Each row of the printed table gives the worked value next to the
 planner's. The PNG needs matplotlib (``pip install -e .[demo]``); without it only the table
 is printed.
 """
@@ -28,7 +29,7 @@ from rtcf_components.blending_planner.proxy import DR_CIRCLE, DR_LINE, BlendingP
 
 H = 150 * math.sqrt(3)
 EXAMPLES = [
-    # name, segments, vel, acc, time, mode, spec length [mm], spec duration [s]
+    # name, segments, vel, acc, time, mode, worked length [mm], worked duration [s]
     ("1 line", [posb(DR_LINE, [300, 0, 0, 0, 0, 0])], 100, 200, 0.0, 0, 300.0, 3.5),
     ("1 line, time 5 s", [posb(DR_LINE, [300, 0, 0, 0, 0, 0])], 100, 200, 5.0, 0, 300.0, 5.0),
     ("1 short line", [posb(DR_LINE, [40, 0, 0, 0, 0, 0])], 100, 200, 0.0, 0, 40.0, 0.8944),

@@ -1,6 +1,7 @@
-"""Run the seed's three ALMotion robot-model examples against a running Kinematics component
+"""Run the three robot-model examples of NAOqi's ALMotion documentation (getRobotPosition,
+getTransform, getPosition) against a running Kinematics component
 (scripts/run starts one as Kinematics0 in the default composition). The example lines are the
-seed's, unchanged but for the line that obtains the proxy and Python 3's print()."""
+documentation's, unchanged but for the line that obtains the proxy and Python 3's print()."""
 
 from __future__ import annotations
 
