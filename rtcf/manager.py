@@ -37,7 +37,7 @@ from .loader import ModuleLoader
 from .paramsources import apply_conf_sources
 from .ports import connect
 from .services import ServicePort, connect_services
-from .simtime import (SimTimeBase, SimulationEC, disable_process_simulation,
+from .simtime import (SimTimeBase, disable_process_simulation,
                       enable_process_simulation, process_time_base)
 
 OVERRUN_LOG_INTERVAL = 5.0   # [s] at most one overrun warning per EC in that time
