@@ -57,10 +57,8 @@ from typing import Any, Callable, Literal, Mapping
 
 from rtcf import rtcconf
 from rtcf.errors import CompositionError, ConfigError, ModuleError, show_value
-from rtcf.execution import check_rate
-from rtcf.simtime import check_factor
-from rtcf.ports import CALL_TIMEOUT_MAX, CALL_TIMEOUT_MIN
-from rtcf.validate import parse_yes_no
+from rtcf.validate import (CALL_TIMEOUT_MAX, CALL_TIMEOUT_MIN, check_factor, check_rate,
+                           parse_yes_no)
 from rtcf.yamlio import load_yaml_file
 
 __all__ = [

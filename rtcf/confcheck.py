@@ -24,9 +24,9 @@ import math
 from typing import Mapping
 
 from .errors import ConfigError, show_value
-from .execution import OVERRUN_POLICIES, RATE_MAX, RATE_MIN
+from .overrun import OVERRUN_POLICIES
 from .rtcconf import Conf, defaults, where
-from .validate import parse_yes_no
+from .validate import RATE_MAX, RATE_MIN, parse_yes_no
 
 __all__ = ["KNOWN_KEYS", "KNOWN_PREFIXES", "check_conf", "unknown_key_warnings"]
 

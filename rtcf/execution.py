@@ -31,6 +31,7 @@ from .lifecycle import LifeCycleState, Request, ReturnCode, TRANSITIONS, is_fail
 from .log import get_logger
 from .overrun import OVERRUN_POLICIES, check_policy, next_deadline
 from .pacer import Pacer, set_thread_fifo, spin_until
+from .validate import RATE_MAX, RATE_MIN, check_rate
 
 __all__ = ["ExecutionContext", "PeriodicEC", "SteppedEC", "Member", "check_rate",
            "OVERRUN_POLICIES", "next_deadline", "spin_until", "set_thread_fifo", "HISTORY",
@@ -38,26 +39,6 @@ __all__ = ["ExecutionContext", "PeriodicEC", "SteppedEC", "Member", "check_rate"
 
 _S = LifeCycleState
 HISTORY = 8192  # cycles of timing history kept for percentiles
-
-# Sane EC rates [Hz]. Lifecycle requests are applied at cycle boundaries and a synchronous
-# one waits up to two periods: below RATE_MIN, activation and shutdown would seem to hang
-# (at 0.01 Hz a Ctrl-C took 100 s; at 1e-9 Hz for ever). Above RATE_MAX the period (< 100 us)
-# is shorter than the lateness a Python EC sees on a loaded machine (p99 ~270 us measured on
-# the development VM), so nearly every cycle would overrun. Slower work runs every n-th
-# cycle of a 1 Hz (or faster) EC.
-RATE_MIN = 1.0
-RATE_MAX = 10_000.0
-
-
-def check_rate(rate: object) -> str | None:
-    """None when ``rate`` [Hz] is a finite number in [RATE_MIN, RATE_MAX], else what is
-    wrong (for an error message that adds where and the value)."""
-    if isinstance(rate, bool) or not isinstance(rate, (int, float, np.integer, np.floating)):
-        return "expected a number [Hz]"
-    if not RATE_MIN <= float(rate) <= RATE_MAX:   # False for NaN
-        return f"expected a rate between {RATE_MIN:g} and {RATE_MAX:g} [Hz]"
-    return None
-
 
 class Member:
     """A component's place in one EC: its state there, pending requests and timing."""

@@ -33,7 +33,7 @@ from .clock import wall_time
 from .datatypes import DataType, stamp, type_by_name
 from .errors import ConfigError, PortError
 from .log import get_logger
-from .validate import parse_yes_no
+from .validate import CALL_TIMEOUT_MAX, CALL_TIMEOUT_MIN, parse_yes_no
 
 
 class ReadStatus(enum.Enum):
@@ -74,7 +74,6 @@ PUSH_POLICIES = ("all", "fifo", "skip", "new")
 FULL_POLICIES = ("overwrite", "do_nothing", "block")
 EMPTY_POLICIES = ("readback", "do_nothing", "block")
 TIMESTAMP_POLICIES = ("", "on_write", "on_send", "on_received", "on_read")
-CALL_TIMEOUT_MIN, CALL_TIMEOUT_MAX = 0.001, 60.0   # [s] dataport.call_timeout
 
 
 # -- connector properties -----------------------------------------------------------------

@@ -60,6 +60,7 @@ from .overrun import OVERRUN_POLICIES, RESYNC_LAG, check_policy, next_deadline
 from .pacer import Pacer, set_thread_fifo
 from .lifecycle import LifeCycleState, ReturnCode
 from .log import get_logger
+from .validate import check_factor
 
 __all__ = ["SimTimeBase", "SimClock", "SimulationEC", "check_factor", "enable_process_simulation",
            "disable_process_simulation", "process_time_base", "EPS"]
@@ -70,16 +71,6 @@ INF = math.inf
 # a thousand times accumulates float error, and must still run exactly one 1 kHz cycle each.
 EPS = 1e-9
 CALL_TIMEOUT = 10.0   # [s] wall: how long a call into the time base thread may wait
-
-
-def check_factor(factor: object) -> str | None:
-    """None when ``factor`` is a finite number >= 0, else what is wrong."""
-    if isinstance(factor, bool) or not isinstance(factor, (int, float, np.integer,
-                                                            np.floating)):
-        return "expected a number >= 0 (0 = as fast as possible, 1 = real time)"
-    if not 0.0 <= float(factor) < INF:      # False for NaN
-        return "expected a number >= 0 (0 = as fast as possible, 1 = real time)"
-    return None
 
 
 def _seconds(seconds: object, what: str) -> float:

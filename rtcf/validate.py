@@ -1,11 +1,47 @@
 """Validators and limits shared by the configuration readers and the runtime.
 
 Dependency-free (the standard library only): the composition and rtc.conf readers check
-values with these before any runtime module is imported, and the runtime checks the same
-values with the same words.
+values with these without importing a runtime module, and the runtime checks the same
+values with the same limits and words. Each ``check_*`` returns None for a good value, else
+what is wrong, for an error message that adds where and the value. Runs in: any thread.
 """
 
 from __future__ import annotations
+
+import math
+from numbers import Real
+
+# Sane EC rates [Hz]. Lifecycle requests are applied at cycle boundaries and a synchronous
+# one waits up to two periods: below RATE_MIN, activation and shutdown would seem to hang
+# (at 0.01 Hz a Ctrl-C took 100 s; at 1e-9 Hz for ever). Above RATE_MAX the period (< 100 us)
+# is shorter than the lateness a Python EC sees on a loaded machine (p99 ~270 us measured on
+# the development VM), so nearly every cycle would overrun. Slower work runs every n-th
+# cycle of a 1 Hz (or faster) EC.
+RATE_MIN = 1.0
+RATE_MAX = 10_000.0
+
+CALL_TIMEOUT_MIN, CALL_TIMEOUT_MAX = 0.001, 60.0   # [s] dataport.call_timeout
+
+
+def _number(value: object) -> bool:
+    """A real number that is not a bool (numpy's scalars count: they register as Real)."""
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+def check_rate(rate: object) -> str | None:
+    """An execution context's rate [Hz]: a finite number in [RATE_MIN, RATE_MAX]."""
+    if not _number(rate):
+        return "expected a number [Hz]"
+    if not RATE_MIN <= float(rate) <= RATE_MAX:   # False for NaN
+        return f"expected a rate between {RATE_MIN:g} and {RATE_MAX:g} [Hz]"
+    return None
+
+
+def check_factor(factor: object) -> str | None:
+    """A simulation's real-time factor: a finite number >= 0."""
+    if not _number(factor) or not 0.0 <= float(factor) < math.inf:   # False for NaN
+        return "expected a number >= 0 (0 = as fast as possible, 1 = real time)"
+    return None
 
 # OpenRTM's boolean words (coil::toBool accepts YES/NO; rtc.conf files in the wild also
 # write TRUE/FALSE, ON/OFF and 1/0), compared case-insensitively

@@ -52,3 +52,33 @@ def test_a_duplicate_connection_is_allowed_by_any_true_word():
     for word in ("ON", "true", "1"):
         connect(out, inp, {"allow_dup_connection": word})
     assert len(out.connectors) == 4
+
+
+def test_limits_take_numpy_scalars_and_refuse_bools_and_nan():
+    import numpy as np
+    from rtcf.validate import check_factor, check_rate
+    assert check_rate(np.float32(100)) is None and check_rate(np.int64(100)) is None
+    assert check_rate(True) == "expected a number [Hz]"
+    assert "between 1 and 10000" in check_rate(float("nan"))
+    assert check_factor(np.float64(0)) is None and check_factor(-1) is not None
+
+
+def test_the_configuration_readers_import_no_runtime_module():
+    """composition.py and confcheck.py check values with rtcf.validate (and the pure
+    overrun policy), not by importing the EC, simulation time or port modules."""
+    import ast
+    from pathlib import Path
+
+    import rtcf
+    root = Path(rtcf.__file__).parent
+    allowed = {"errors", "rtcconf", "validate", "yamlio", "overrun"}
+    for name in ("composition", "confcheck", "rtcconf", "yamlio", "validate"):
+        tree = ast.parse((root / f"{name}.py").read_text())
+        used = set()
+        for node in tree.body:        # module level: what importing it imports
+            if isinstance(node, ast.ImportFrom):
+                mod = node.module or ""
+                if node.level == 1 or mod.startswith("rtcf"):
+                    used.add(mod.removeprefix("rtcf.").removeprefix("rtcf") or
+                             node.names[0].name)
+        assert used <= allowed, (name, used - allowed)
