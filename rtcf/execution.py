@@ -290,9 +290,9 @@ class ExecutionContext:
         self._notify_state()
 
     def _apply_params(self, m: Member) -> None:
-        if m.comp._params.has_staged:
+        if m.comp.params.has_staged:
             try:
-                changed = m.comp._params.apply_staged()
+                changed = m.comp.params.apply_staged()
                 if changed:
                     m.comp.on_params_changed(changed)
             except Exception:
@@ -323,7 +323,7 @@ class ExecutionContext:
                         self._call(m, "on_state_update")
             elif state is _S.ERROR:
                 self._call(m, "on_error")
-            if m.primary and comp._params._staged and state is _S.ACTIVE:
+            if m.primary and comp.params.has_staged and state is _S.ACTIVE:
                 self._apply_params(m)
             dt = perf() - t0
             m.exec_time = dt
@@ -365,7 +365,7 @@ class ExecutionContext:
         for m in self._members:
             comp = m.comp
             if m.requests or m.next_state is not m.state or (m.primary and (
-                    comp._commands or (comp._params._staged and m.state is _S.ACTIVE))):
+                    comp._commands or (comp.params.has_staged and m.state is _S.ACTIVE))):
                 return True
         return False
 
@@ -377,7 +377,7 @@ class ExecutionContext:
         planned = now if planned is None else planned
         for m in self._members:
             comp = m.comp
-            staged = m.primary and comp._params._staged and m.state is _S.ACTIVE
+            staged = m.primary and comp.params.has_staged and m.state is _S.ACTIVE
             commands = m.primary and comp._commands
             if not (m.requests or m.next_state is not m.state or commands or staged):
                 continue
@@ -390,7 +390,7 @@ class ExecutionContext:
             while (m.requests or m.next_state is not m.state) and n < 16:
                 self._transition(m)
                 n += 1
-            if m.primary and comp._params._staged and m.state is _S.ACTIVE:
+            if m.primary and comp.params.has_staged and m.state is _S.ACTIVE:
                 self._apply_params(m)
 
     # -- time control ------------------------------------------------------------------------
