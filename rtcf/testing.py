@@ -144,6 +144,8 @@ class SimSystem:
     composition: a file path (relative paths are read against the current directory);
     params: {instance: {param: value}} merged over the composition's params (an instance
     the composition does not declare is a CompositionError naming it).
+    Runs in: the test's (or demo's) thread; advance() returns once the time base's thread
+    ran the cycles due.
     """
 
     def __init__(self, composition: str | Path,
