@@ -44,13 +44,27 @@ def positive(kind: type, what: str) -> Callable[[str], Any]:
 
 
 def sigterm_as_interrupt() -> None:
-    """SIGTERM ends a tool as Ctrl-C does (the finally blocks run, connections close)."""
+    """SIGTERM and SIGINT end a tool as Ctrl-C does (the finally blocks run, connections
+    close). SIGINT's handler is installed even when the tool started with SIGINT ignored:
+    a shell script's ``rtcf-record ... &`` starts so, and Python then leaves it ignored, so
+    ``kill -INT`` would do nothing."""
     def handler(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
     try:
         signal.signal(signal.SIGTERM, handler)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     except ValueError:        # not the main thread (a test calling main())
         pass
+
+
+def check_output(path: str) -> None:
+    """ToolError unless ``path`` can be written as a file: its folder exists and it is not
+    itself a folder. Checked before anything connects."""
+    if os.path.isdir(path):
+        raise ToolError(f"{path}: is a folder; give a file name")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ToolError(f"{path}: folder {folder} does not exist")
 
 
 def run_tool(name: str, body: Callable[[], int], argv: list[str] | None = None) -> int:

@@ -373,6 +373,9 @@ def _graph(args: argparse.Namespace) -> int:
     out = args.output
     if out != "-" and not args.json and not out.lower().endswith((".svg", ".png")):
         raise ToolError(f"{out}: the picture is written as .svg or .png")
+    if out != "-":
+        from .cli import check_output
+        check_output(out)
     snap = Session(args.nameserver).snapshot()
     if not snap.components:
         raise ToolError(snap.errors[0] if snap.errors else
@@ -380,10 +383,25 @@ def _graph(args: argparse.Namespace) -> int:
     for e in snap.errors:
         print(f"rtcf-graph: {e}", file=sys.stderr)
     if args.json:
-        text = snap.to_json(indent=1)
-        _write_text(out, text)
+        try:
+            _write_text(out, snap.to_json(indent=1))
+        except OSError as e:
+            raise ToolError(f"{out}: cannot write it ({e.strerror or e})") from None
         return 0
     shapes, w, h = layout(snap)
+    try:
+        _write_picture(out, shapes, w, h)
+    except OSError as e:
+        raise ToolError(f"{out}: cannot write it ({e.strerror or e})") from None
+    if out != "-":
+        print(f"rtcf-graph: wrote {out} ({len(snap.components)} components, "
+              f"{len(snap.connections())} connections, {len(snap.ecs)} execution contexts)",
+              file=sys.stderr)
+    return 0
+
+
+def _write_picture(out: str, shapes: list, w: float, h: float) -> None:
+    from .session import ToolError
     if out.lower().endswith(".png"):
         try:
             to_png(shapes, w, h, out + ".part")
@@ -395,11 +413,6 @@ def _graph(args: argparse.Namespace) -> int:
         os.replace(out + ".part", out)
     else:
         _write_text(out, to_svg(shapes, w, h))
-    if out != "-":
-        print(f"rtcf-graph: wrote {out} ({len(snap.components)} components, "
-              f"{len(snap.connections())} connections, {len(snap.ecs)} execution contexts)",
-              file=sys.stderr)
-    return 0
 
 
 def _write_text(out: str, text: str) -> None:

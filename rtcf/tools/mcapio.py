@@ -183,6 +183,31 @@ class Recording:
         self.close()
 
 
+def _scan_summary(stream: Any) -> Any:
+    """Schemas, channels and message counts of an MCAP file without a summary section
+    (rtcf-record closes one so when the disk filled up), read from the start; None when
+    the body is damaged."""
+    from types import SimpleNamespace
+    from mcap.records import Channel, Message, Schema
+    from mcap.stream_reader import StreamReader
+    schemas: dict[int, Any] = {}
+    channels: dict[int, Any] = {}
+    counts: dict[int, int] = {}
+    stream.seek(0)
+    try:
+        for rec in StreamReader(stream, skip_magic=False).records:
+            if isinstance(rec, Schema):
+                schemas[rec.id] = rec
+            elif isinstance(rec, Channel):
+                channels[rec.id] = rec
+            elif isinstance(rec, Message):
+                counts[rec.channel_id] = counts.get(rec.channel_id, 0) + 1
+    except Exception:
+        return None
+    return SimpleNamespace(schemas=schemas, channels=channels,
+                           statistics=SimpleNamespace(channel_message_counts=counts))
+
+
 def open_recording(path: str) -> Recording:
     """Open and check an MCAP recording; RecordingError with one line otherwise."""
     from mcap.reader import make_reader
@@ -205,9 +230,12 @@ def open_recording(path: str) -> Recording:
             why = f"no valid footer: {type(e).__name__}"
         else:
             why = "no summary section"
+        if summary is None and why == "no summary section":
+            summary = _scan_summary(stream)       # closed early: a full disk, ...
         if summary is None:
             raise RecordingError(f"{path}: incomplete MCAP file ({why}): truncated, or its "
                                  f"recorder was killed before closing it")
+        stream.seek(0)
         return Recording(path, stream, reader, summary)
     except BaseException:
         stream.close()

@@ -16,17 +16,54 @@ import threading
 import time
 from typing import Any
 
-from .cli import add_nameserver_arg, positive, run_tool, sigterm_as_interrupt
+from .cli import add_nameserver_arg, check_output, positive, run_tool, sigterm_as_interrupt
 from .mcapio import ENCODINGS, ChannelSpec, channel_schema, encode_cdr, encode_json, publish_ns
 
 __all__ = ["McapRecorder", "main"]
+
+
+class _Sink:
+    """The file under the MCAP writer: unbuffered writes, each written whole or raising
+    (ENOSPC, EFBIG), and the size written so far. Runs in: the writer thread."""
+
+    def __init__(self, path: str):
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        self.pos = 0
+
+    def write(self, data: bytes) -> int:
+        view = memoryview(data)
+        while view:
+            n = os.write(self.fd, view)
+            self.pos += n
+            view = view[n:]
+        return len(data)
+
+    def tell(self) -> int:
+        return self.pos
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 class McapRecorder:
     """Writes ``(key, receive ns, CDR bytes)`` items of a SampleQueue to MCAP channels
     (``specs[key]``) in its own thread. The file is ``path + '.part'`` until ``close()``
     has written the summary and footer and renamed it; ``abort()`` removes it.
-    Runs in: the caller's thread (open/close) and its writer thread."""
+
+    When a write fails (a full disk, a file size limit), writing stops and ``close()``
+    keeps what the file holds: it is cut back to the end of the last chunk written whole
+    (messages are written in chunks of ``chunk_size`` bytes) and closed with the MCAP data
+    end and footer records, a valid MCAP file without summary (every MCAP reader reads it
+    from the start, rtcf-play too), renamed to ``path``; ``kept`` says how many messages
+    it holds. Runs in: the caller's thread (open/close) and its writer thread."""
 
     def __init__(self, path: str, specs: list[ChannelSpec], encoding: str, queue: Any,
                  metadata: dict[str, str] | None = None, chunk_size: int = 1 << 20):
@@ -39,7 +76,7 @@ class McapRecorder:
         self.encoding = encoding
         self.queue = queue
         self.specs = specs
-        self._stream = open(self.part, "wb")
+        self._stream = _Sink(self.part)
         try:
             self.writer = Writer(self._stream, chunk_size=chunk_size,
                                  compression=CompressionType.NONE)
@@ -59,6 +96,8 @@ class McapRecorder:
             os.unlink(self.part)
             raise
         self.written = [0] * len(specs)
+        self._good = (self._stream.pos, 0)     # (file size, messages) at a record boundary
+        self.kept: int | None = None
         self.bad = [0] * len(specs)
         self.bytes = 0
         self.error: str | None = None
@@ -83,9 +122,12 @@ class McapRecorder:
                 self.bad[key] += 1         # a malformed payload: counted, not written
                 return
         self.written[key] += 1
+        before = self._stream.pos
         self.writer.add_message(self.channel_ids[key], log_time=t_ns, data=msg,
                                 publish_time=pub, sequence=self.written[key])
         self.bytes += len(msg)
+        if self._stream.pos != before:   # a chunk went out whole, this message with it
+            self._good = (self._stream.pos, sum(self.written))
 
     def _run(self) -> None:
         """Runs in: the writer thread."""
@@ -108,16 +150,41 @@ class McapRecorder:
         if self._thread.is_alive():
             self._thread.join()
         if self.error:
-            self.abort()
-            raise OSError(f"{self.path}: writing failed ({self.error}); nothing kept")
+            raise OSError(self._salvage())
         if stats:
             self.writer.add_metadata("rtcf.stats", {k: json.dumps(v) if not isinstance(v, str)
                                                     else v for k, v in stats.items()})
         self.writer.finish()
-        self._stream.flush()
         os.fsync(self._stream.fileno())
         self._stream.close()
         os.replace(self.part, self.path)
+
+    def _salvage(self) -> str:
+        """After a failed write: cut the file back to the last whole chunk, end it with
+        the data end and footer records, rename it; the one-line message to show."""
+        from mcap.records import DataEnd, Footer
+        from mcap.data_stream import RecordBuilder
+        size, count = self._good
+        try:
+            os.ftruncate(self._stream.fd, size)
+            os.lseek(self._stream.fd, size, os.SEEK_SET)
+            self._stream.pos = size
+            rb = RecordBuilder()
+            DataEnd(0).write(rb)
+            Footer(0, 0, 0).write(rb)
+            self._stream.write(rb.end() + b"\x89MCAP0\r\n")
+            os.fsync(self._stream.fd)
+            self._stream.close()
+            os.replace(self.part, self.path)
+        except OSError as e:
+            self._stream.close()
+            return (f"{self.path}: writing failed ({self.error}), and so did closing the "
+                    f"file ({e.strerror or e}): what was written is in {self.part}, "
+                    f"without its closing records")
+        self.kept = count
+        return (f"{self.path}: writing failed ({self.error}): kept the {count} messages "
+                f"written before it in {self.path} (no summary: readers read it from the "
+                f"start)")
 
     def abort(self) -> None:
         """Stop and remove the partial file."""
@@ -181,9 +248,7 @@ def _record(args: argparse.Namespace) -> int:
     from .session import Session, ToolError
     from .tap import SampleQueue, Tap
     out = args.output
-    folder = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(folder):
-        raise ToolError(f"{out}: folder {folder} does not exist")
+    check_output(out)
     if os.path.exists(out) and not args.force:
         raise ToolError(f"{out}: exists (use --force to replace it)")
     sigterm_as_interrupt()
@@ -192,6 +257,8 @@ def _record(args: argparse.Namespace) -> int:
     if args.all:
         if snap.errors and not snap.components:
             raise ToolError(snap.errors[0])
+        for e in snap.errors:      # a component bound but dead, a context unreadable
+            print(f"rtcf-record: skipping {e}", file=sys.stderr)
         handles = []
         for comp, port in snap.out_ports():
             try:

@@ -106,13 +106,28 @@ class SampleQueue:
 
 
 class _InPortCdr(OpenRTM__POA.InPortCdr):
-    """Receives one connection's payloads. Runs in: ORB threads; answers at once."""
+    """Receives one connection's payloads. Runs in: ORB threads; answers at once.
 
-    def __init__(self, queue: SampleQueue, key: Any):
+    ``dedupe`` (periodic connections): a payload equal to the previous one is not a new
+    sample but the writer's last one sent again, and is counted in ``repeats`` instead of
+    queued. OpenRTM-aist's periodic publisher does that: with push policy new, once one
+    sample was written it sends the newest sample every period and, when nothing new came,
+    the last one again (the buffer's readback; OpenRTM_aist/PublisherPeriodic.py, pushNew).
+    A new sample differs from the last at least in its ``tm``."""
+
+    def __init__(self, queue: SampleQueue, key: Any, dedupe: bool = False):
         self.queue = queue
         self.key = key
+        self.dedupe = dedupe
+        self.last: bytes | None = None
+        self.repeats = 0
 
     def put(self, data: bytes) -> Any:
+        if self.dedupe:
+            if data == self.last:
+                self.repeats += 1
+                return OpenRTM.PORT_OK
+            self.last = data
         self.queue.offer((self.key, time.time_ns(), data))
         return OpenRTM.PORT_OK
 
@@ -125,9 +140,10 @@ class ToolPort(PortServiceBase):
     own side. Runs in: ORB threads."""
 
     def __init__(self, role: str, data_type: str, queue: SampleQueue | None = None,
-                 key: Any = None):
+                 key: Any = None, dedupe: bool = False):
         super().__init__(None, _next_name("in" if role == "in" else "out"))
         self.role = role
+        self.dedupe = dedupe
         self.name = self.full_name
         self.data_type = data_type
         self.queue, self.key = queue, key
@@ -150,7 +166,7 @@ class ToolPort(PortServiceBase):
     def _negotiate(self, cp: Any) -> tuple[Any, Any]:
         cid = cp.connector_id
         if self.role == "in":
-            servant = _InPortCdr(self.queue, self.key)
+            servant = _InPortCdr(self.queue, self.key, self.dedupe)
             ref = self.poa.id_to_reference(self.poa.activate_object(servant))
             nv_set(cp.properties, IOR_IN, get_orb().object_to_string(ref))
             nv_set(cp.properties, REF_IN, ref)
@@ -236,7 +252,9 @@ class Tap:
     (default: the writer's publisher thread calls us) or flush (its EC thread does);
     ``push_policy`` all (default) keeps every sample the writer's publisher buffered.
     ``max_rate`` [Hz]: a periodic subscription instead, the writer sending only its newest
-    sample at most that often (decimation at the source: the writer's cost drops with it)."""
+    sample at most that often (decimation at the source: the writer's cost drops with it);
+    on a periodic connection a payload equal to the last is the writer's last sample sent
+    again and is not queued (``repeats`` counts them)."""
 
     def __init__(self, session: Session, handle: PortHandle, queue: SampleQueue,
                  key: Any = None, subscription_type: str = "new", push_policy: str = "all",
@@ -257,9 +275,15 @@ class Tap:
             more.update({"publisher.push_rate": f"{max_rate:g}",
                          "publisher.push_policy": "new"})
         more.update(extra or {})
-        self.tool = ToolPort("in", handle.info.data_type, queue, self.key)
+        self.tool = ToolPort("in", handle.info.data_type, queue, self.key,
+                             dedupe=subscription_type == "periodic")
         self.cid = _connect(handle, self.tool, _props(handle, subscription_type, more))
         self.closed = False
+
+    @property
+    def repeats(self) -> int:
+        """Payloads a periodic writer sent again unchanged (not queued)."""
+        return sum(s.repeats for s in list(self.tool.servants.values()))
 
     def decode(self, data: bytes, out: Any = None) -> Any:
         """The sample in ``data`` (ValueError if malformed)."""

@@ -255,10 +255,21 @@ class SystemView:
 
     def set_param(self, cid: str, set_id: str, name: str, value: str) -> str:
         """Set ``name`` in configuration set ``set_id`` to ``value`` (a string, as rtconf
-        sends it) and re-activate the set when it is the active one: the component's own
-        validation applies and a refusal comes back as an ActionError."""
+        sends it), then activate again the set that was active: the component's own
+        validation applies and a refusal comes back as an ActionError.
+
+        The active set is read *before* the change, as rtshell's rtconf does: an
+        OpenRTM-aist component has no active set after set_configuration_set_values
+        (ConfigAdmin.setConfigurationSetValues clears its active flag, and
+        get_active_configuration_set raises NotAvailable) until activate_configuration_set
+        is called; asking afterwards left it so. When no set was active, the edited set is
+        activated, so the component always ends with one."""
         entry, c = self.component(cid)
         conf = self._sdo(entry, "", c["ref"].get_configuration)
+        try:
+            active = conf.get_active_configuration_set().id
+        except Exception:          # NotAvailable: no set active (OpenRTM-aist)
+            active = ""
         cs = self._sdo(entry, "", lambda: conf.get_configuration_set(set_id))
         from omniORB import CORBA
         found = False
@@ -271,8 +282,8 @@ class SystemView:
 
         def apply() -> bool:
             ok = conf.set_configuration_set_values(cs)
-            if ok and conf.get_active_configuration_set().id == set_id:
-                ok = conf.activate_configuration_set(set_id)
+            if ok:
+                ok = conf.activate_configuration_set(active or set_id)
             return ok
         if not self._sdo(entry, f"{name}: ", apply):
             raise ActionError(f"{entry['name']}: {name}={value!r} refused")

@@ -23,6 +23,12 @@ outport_ior``/``outport_ref`` (an OpenRTM::OutPortCdr per connector); writes que
 get() hands out the oldest, or raises CORBA.BAD_PARAM when nothing is queued, as an
 OpenRTM-aist-Python OutPort does when its buffer is empty.
 
+Periodic (``dataport.subscription_type=periodic``): as OpenRTM-aist's PublisherPeriodic with
+``publisher.push_policy`` new (OpenRTM_aist/PublisherPeriodic.py, pushNew): a thread pushes
+the newest written sample every 1/``publisher.push_rate`` seconds (default 100 Hz) and, once
+one sample was written, pushes the last one again when nothing new came (the buffer's
+readback): a reader gets repeats of the last sample.
+
 Payloads: the OutPort marshals with ``omniORB.cdrMarshal(tc, value, little)`` where tc is
 ``omniORB.any.to_any(value).typecode()``; the InPortCdr servant (one per connector) unmarshals
 with ``omniORB.cdrUnmarshal(tc, data, little)``; little is the first token of the
@@ -291,6 +297,7 @@ class OutPortService(PortServiceBase):
         super().__init__(peer, name)
         self.consumers = {}   # cid -> (InPortCdr ref, little)
         self.providers = {}   # cid -> OutPortCdrServant (pull)
+        self.periodic = {}    # cid -> PeriodicPublisher
 
     def _before_connect(self, cp):
         nv_add_if_absent(cp.properties, ENDIAN, "little,big")
@@ -329,12 +336,21 @@ class OutPortService(PortServiceBase):
         ref = obj._narrow(OpenRTM.InPortCdr)
         if ref is None:
             raise LookupError("inport reference is not an OpenRTM::InPortCdr")
+        if nv_find(cp.properties, P + "subscription_type") == "periodic":
+            rate = float(nv_find(cp.properties, P + "publisher.push_rate") or 100.0)
+            pub = PeriodicPublisher(ref, little_of(cp.properties), rate)
+            with self.lock:
+                self.periodic[cp.connector_id] = pub
+            return
         with self.lock:
             self.consumers[cp.connector_id] = (ref, little_of(cp.properties))
 
     def _unsubscribe(self, cid):
         with self.lock:
             self.consumers.pop(cid, None)
+            pub = self.periodic.pop(cid, None)
+        if pub is not None:
+            pub.stop.set()
 
     def write(self, values, sec, nsec):
         value = RTC.TimedDoubleSeq(RTC.Time(int(sec), int(nsec)), [float(v) for v in values])
@@ -342,9 +358,12 @@ class OutPortService(PortServiceBase):
         with self.lock:
             consumers = list(self.consumers.values())
             providers = list(self.providers.values())
+            periodic = list(self.periodic.values())
         with self.peer.lock:
             for servant in providers:
                 servant.queue.append(value)
+        for pub in periodic:
+            pub.latest = omniORB.cdrMarshal(tc, value, pub.little)
         status = []
         for ref, little in consumers:
             data = omniORB.cdrMarshal(tc, value, little)
@@ -353,6 +372,27 @@ class OutPortService(PortServiceBase):
             except CORBA.Exception as e:
                 status.append(f"EXCEPTION {e!r}")
         return status
+
+
+class PeriodicPublisher:
+    """One periodic connection's publisher thread (see the module docstring)."""
+
+    def __init__(self, ref, little, rate):
+        self.ref, self.little = ref, little
+        self.period = 1.0 / max(rate, 0.1)
+        self.latest = None
+        self.stop = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        while not self.stop.wait(self.period):
+            data = self.latest
+            if data is None:          # nothing written yet: the buffer is empty
+                continue
+            try:
+                self.ref.put(data)    # the newest, or the last one again (readback)
+            except CORBA.Exception:
+                pass
 
 
 class InPortCdrServant(OpenRTM__POA.InPortCdr):
