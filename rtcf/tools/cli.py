@@ -234,6 +234,10 @@ def _inject(args: argparse.Namespace) -> int:
     own_tm = isinstance(raw, dict) and "tm" in raw
     count = args.count or (None if args.rate else 1)
     period = 1.0 / args.rate if args.rate else 1.0
+    from .tap import writers_note
+    note = writers_note("rtcf-inject", handle)
+    if note:
+        print(note, file=sys.stderr)
     inj = Injector(session, handle)
     written = 0
     try:

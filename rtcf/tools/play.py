@@ -33,7 +33,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="send channel CHANNEL to in port PORT (repeatable; a channel may "
                         "go to several ports)")
     p.add_argument("--only", action="append", metavar="CHANNEL",
-                   help="replay only these channels (repeatable)")
+                   help="replay these channels (repeatable), each into the in ports of "
+                        "--map or, without one, those it fed while recording")
+    p.add_argument("--all", action="store_true",
+                   help="replay every channel into the in ports it fed while recording "
+                        "(needed when neither --only nor --map is given: a recording of "
+                        "a whole system would write into every in port of it)")
     add_nameserver_arg(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     args = p.parse_args(argv)
@@ -45,6 +50,13 @@ def _play(args: argparse.Namespace) -> int:
     from .tap import Injector
     rec = open_recording(args.file)
     try:
+        if not (args.map or args.only or args.all):
+            fed = {c: [a.rsplit("/", 1)[-1] for a in ch.metadata.get("connected_to", "")
+                       .split(",") if a] for c, ch in rec.channels.items()}
+            plan = "; ".join(f"{c} -> {', '.join(t)}" for c, t in fed.items() if t)
+            raise ToolError(f"{args.file}: say what to replay: --only CHANNEL (into the in "
+                            f"ports it fed while recording), --map CHANNEL=PORT, or --all "
+                            f"(every channel into the ports it fed: {plan or 'none'})")
         targets: dict[str, list[str]] = {}
         for m in args.map:
             chan, sep, port = m.partition("=")
@@ -54,7 +66,9 @@ def _play(args: argparse.Namespace) -> int:
                 raise ToolError(f"--map {m!r}: {args.file} has no channel {chan!r} "
                                 f"(channels: {', '.join(rec.channels)})")
             targets.setdefault(chan, []).append(port)
-        only = args.only or list(rec.channels)
+        # --map alone replays the channels it maps; --all every channel
+        only = args.only or (list(targets) if args.map and not args.all
+                             else list(rec.channels))
         for chan in only:
             if chan not in rec.channels:
                 raise ToolError(f"--only {chan!r}: {args.file} has no such channel "
@@ -81,6 +95,11 @@ def _play(args: argparse.Namespace) -> int:
                                     f"takes {h.data_cls.__name__}")
                 handles[(chan, port)] = h
         injectors = {}
+        from .tap import writers_note
+        for h in {h.address: h for h in handles.values()}.values():
+            note = writers_note("rtcf-play", h)
+            if note:
+                print(note, file=sys.stderr)
         try:
             for key, h in handles.items():
                 injectors[key] = Injector(session, h)

@@ -44,7 +44,7 @@ from rtcf.corba.orb import get_orb, root_poa
 from rtcf.corba.portbase import PortServiceBase
 from .session import PortHandle, Session, ToolError
 
-__all__ = ["SampleQueue", "Tap", "Injector", "ToolPort", "DEFAULT_QUEUE"]
+__all__ = ["SampleQueue", "Tap", "Injector", "ToolPort", "DEFAULT_QUEUE", "other_writers"]
 
 RTC = stub_module("RTC")
 OpenRTM = stub_module("OpenRTM")
@@ -342,6 +342,38 @@ class Injector:
             time.sleep(linger)
         _disconnect(self.handle, self.cid, timeout_ms)
         self.tool.close()
+
+
+def other_writers(handle: PortHandle) -> list[str]:
+    """Full names of the out ports connected to the in port of ``handle`` (a tool's own
+    connections left out): each sample they write replaces one written by a tool, so a
+    value injected there lasts until their next write. Runs in: the caller's thread."""
+    names: list[str] = []
+    try:
+        profiles = handle.ref.get_connector_profiles()
+    except CORBA.Exception:
+        return names
+    for cp in profiles:
+        for p in cp.ports:
+            try:
+                if p is None or p._is_equivalent(handle.ref):
+                    continue
+                name = p.get_port_profile().name
+            except CORBA.Exception:
+                continue
+            if not name.startswith("rtcf-tool") and name not in names:
+                names.append(name)
+    return names
+
+
+def writers_note(tool: str, handle: PortHandle) -> str | None:
+    """The line a tool prints before writing into an in port that live writers feed."""
+    writers = other_writers(handle)
+    if not writers:
+        return None
+    return (f"{tool}: note: {handle.address} is also fed by {', '.join(writers)}: "
+            f"{'its' if len(writers) == 1 else 'their'} next sample replaces yours "
+            f"(disconnect it with rtdis, or deactivate the writer, to keep yours)")
 
 
 def _disconnect(handle: PortHandle, cid: str, timeout_ms: int) -> None:

@@ -30,6 +30,19 @@ def web_settings(conf: Mapping[str, str]) -> tuple[str, int]:
     return address, port
 
 
+def _free_port(address: str) -> int:
+    """A TCP port free at ``address`` now (0 when the address cannot be bound: the check
+    after this says why)."""
+    import socket
+    try:
+        infos = socket.getaddrinfo(address, 0, type=socket.SOCK_STREAM)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as s:
+            s.bind(infos[0][4])
+            return s.getsockname()[1]
+    except OSError:
+        return 0
+
+
 def allowed_hosts(conf: Mapping[str, str]) -> list[str]:
     """The names of rtcf.web.allowed_hosts (comma-separated host[:port]; ConfigError naming
     the bad one): the host names the web view answers to besides its address, localhost
@@ -79,6 +92,8 @@ def start_web(conf: Mapping[str, str], log: Any) -> WebChild | None:
     from .server import check_address
     address, port = web_settings(conf)
     allowed = allowed_hosts(conf)
+    if port == 0:          # any free port: chosen here, so the URL logged is the real one
+        port = _free_port(address)
     problem = check_address(address, port)
     if problem:
         log.warning("web view not started: %s (set rtcf.web.port / rtcf.web.address)",
@@ -93,6 +108,6 @@ def start_web(conf: Mapping[str, str], log: Any) -> WebChild | None:
     if fox:
         cmd += ["--foxglove-port", fox]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True)
-    url = f"http://{address}:{port}/"
+    url = f"http://[{address}]:{port}/" if ":" in address else f"http://{address}:{port}/"
     log.info("web view at %s (a separate process, pid %d)", url, proc.pid)
     return WebChild(proc, url)
