@@ -106,3 +106,23 @@ def test_manager_web_view_on_port_0_logs_its_port(launch: Any) -> None:
         except OSError:
             assert time.monotonic() < deadline, mp.log()
             time.sleep(0.2)
+
+
+def test_observing_pictures_script(tmp_path: Path) -> None:
+    """scripts/observing_pictures makes docs/observing.md's two pictures from the default
+    system (a system and naming service of its own, stopped at the end)."""
+    import shutil
+    import subprocess
+    from test_web_view import _browser_missing
+    missing = _browser_missing()
+    if missing:
+        pytest.skip(missing)
+    pytest.importorskip("matplotlib")
+    assert shutil.which("chromium")
+    cp = subprocess.run([str(ROOT / "scripts" / "observing_pictures"), "--out",
+                         str(tmp_path)], capture_output=True, text=True, timeout=300,
+                        stdin=subprocess.DEVNULL)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    for name in ("rtcf-graph-default.png", "web_view.png"):
+        data = (tmp_path / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 30_000, name
