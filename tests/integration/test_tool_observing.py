@@ -215,3 +215,33 @@ def test_background_recorder_stops_on_sigint(ns: str, tmp_path: Path) -> None:
             proc.wait()
     assert proc.returncode == 0, err
     assert f"wrote {out}" in err and out.exists()
+
+
+def test_web_view_plots_a_dotted_port(system: Any, tmp_path: Path) -> None:
+    import asyncio
+
+    import aiohttp
+    from test_web_view import WebServer
+    server = WebServer(system.ns_port, tmp_path)
+
+    async def plot() -> tuple[dict, dict]:
+        async with aiohttp.ClientSession() as s:
+            async with s.ws_connect(f"ws://127.0.0.1:{server.port}/ws") as ws:
+                await ws.send_str(json.dumps({"op": "plot", "component": "dot",
+                                              "port": "arm.q"}))
+                plotting = frame = None
+                while frame is None:
+                    d = json.loads((await ws.receive(timeout=15)).data)
+                    if d["type"] == "error":
+                        raise AssertionError(d["message"])
+                    if d["type"] == "plotting":
+                        plotting = d
+                    elif d["type"] == "plot":
+                        frame = d["frames"][0]
+                return plotting, frame
+    try:
+        plotting, frame = asyncio.run(plot())
+    finally:
+        server.stop()
+    assert plotting["title"] == "dot.arm.q" and plotting["key"].endswith(":arm.q")
+    assert frame["labels"] == ["data[0]", "data[1]"] and frame["y"][-1][0] >= 1
