@@ -47,7 +47,20 @@ JSON command per stdin line, one JSON reply line each:
                           "connector_id", "ports": [IOR...], "properties": {k: str}}
   {"cmd": "forget"}    -> both ports drop every connection without telling anyone (a peer
                           that lost its state, e.g. restarted in place)
+  {"cmd": "rtobject", "ns": "host:port", "context": "h.host_cxt", "rtc": n}
+                       -> an RTC::RTObject named n (no ports, no execution context) with
+                          an SDO configuration as OpenRTM-aist-Python's (below), bound at
+                          context/n.rtc in that naming service
+  {"cmd": "config"}    -> {"ok": true, "active": id or null (none active), "sets": {...},
+                          "applied": {...} (the values the component runs with)}
+  {"cmd": "unbind"}    -> the RTObject's name removed
   {"cmd": "quit"}      -> {"ok": true}, then the process exits
+
+SDO configuration (OpenRTM-aist-Python's SdoConfiguration.py over ConfigAdmin.py): sets
+"default" (active) and "fast", one parameter "gain". set_configuration_set_values stores the
+values and leaves NO set active (ConfigAdmin.setConfigurationSetValues: ``_active = False``)
+until activate_configuration_set, which applies them; meanwhile
+get_active_configuration_set raises SDOPackage.NotAvailable.
 """
 
 from __future__ import annotations
@@ -63,7 +76,7 @@ import omniORB
 from omniORB import CORBA, any as oany
 
 from rtctree.rtc import OpenRTM, RTC, SDOPackage  # noqa: F401  (SDOPackage: NameValue)
-from rtctree.rtc import OpenRTM__POA, RTC__POA
+from rtctree.rtc import OpenRTM__POA, RTC__POA, SDOPackage__POA
 
 DATA_TYPE = "IDL:RTC/TimedDoubleSeq:1.0"
 P = "dataport."
@@ -395,6 +408,94 @@ class PeriodicPublisher:
                 pass
 
 
+class ConfigurationServant(SDOPackage__POA.Configuration):
+    """SDOPackage::Configuration as OpenRTM-aist-Python answers it (the module docstring)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.sets = {"default": {"gain": "1.0"}, "fast": {"gain": "5.0"}}
+        self.active, self.is_active = "default", True
+        self.applied = dict(self.sets["default"])
+
+    def _cs(self, sid):
+        return SDOPackage.ConfigurationSet(sid, "", [nv(k, v) for k, v in
+                                                     self.sets[sid].items()])
+
+    def get_configuration_sets(self):
+        with self.lock:
+            return [self._cs(s) for s in self.sets]
+
+    def get_configuration_set(self, sid):
+        with self.lock:
+            if sid not in self.sets:
+                raise SDOPackage.InvalidParameter(f"no configuration set {sid}")
+            return self._cs(sid)
+
+    def get_active_configuration_set(self):
+        with self.lock:
+            if not self.is_active:
+                raise SDOPackage.NotAvailable(
+                    "NotAvailable: Configuration.get_active_configuration_set()")
+            return self._cs(self.active)
+
+    def set_configuration_set_values(self, cs):
+        with self.lock:
+            if cs.id not in self.sets:
+                return False
+            for item in cs.configuration_data:
+                self.sets[cs.id][item.name] = str(item.value.value())
+            self.is_active = False
+            return True
+
+    def activate_configuration_set(self, sid):
+        with self.lock:
+            if sid not in self.sets:
+                raise SDOPackage.InvalidParameter(f"no configuration set {sid}")
+            self.active, self.is_active = sid, True
+            self.applied = dict(self.sets[sid])
+            return True
+
+
+class RTObjectServant(RTC__POA.RTObject):
+    """A component with no ports and no execution context; its SDO configuration."""
+
+    def __init__(self, peer, name):
+        self.name = name
+        self.config = ConfigurationServant()
+        self.config_ref = peer.activate(self.config)
+
+    def get_component_profile(self):
+        return RTC.ComponentProfile(self.name, "AistLike", "OpenRTM-aist-style peer",
+                                    "1.0", "peer", "test", [], None, [])
+
+    def get_owned_contexts(self):
+        return []
+
+    def get_participating_contexts(self):
+        return []
+
+    def get_ports(self):
+        return []
+
+    def get_configuration(self):
+        return self.config_ref
+
+
+def bind_rtobject(peer, ns, context, name):
+    import CosNaming
+    root = peer.orb.string_to_object(f"corbaloc::{ns}/NameService")._narrow(
+        CosNaming.NamingContext)
+    ctx_id, _, ctx_kind = context.rpartition(".")
+    ctx_name = [CosNaming.NameComponent(ctx_id, ctx_kind)]
+    try:
+        ctx = root.bind_new_context(ctx_name)
+    except CosNaming.NamingContext.AlreadyBound:
+        ctx = root.resolve(ctx_name)._narrow(CosNaming.NamingContext)
+    servant = RTObjectServant(peer, name)
+    ctx.rebind([CosNaming.NameComponent(name, "rtc")], peer.activate(servant))
+    peer.rtobject = (servant, ctx, name)
+
+
 class InPortCdrServant(OpenRTM__POA.InPortCdr):
     def __init__(self, peer, cid, little):
         self.peer = peer
@@ -500,6 +601,19 @@ def handle(peer, msg):
             for cid in ids:
                 port._unsubscribe(cid)
                 port._unpublish(cid)
+        return {"ok": True}
+    if cmd == "rtobject":
+        bind_rtobject(peer, msg["ns"], msg["context"], msg["rtc"])
+        return {"ok": True}
+    if cmd == "config":
+        c = peer.rtobject[0].config
+        with c.lock:
+            return {"ok": True, "active": c.active if c.is_active else None,
+                    "sets": c.sets, "applied": c.applied}
+    if cmd == "unbind":
+        import CosNaming
+        _, ctx, name = peer.rtobject
+        ctx.unbind([CosNaming.NameComponent(name, "rtc")])
         return {"ok": True}
     if cmd == "quit":
         return {"ok": True}
