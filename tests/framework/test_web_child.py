@@ -32,6 +32,9 @@ def test_defaults_are_loopback_and_off():
      "-o: rtcf.web.foxglove_port: expected a TCP port 0-65535, got '-1'"),
     ("rtcf.web.push_rate:0",
      "-o: rtcf.web.push_rate: expected a rate between 1 and 1000 [Hz], got '0'"),
+    ("rtcf.web.allowed_hosts:robot.local, bad host",
+     "-o: rtcf.web.allowed_hosts: expected a host name or address, optionally with :port "
+     "(robot.local, 10.0.0.7, robot.local:9000), got 'robot.local, bad host'"),
 ])
 def test_bad_web_keys_are_refused_naming_the_key(override, message):
     with pytest.raises(ConfigError) as e:
