@@ -73,6 +73,14 @@ def test_a_bare_play_of_a_whole_system_replays_nothing(ns: str, recording: Path)
     cp = run("rtcf-play", recording, "-n", ns, "--only", "DCM0.q", "-q")
     assert cp.returncode == 0, cp.stderr
     assert "also fed by DCM0.q" in cp.stderr
+    # and every channel into the ports it fed, asked for with --all
+    cp = run("rtcf-play", recording, "-n", ns, "--all")
+    assert cp.returncode == 0, cp.stderr
+    from rtcf.tools.mcapio import open_recording
+    with open_recording(str(recording)) as rec:
+        fed = [c for c in rec.channels.values() if c.metadata.get("connected_to")]
+        want = sum(c.count for c in fed)
+    assert f"sent {want} messages" in cp.stderr
 
 
 def test_readme_inject(ns: str) -> None:
