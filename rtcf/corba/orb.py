@@ -5,15 +5,36 @@ separated by commas or semicolons, or ``all``; default loopback only) and ``corb
 (passed to ORB_init, split like a shell line). Unless ``corba.args`` sets them, a client call
 times out after 10 s and a connect after 1 s, so a dead peer never blocks a caller for long.
 omniORB runs its own server threads: there is no ORB thread to start.
+
+Shutdown and the end of the process: an omniORB thread that has run Python code (an upcall,
+the release of a servant) holds a Python thread state, and gives it back on its way out,
+which needs the GIL. ``ORB.destroy()`` returns once its thread pool has counted every
+worker out, and a worker counts itself out *before* that last step (in omniORB 4.3
+``~omniAsyncWorker`` runs before ``~omni_thread``, whose thread-specific data frees the
+Python state: omniORBpy's ``omnipyThreadCache::threadExit``); the thread that carries out
+``shutdown(False)`` is not waited for at all. A thread still on its way out when the
+interpreter finalises is ended by Python inside that C++ destructor (``PyThread_exit_thread``,
+a forced unwind through a destructor that may not throw): ``std::terminate``, "terminate
+called without an active exception", SIGABRT, now and then at the exit of a manager or a
+tool, more often on a loaded machine. So :func:`shutdown_orb` waits after ``destroy()``
+until every omniORB thread that held a Python state has ended (:class:`_OmniThreads`), and
+a process that exits with its ORB still up has it shut down that way by an ``atexit``
+handler, before the interpreter finalises.
 """
 
 from __future__ import annotations
 
+import atexit
+import os
 import shlex
 import threading
+import time
 from typing import Any
 
+import omniORB
 from omniORB import CORBA  # noqa: F401  (re-exported for the other corba modules)
+
+from ..log import get_logger
 
 __all__ = ["init_orb", "shutdown_orb", "get_orb", "root_poa", "object_to_string",
            "string_to_object", "orb_args", "call_timeout"]
@@ -25,6 +46,67 @@ _lock = threading.Lock()
 _orb: Any = None
 _poa: Any = None
 _call_timeout_ms = DEFAULT_CALL_TIMEOUT_MS      # what the ORB was given (0: none)
+_atexit_registered = False
+THREAD_EXIT_TIMEOUT = 10.0    # [s] shutdown_orb waits this long at most for omniORB threads
+
+log = get_logger("corba")
+
+
+def _thread_start(tid: int) -> str | None:
+    """The start time of thread ``tid`` of this process (field 22 of its /proc stat, in
+    clock ticks since boot), None when it does not exist or /proc is not there. Together
+    with the id it names one thread: ids are reused (pid_max may be 32768)."""
+    try:
+        with open(f"/proc/self/task/{tid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # the command name (field 2) may hold spaces and parentheses: count from its end
+    return stat[stat.rindex(b")") + 2:].split()[19].decode()
+
+
+class _OmniThreads:
+    """The omniORB threads that hold (or held) a Python thread state: registered with
+    omniORBpy's worker-thread hook (``omniORB.addWThreadHook``), whose CREATED and DELETED
+    events run on the thread itself with the GIL held. A thread is *holding* from CREATED
+    to DELETED (the start of its Python clean-up) and *leaving* after that until the OS
+    thread has ended. Runs in: any thread (the hook in omniORB's threads)."""
+
+    def __init__(self) -> None:
+        self.holding: dict[int, tuple[int, str | None]] = {}   # ident -> (tid, start)
+        self.leaving: dict[int, tuple[int, str | None]] = {}
+        self.proc = os.path.isdir("/proc/self/task")
+
+    def hook(self, kind: int, wt: Any) -> None:
+        """omniORB's WorkerThread hook. Runs in: the omniORB thread, GIL held."""
+        if kind == omniORB.WTHREAD_CREATED:
+            tid = threading.get_native_id()
+            self.holding[wt.ident] = (tid, _thread_start(tid) if self.proc else None)
+        else:
+            entry = self.holding.pop(wt.ident, None)
+            if entry is not None and self.proc:
+                self.leaving[wt.ident] = entry
+            self._prune()
+
+    def _prune(self) -> None:
+        for ident, (tid, start) in list(self.leaving.items()):
+            if start is None or _thread_start(tid) != start:
+                self.leaving.pop(ident, None)      # ended (or the id is another's now)
+
+    def wait_ended(self, timeout: float) -> int:
+        """Wait (the GIL released) until no omniORB thread holds a Python state or is on
+        its way out; the number still there after ``timeout`` seconds (0: all ended)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self._prune()
+            left = len(self.holding) + len(self.leaving)
+            if not left or time.monotonic() >= deadline:
+                return left
+            time.sleep(0.001)
+
+
+_omni_threads = _OmniThreads()
+omniORB.addWThreadHook(_omni_threads.hook)   # before any ORB exists (omniORBpy's rule)
 
 
 def _endpoint_args(spec: str) -> list[str]:
@@ -79,6 +161,10 @@ def init_orb(conf: dict[str, str] | None = None) -> Any:
                     "and a free port, or all) with corba.args "
                     f"{(conf or {}).get('corba.args', '')!r}") from None
             _orb, _poa, _call_timeout_ms = orb, poa, timeout_ms
+            global _atexit_registered
+            if not _atexit_registered:
+                atexit.register(_shutdown_at_exit)
+                _atexit_registered = True
         return _orb
 
 
@@ -110,16 +196,32 @@ def root_poa() -> Any:
 
 
 def shutdown_orb(wait: bool = True) -> None:
-    """Shut the ORB down and destroy it; init_orb may then create a new one."""
+    """Shut the ORB down and destroy it, then wait until every omniORB thread that held a
+    Python thread state has ended (see the module doc: one that ends while the interpreter
+    finalises aborts the process); init_orb may then create a new one. ``wait`` False: the
+    requests in progress are not waited for before the ORB starts shutting down (from an
+    upcall); ``destroy()`` still waits for the shutdown to complete. Runs in: any thread
+    but an upcall (ORB.destroy refuses those)."""
     global _orb, _poa
     with _lock:
         orb, _orb, _poa = _orb, None, None
-    if orb is not None:
-        try:
-            orb.shutdown(wait)
-            orb.destroy()
-        except CORBA.Exception:
-            pass
+    if orb is None:
+        return
+    try:
+        orb.shutdown(wait)
+        orb.destroy()
+    except CORBA.Exception:
+        return      # from an upcall, or destroyed meanwhile: its threads are not ended here
+    left = _omni_threads.wait_ended(THREAD_EXIT_TIMEOUT)
+    if left:
+        log.warning("%d omniORB thread(s) still running %.0f s after the ORB was destroyed "
+                    "(an upcall that does not return?)", left, THREAD_EXIT_TIMEOUT)
+
+
+def _shutdown_at_exit() -> None:
+    """atexit: a process that ends with its ORB up shuts it down before the interpreter
+    finalises (after threading joined the non-daemon threads). Runs in: the main thread."""
+    shutdown_orb(wait=False)
 
 
 def object_to_string(obj: Any) -> str:

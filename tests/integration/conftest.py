@@ -413,10 +413,18 @@ class Launcher:
         return mp
 
     def close(self) -> None:
+        aborted = []
         for mp in reversed(self.procs):
             mp.stop()
             assert mp.proc.poll() is not None, f"manager {mp.pid} still running"
+            try:
+                text = mp.log_path.read_text(errors="replace")
+            except OSError:
+                text = ""
+            if "terminate called" in text:     # omniORB threads at exit (issue 22)
+                aborted.append(f"{mp.yaml_path.name}:\n{text[-2000:]}")
         self.procs.clear()
+        assert not aborted, "a manager aborted at exit:\n" + "\n".join(aborted)
 
 
 @pytest.fixture

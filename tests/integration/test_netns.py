@@ -83,6 +83,18 @@ def _start(ns: str, cmd: list[str], log: Path) -> subprocess.Popen:
                                 start_new_session=True)
 
 
+def _wait_listening(ns: str, ip: str, port: int, timeout: float = 60.0) -> None:
+    """Until something accepts TCP connections on ip:port inside namespace ns."""
+    deadline = time.monotonic() + timeout
+    while True:
+        r = subprocess.run(["ip", "netns", "exec", ns, "bash", "-c",
+                            f"exec 3<>/dev/tcp/{ip}/{port}"], capture_output=True, timeout=30)
+        if r.returncode == 0:
+            return
+        assert time.monotonic() < deadline, f"nothing listens on {ip}:{port} in {ns}"
+        time.sleep(0.1)
+
+
 def _stop(p: subprocess.Popen) -> None:
     if p.poll() is None:
         try:
@@ -107,24 +119,32 @@ def test_composition_across_two_hosts(two_hosts, tmp_path):
     common = ["-o", f"corba.nameservers:{A_IP}:{port}",
               "-o", f"manager.modules.load_path:{ROOT / 'components'}", "--quiet"]
     try:
-        time.sleep(1.0)
+        _wait_listening(a, A_IP, port)
+        # host B's process runs until it is stopped (below), however long the launch takes
         remote = _start(b, [sys.executable, "-m", "rtcf.manager", str(comp), "--process",
-                            "remote", "--duration", "12", "-o", f"corba.endpoints:{B_IP}",
-                            *common], tmp_path / "b.log")
+                            "remote", "-o", f"corba.endpoints:{B_IP}", *common],
+                        tmp_path / "b.log")
         procs.append(remote)
         launcher = _start(a, [sys.executable, "-m", "rtcf.manager", str(comp),
                               "--duration", "6", "-o", f"corba.endpoints:{A_IP}", *common],
                           tmp_path / "a.log")
         procs.append(launcher)
-        launcher.wait(40)
-        remote.wait(40)
+        launcher.wait(120)
+        assert remote.poll() is None, (tmp_path / "b.log").read_text()
+        os.killpg(remote.pid, signal.SIGTERM)        # Ctrl-C's way: an orderly stop
+        remote.wait(60)
         a_log = (tmp_path / "a.log").read_text()
         b_log = (tmp_path / "b.log").read_text()
         assert launcher.returncode == 0, a_log
         assert "connected gen.out -> rec.in across processes" in a_log, a_log
         m = re.search(r"rec: (\d+) samples", b_log)
         assert m, b_log
-        assert int(m.group(1)) >= 50, b_log      # ~5 s at 50 Hz crossed the veth
+        # 6 s of the 50 Hz EC: samples crossed the veth (how many depends on the load)
+        assert int(m.group(1)) >= 10, b_log
+        # both ends exit cleanly (issue 22: the remote used to abort now and then at exit,
+        # "terminate called without an active exception")
+        assert remote.returncode == 0, b_log
+        assert "terminate called" not in a_log + b_log, a_log + b_log
     finally:
         for p in reversed(procs):
             _stop(p)
