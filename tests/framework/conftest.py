@@ -134,8 +134,10 @@ def make_spy() -> Callable[..., SpyBase]:
 
 
 def poll(predicate: Callable[[], Any], timeout: float = 3.0, interval: float = 0.002) -> bool:
-    """Wait until predicate() is true (bounded); return its final truth."""
-    deadline = time.monotonic() + timeout
+    """Wait until predicate() is true (bounded: ``timeout`` seconds, never less than 30, as
+    a loaded machine is slow and a passing test never waits the bound out); return its
+    final truth."""
+    deadline = time.monotonic() + max(timeout, 30.0)
     while time.monotonic() < deadline:
         if predicate():
             return True

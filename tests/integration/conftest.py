@@ -33,8 +33,10 @@ HERE = Path(__file__).resolve().parent
 TESTCOMPS = HERE / "testcomps"
 BIN = Path(sys.executable).parent
 HOST = socket.gethostname()
-STARTUP_TIMEOUT = 20.0
-STOP_TIMEOUT = 8.0
+# generous bounds: a loaded machine (two busy loops per core) starts and stops a manager in
+# several seconds; a passing test never waits them out
+STARTUP_TIMEOUT = 120.0
+STOP_TIMEOUT = 30.0
 
 # Every manager process started by this session (pid -> Popen), checked at the very end.
 _STARTED: dict[int, subprocess.Popen] = {}
@@ -42,10 +44,17 @@ _STARTED: dict[int, subprocess.Popen] = {}
 
 # -- small utilities -------------------------------------------------------------------------
 
+# The least a wait for a condition waits before it fails [s]: what takes a second on a quiet
+# machine takes many on a loaded one, and a test that passes never waits this out.
+MIN_WAIT = 60.0
+
+
 def wait_until(pred: Callable[[], Any], timeout: float = 5.0, interval: float = 0.05,
                what: str = "condition") -> Any:
     """Poll pred until it returns something truthy; AssertionError naming ``what`` after
-    timeout."""
+    ``timeout`` seconds, and never before MIN_WAIT (the timeout a caller gives is what the
+    condition takes on a quiet machine)."""
+    timeout = max(timeout, MIN_WAIT)
     deadline = time.monotonic() + timeout
     last = None
     while True:
