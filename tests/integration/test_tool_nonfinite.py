@@ -16,9 +16,11 @@ from typing import Any
 
 import pytest
 
-from test_tool_commands import run, tool
+from test_tool_commands import connectors, run, tool, wait_connected
 from test_web_view import WebServer, _free_port, browser, open_page, select_component, \
     wait_js  # noqa: F401  (browser: the fixture)
+
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
 
 COMPOSITION = """
 name: nonfinite
@@ -102,7 +104,7 @@ def test_foxglove_bridge_keeps_them_apart(system: Any, tmp_path: Path) -> None:
                                     protocols=["foxglove.websocket.v1"]) as ws:
                 channels: dict = {}
                 while True:
-                    msg = await ws.receive(timeout=15)
+                    msg = await ws.receive(timeout=60)
                     if msg.type == aiohttp.WSMsgType.TEXT:
                         d = json.loads(msg.data)
                         if d["op"] == "advertise":
@@ -167,13 +169,13 @@ def test_page_plots_a_nan_port_and_the_others_go_on(browser: Any, web: WebServer
 
 # -- 7. rtcf-inject ---------------------------------------------------------------------------
 
-def test_inject_takes_json_numbers(ns: str) -> None:
+def test_inject_takes_json_numbers(ns: str, system: Any, it: Any) -> None:
+    before = connectors(system, "nfrelay", "out")
     proc = subprocess.Popen([tool("rtcf-print"), "--nameserver", ns, "nfrelay:out", "-n",
-                             "1", "--json", "-t", "20"], stdout=subprocess.PIPE,
+                             "1", "--json", "-t", "120"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        import time
-        time.sleep(1.5)
+        wait_connected(it, system, "nfrelay", "out", before + 1, "rtcf-print connected")
         inj = run("rtcf-inject", "-n", ns, "nfrelay:in",
                   "[1e9, NaN, Infinity, -Infinity, -2.5E-3, .nan]", "-c", "3", "-r", "10")
         assert inj.returncode == 0, inj.stderr
