@@ -1,5 +1,6 @@
-"""Manager: module loading, building a composition, validation against real ports,
-parameter sources, shutdown order, the multi-process split. No ORB (corba=False)."""
+"""Manager: building a composition, validation against real ports, parameter sources,
+shutdown order, the multi-process split. No ORB (corba=False). The module loader's tests
+are in test_loader.py, the command line's in test_command.py."""
 
 from __future__ import annotations
 
@@ -126,18 +127,6 @@ def test_params_from_rtc_conf_keys_and_composition_in_order():
     assert (c.instance_name, c.gain) == ("Src1", 9.0)
 
 
-def test_load_module_from_the_load_path(tmp_path):
-    pkg = tmp_path / "mypkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "component.py").write_text(
-        "from rtcf import Component\nclass Hello(Component):\n    pass\n")
-    m = manager(manager__modules__load_path=str(tmp_path))
-    assert m.resolve("Hello", "mypkg").type_name == "Hello"
-    with pytest.raises(LookupError, match="defines no component type 'Nope'"):
-        m.resolve("Nope", "mypkg")
-
-
 def test_split_by_process():
     comp = compose({
         "components": [{"type": "Src", "name": "a", "process": "p1"},
@@ -171,54 +160,6 @@ def test_check_refuses_conf_parameters_and_config_sets_before_creating_anything(
     assert m.components == {} and m.ecs == {}
 
 
-def test_unknown_type_is_named_with_the_known_ones(tmp_path):
-    m = manager()
-    with pytest.raises(LookupError, match=r"no module named, and the loaded ones define Sink, "
-                                          r"Src; did you mean 'Src'\?"):
-        m.resolve("Srx")
-    with pytest.raises(LookupError, match=r"'\.\./etc' is not an importable module name"):
-        m.load_module("../etc")
-
-
-def _demo(folder):
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "c.yaml").write_text(
-        "components:\n  - {type: Gain, module: examples, name: g}\n"
-        "execution_contexts:\n  - {name: e, kind: stepped, rate: 100, members: [g]}\n")
-    (folder / "r.conf").write_text("logger.log_level: WARN\n")
-
-
-def test_user_paths_are_read_against_the_callers_directory(tmp_path, monkeypatch):
-    """scripts/run changes into the repository and passes the user's directory as RTCF_CWD:
-    the composition, -f and -o rtcf.composition are read against it (defect 9)."""
-    from pathlib import Path
-    from rtcf.command import main
-    from rtcf.paths import user_path
-    _demo(tmp_path / "mine")
-    elsewhere = tmp_path / "repo"
-    elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)
-    monkeypatch.setenv("RTCF_CWD", str(tmp_path / "mine"))
-    assert user_path("c.yaml") == tmp_path / "mine" / "c.yaml"
-    assert user_path("../x/c.yaml") == tmp_path / "x" / "c.yaml"
-    assert user_path("/abs/c.yaml") == Path("/abs/c.yaml")
-    load = f"manager.modules.load_path:{Path(__file__).resolve().parents[2] / 'components'}"
-    common = ["--no-corba", "--duration", "0", "--quiet", "-o", load]
-    assert main(["c.yaml", "-f", "r.conf", *common]) == 0
-    assert main(["-f", "r.conf", "-o", "rtcf.composition:c.yaml", *common]) == 0
-    monkeypatch.delenv("RTCF_CWD")
-    assert main(["c.yaml", *common]) == 2          # not in the process's own directory
-
-
-def test_main_refuses_an_empty_composition(tmp_path, monkeypatch, capsys):
-    from rtcf.command import main
-    (tmp_path / "e.yaml").write_text("# nothing\n")
-    monkeypatch.chdir(tmp_path)
-    assert main(["e.yaml", "--no-corba", "--duration", "0"]) == 2
-    assert "e.yaml: components: no components declared: nothing to run" in \
-        capsys.readouterr().err
-
-
 def test_status_line_shows_lost_and_suspect_connections():
     """The CORBA runtime's connection note (issue 11, defect 11) ends the status line."""
     from types import SimpleNamespace
@@ -233,42 +174,3 @@ def test_status_line_shows_lost_and_suspect_connections():
     finally:
         m.corba = None
         m.shutdown()
-
-
-def test_a_load_path_given_with_o_is_read_against_rtcf_cwd_and_leaves_out_the_bundled(
-        tmp_path, monkeypatch):
-    from rtcf.loader import BUNDLED_COMPONENTS
-    (tmp_path / "mine").mkdir()
-    monkeypatch.setenv("RTCF_CWD", str(tmp_path))
-    conf = rtcconf.apply_overrides(
-        rtcconf.defaults(), [f"manager.modules.load_path:./mine,{BUNDLED_COMPONENTS}"])
-    m = Manager(conf, corba=False)
-    assert m.loader.load_path() == [tmp_path / "mine"]
-
-
-def test_bundled_components_load_by_short_and_namespaced_name(tmp_path):
-    m = manager(manager__modules__load_path=str(tmp_path))
-    short = m.load_module("examples")
-    assert short.__name__ == "rtcf_components.examples.component"
-    assert m.load_module("rtcf_components.examples") is short
-    body = m.load_module("dcm.mujoco_body")
-    assert body.__name__ == "rtcf_components.dcm.mujoco_body"
-
-
-def test_a_user_module_named_like_a_bundled_one_is_refused_naming_both(tmp_path):
-    (tmp_path / "examples.py").write_text("raise SystemExit('must not be imported')\n")
-    m = manager(manager__modules__load_path=str(tmp_path))
-    with pytest.raises(LookupError) as e:
-        m.load_module("examples")
-    text = str(e.value)
-    assert "rtcf_components.examples" in text and str(tmp_path / "examples.py") in text
-    assert m.load_module("rtcf_components.examples").__name__.startswith("rtcf_components.")
-
-
-def test_a_user_module_with_another_name_loads_from_the_load_path(tmp_path):
-    (tmp_path / "mycomps.py").write_text(
-        "from rtcf import Component\n"
-        "class Mine(Component):\n"
-        "    pass\n")
-    m = manager(manager__modules__load_path=str(tmp_path))
-    assert m.load_module("mycomps").Mine.type_name == "Mine"
