@@ -39,7 +39,8 @@ class AutoBalancer(Component):
     | port | type | unit | meaning |
     |---|---|---|---|
     | qRef (in) | TimedDoubleSeq | rad | joint reference, model order (the SequencePlayer's); the newest is held |
-    | qInit (in) | TimedDoubleSeq | rad | the held joint command (DCM0.qCommand): the reference until a qRef came (rtcf addition) |
+    | qInit (in) | TimedDoubleSeq | rad | the robot's command at start (DCM0.qCommand): its first sample is the reference until a qRef comes (rtcf addition) |
+    | qRefHeld | TimedDoubleSeq | rad | the reference held (the newest qRef, or that first qInit) every cycle: the SequencePlayer's qInit, as hrpsys's StateHolder qOut (rtcf addition) |
     | q | TimedDoubleSeq | rad | output joint angles: qRef in MODE_IDLE (written when a new qRef came), the balancer's legs otherwise (every cycle) |
     | zmpOut | TimedPoint3D | m | reference ZMP, torso frame (hrpsys) |
     | basePosOut, baseRpyOut | TimedPoint3D, TimedOrientation3D | m, rad | planned torso pose, world (the balancer's odometry frame) |
@@ -88,6 +89,8 @@ class AutoBalancer(Component):
         self.q_in = self.add_in_port("qRef", TimedDoubleSeq)
         self.q_init_in = self.add_in_port("qInit", TimedDoubleSeq)
         self.q_out = self.add_out_port("q", TimedDoubleSeq)
+        self.held_out = self.add_out_port("qRefHeld", TimedDoubleSeq)
+        self.held_out.value.data = np.zeros(self.n)
         self.zmp_out = self.add_out_port("zmpOut", TimedPoint3D)
         self.pos_out = self.add_out_port("basePosOut", TimedPoint3D)
         self.rpy_out = self.add_out_port("baseRpyOut", TimedOrientation3D)
@@ -103,8 +106,7 @@ class AutoBalancer(Component):
         self._outs = (self.zmp_out, self.pos_out, self.rpy_out, self.cog_out, self.contact_out,
                       self.swing_out, self.walk_out, self.feet_out)
         self.q_ref = np.zeros(self.n)
-        self.have_ref = False                  # a qRef (or qInit) was taken
-        self.have_qref = False                 # a qRef came (qInit is no longer used)
+        self.have_ref = False                  # a qRef (or the first qInit) was taken
         self._waiters: list[tuple[Callable[[], bool], Future]] = []
         self.executing = False
         self._warn = Throttled(self.log, 5.0)
@@ -165,6 +167,9 @@ class AutoBalancer(Component):
         if core is None or not self.have_ref:
             self._check_waiters()
             return
+        np.copyto(self.held_out.value.data, self.q_ref)
+        stamp(self.held_out.value, ec.planned)
+        self.held_out.write()
         if core.mode == IDLE:
             core.step(self.q_ref)
             if new:
@@ -175,13 +180,13 @@ class AutoBalancer(Component):
         self._check_waiters()
 
     def read_inputs(self) -> bool:
-        """Take the newest qRef (or, before any, qInit). True when the reference changed.
+        """Take the newest qRef (or, before any reference, qInit's first sample). True when
+        the reference changed.
         Runs in: EC thread."""
         new = False
         if self.q_in.read_newest() is ReadStatus.NEW:
             new = self._take(self.q_in.value.data, "qRef")
-            self.have_qref = self.have_qref or new
-        if not self.have_qref and self.q_init_in.read_newest() is ReadStatus.NEW:
+        if not self.have_ref and self.q_init_in.read_newest() is ReadStatus.NEW:
             new = self._take(self.q_init_in.value.data, "qInit") or new
         return new
 
