@@ -233,12 +233,7 @@ class AutoBalancerCore:
         """The footsteps of goPos(x, y, theta) [m, m, rad] from the planned stance (the
         feet after every queued step). Raises BalancerError; changes nothing."""
         gg = self._need_started("goPos")
-        for k, v in (("x", x), ("y", y), ("theta", theta)):
-            if not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise BalancerError(f"goPos: {k}: expected a finite number, got {v!r}")
-        if math.hypot(x, y) > 100.0 or abs(theta) > 100.0 * math.pi:
-            raise BalancerError(f"goPos: goal ({x:g} m, {y:g} m, {math.degrees(theta):g} "
-                                f"deg) is too far for one walk (at most 100 m, 50 turns)")
+        self._check_goal("goPos", x, y, theta)
         lim = limits or self.limits
         feet = gg.planned_feet
         start = mid_pose(feet["lleg"], feet["rleg"])
@@ -258,6 +253,40 @@ class AutoBalancerCore:
         if steps:
             gg.queue(steps)
         return len(steps)
+
+    def walk_to(self, x: float, y: float, theta: float, limits: StrideLimits | None = None,
+                step_time: float | None = None, step_height: float | None = None) -> int:
+        """NAOqi's moveTo: to (x, y, theta) [m, m, rad] from where the robot is now (the
+        middle of the reference feet this period), replacing every step after the one under
+        way. Returns the step count. Raises BalancerError; changes nothing then."""
+        gg = self._need_started("moveTo")
+        self._check_goal("moveTo", x, y, theta)
+        lim = limits or self.limits
+        now = mid_pose(gg.feet["lleg"], gg.feet["rleg"])
+        goal = now.compose(Pose2(float(x), float(y), float(theta)))
+        plan, feet = gg._truncation()
+        last = plan[2] if plan is not None else None
+        rel = mid_pose(feet["lleg"], feet["rleg"]).relative(goal)
+        first = other(last) if last is not None else first_leg_for(rel.y, rel.theta)
+        try:
+            steps = plan_to(feet, goal, first, lim, step_time or self.params.step_time,
+                            self.params.step_height if step_height is None else step_height)
+        except FootstepError as e:
+            raise BalancerError(f"moveTo: {e}") from None
+        gg.velocity = None
+        gg.truncate()
+        if steps:
+            gg.queue(steps)
+        return len(steps)
+
+    @staticmethod
+    def _check_goal(op: str, x, y, theta) -> None:
+        for k, v in (("x", x), ("y", y), ("theta", theta)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise BalancerError(f"{op}: {k}: expected a finite number, got {v!r}")
+        if math.hypot(x, y) > 100.0 or abs(theta) > 100.0 * math.pi:
+            raise BalancerError(f"{op}: goal ({x:g} m, {y:g} m, {math.degrees(theta):g} "
+                                f"deg) is too far for one walk (at most 100 m, 50 turns)")
 
     def set_footsteps(self, steps: list[Footstep]) -> None:
         """hrpsys setFootSteps: ``steps[0]`` is the current support foot (it fixes the

@@ -227,44 +227,54 @@ class GaitGenerator:
     def replace_future(self, steps: list[Footstep]) -> None:
         """Keep the step under way (or nothing when standing or only shifting), drop every
         later step, then queue ``steps`` after it. Runs in: owner thread."""
-        self._truncate()
+        self.truncate()
         self.queue(steps)
 
-    def _truncate(self) -> None:
-        """Keep the phases of the step under way, drop the rest (planned feet rewound)."""
+    def kept_feet(self) -> dict:
+        """The feet after the step under way (what ``truncate`` would leave planned),
+        without changing anything. Runs in: owner thread."""
+        return self._truncation()[1]
+
+    def _truncation(self):
+        """(phases kept, planned feet, planned ZMP, last leg, next index) after dropping
+        every step but the one under way; None when there is nothing to drop."""
         if not self.phases:
-            return
+            return None, dict(self._planned_feet)
         cur = self.phases[0]
         if cur.kind == "end":                         # already on the way to standing
-            return
+            return None, dict(self._planned_feet)
         if cur.step is None:                          # the start hold: the walk never began
-            self._planned_zmp = self._zmp_at(cur, self.elapsed)
-            self.phases.clear()
-            self.elapsed = 0
-            self._planned_feet = dict(self.feet)
-            self._last_leg = None
-            self.next_index = self.done_index + 1
-            return
+            return ([], self._zmp_at(cur, self.elapsed), None, self.done_index + 1), \
+                dict(self.feet)
         keep = 2 if cur.kind == "ds" else 1           # a step's double support: keep its swing
         kept = [self.phases[i] for i in range(min(keep, len(self.phases)))]
-        self.phases = deque(kept)
         feet = dict(self.feet)
-        zmp = self._zmp_at(kept[-1], kept[-1].n)
         last = None
         for ph in kept:
             if ph.kind == "ss":
                 feet[ph.step.leg] = ph.step.pose
                 last = ph.step.leg
+        return (kept, self._zmp_at(kept[-1], kept[-1].n), last, kept[-1].index + 1), feet
+
+    def truncate(self) -> None:
+        """Keep the step under way, drop every later one (the planned feet rewound)."""
+        plan, feet = self._truncation()
+        if plan is None:
+            return
+        kept, zmp, last, nxt = plan
+        self.phases = deque(kept)
+        if not kept:
+            self.elapsed = 0
         self._planned_feet = feet
         self._planned_zmp = zmp
         self._last_leg = last
-        self.next_index = kept[-1].index + 1
+        self.next_index = nxt
         self._add_end()
 
     def stop(self) -> None:
         """Stop within two steps: the step under way, then the other foot beside it."""
         self.velocity = None
-        self._truncate()
+        self.truncate()
         if self._last_leg is None:
             return
         leg = other(self._last_leg)
@@ -279,7 +289,7 @@ class GaitGenerator:
         ``stop()``; steps are made as the preview window needs them. A new velocity while
         walking replaces the steps after the one under way."""
         self.velocity = (float(vx), float(vy), float(vtheta))
-        self._truncate()
+        self.truncate()
         self._fill_velocity()
 
     def _queued_periods(self) -> int:
@@ -301,8 +311,11 @@ class GaitGenerator:
             leg = other(self._last_leg)
         sup = other(leg)
         mid = mid_pose(self._planned_feet["lleg"], self._planned_feet["rleg"])
-        goal = mid.compose(Pose2(vx * T, vy * T, vth * T))
-        want = goal.compose(nominal(leg, self.limits.half_width))
+        goal = mid.compose(Pose2(vx * T, vy * T, vth * T))     # the middle after this step
+        # the swing foot mirrors the support foot through that middle (one foot moving
+        # moves the middle half as far), at the stance's width
+        s = goal.relative(self._planned_feet[sup])
+        want = goal.compose(Pose2(-s.x, nominal(leg, self.limits.half_width).y, -s.theta))
         d = step_delta(sup, self._planned_feet[sup], want, self.limits.half_width)
         f = _scaled(d, self.limits)
         side = 1.0 if sup == "rleg" else -1.0

@@ -6,8 +6,13 @@ naming service at ``ip:port`` (where NAOqi has its broker):
 
 | NAOqi module | proxy | component instance (environment variable to change it) |
 |---|---|---|
-| ALMotion | MotionProxy (robot-model calls) | Kinematics0 (RTCF_ALMOTION) |
+| ALMotion | ALMotionProxy: the robot-model calls (MotionProxy) and the walk (moveTo, move, ...) | Kinematics0 (RTCF_ALMOTION) and NAOqi0 (RTCF_NAOQI) |
+| ALRobotPosture | ALRobotPostureProxy | NAOqi0 (RTCF_NAOQI) |
+| ALMemory | ALMemoryProxy | NAOqi0 (RTCF_NAOQI) |
 | DCM | DCMProxy | DCM0 (RTCF_DCM) |
+
+The NAOqi component runs in compositions/nao_walk.yaml; in a system without it the model
+calls of ALMotion work and its walk calls raise RuntimeError saying so.
 
 Any other module name raises RuntimeError, as NAOqi does for a module it cannot find.
 """
@@ -18,7 +23,9 @@ import importlib
 import os
 from typing import Any
 
-_MODULES = {"ALMotion": ("kinematics.proxy", "MotionProxy", "RTCF_ALMOTION", "Kinematics0"),
+_MODULES = {"ALMotion": ("naoqi.proxy", "ALMotionProxy", "RTCF_ALMOTION", "Kinematics0"),
+            "ALRobotPosture": ("naoqi.proxy", "ALRobotPostureProxy", "RTCF_NAOQI", "NAOqi0"),
+            "ALMemory": ("naoqi.proxy", "ALMemoryProxy", "RTCF_NAOQI", "NAOqi0"),
             "DCM": ("dcm.proxy", "DCMProxy", "RTCF_DCM", "DCM0")}
 
 
@@ -30,4 +37,5 @@ def ALProxy(module: str, ip: str = "localhost", port: int = 2809) -> Any:
                            f"{', '.join(_MODULES)})")
     path, cls, env, default = got
     proxy_cls = getattr(importlib.import_module(f"rtcf_components.{path}"), cls)
-    return proxy_cls(os.environ.get(env, default), nameserver=f"{ip}:{int(port)}")
+    extra = {"naoqi": os.environ.get("RTCF_NAOQI", "NAOqi0")} if module == "ALMotion" else {}
+    return proxy_cls(os.environ.get(env, default), nameserver=f"{ip}:{int(port)}", **extra)
