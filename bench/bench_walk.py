@@ -128,7 +128,7 @@ def run_walkpush(resolution: float) -> None:
     rows = []
     for st in (False, True):
         ok, speed = walk_push(5.0, st)
-        best = bisect(lambda f: walk_push(f, st)[0], 0.0, 40.0, resolution) if ok else 0.0
+        best = bisect(lambda f: walk_push(f, st)[0], 0.0, 40.0, resolution)
         rows.append([f"Stabilizer {'on' if st else 'off'}", "survived" if ok else "fell",
                      f"{speed:.3f}", f"{best:.1f}"])
         print("  " + ", ".join(rows[-1]), flush=True)
