@@ -119,18 +119,31 @@ class ComCalculator:
         self._frames = chain_frames
         self.kin = kin_model
         self.mass = mass
-        self._chains = [(kin_model.chains[n], m, c) for n, m, c in mass.chains]
+        # per chain: the frames' masses and their first moments m_k c_k (joint frames), and
+        # the chain's last angles and first moment (head and arms rarely move while the
+        # legs walk: a chain whose angles did not change is not computed again)
+        self._chains = [(kin_model.chains[n], m, (m[:, None] * c)[:, :, None])
+                        for n, m, c in mass.chains]
+        self._last_q = [np.full(len(m), np.nan) for _, m, _ in self._chains]
+        self._last_m = [np.zeros(3) for _ in self._chains]
         self.out = np.zeros(3)
         self._acc = np.zeros(3)
+        self._root = self.mass.root_com * self.mass.root_mass
 
     def com(self, q: np.ndarray) -> np.ndarray:
         """The CoM [m] in the root frame for the angles ``q`` (every joint, model order)."""
         acc = self._acc
-        np.multiply(self.mass.root_com, self.mass.root_mass, out=acc)
-        for chain, masses, coms in self._chains:
-            F = self._frames(self.kin, chain, q[chain.index])[:-1]      # joint frames
-            # sum_k m_k (R_k c_k + p_k)
-            acc += np.einsum("k,kij,kj->i", masses, F[:, :3, :3], coms)
-            acc += masses @ F[:, :3, 3]
+        np.copyto(acc, self._root)
+        for i, (chain, masses, moments) in enumerate(self._chains):
+            qc = q[chain.index]
+            m = self._last_m[i]
+            if not np.array_equal(qc, self._last_q[i]):
+                F = self._frames(self.kin, chain, qc)                  # joint frames, tip
+                n = len(masses)
+                # sum_k m_k (R_k c_k + p_k)
+                np.matmul(F[:n, :3, :3], moments).sum(axis=0, out=m[:, None])
+                m += masses @ F[:n, :3, 3]
+                self._last_q[i][:] = qc
+            acc += m
         np.divide(acc, self.mass.total, out=self.out)
         return self.out

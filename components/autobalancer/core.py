@@ -51,7 +51,7 @@ class BalancerConfig:
     preview_horizon: float = 1.6        # [s]
     preview_r: float = 1e-6             # jerk weight (the ZMP error weighs 1)
     ik_pos_tol: float = 1e-3            # [m] a leg IK worse than this counts as failed
-    com_tol: float = 5e-4               # [m] a second CoM pass when the first is off by more
+    com_tol: float = 2e-3               # [m] a second CoM pass when the first is off by more
     gravity: float = 9.81               # [m/s^2] of the LIPM
 
 

@@ -120,6 +120,10 @@ class GaitGenerator:
         self.zmp_ref = np.zeros(2)
         self.phases: deque[Phase] = deque()
         self.elapsed = 0                 # periods into phases[0]
+        self._version = 0                # bumped at every change of the schedule
+        self._tl_version = -1            # the schedule the timeline was built for
+        self._tl = np.zeros((1, 2))
+        self._tl_pos = 0
         self.velocity: tuple[float, float, float] | None = None
         self.next_index = 1              # hrpsys numbering: 0 is the initial support
         self.done_index = 0
@@ -136,6 +140,7 @@ class GaitGenerator:
         self.foot_z = {"lleg": 0.0, "rleg": 0.0}
         self.contact = {"lleg": True, "rleg": True}
         self.phases.clear()
+        self._version += 1
         self.elapsed = 0
         self.velocity = None
         self._planned_feet = dict(feet)
@@ -204,6 +209,7 @@ class GaitGenerator:
             self._planned_feet[s.leg] = s.pose
             self._planned_zmp = target
             self._last_leg = s.leg
+            self._version += 1
         self._add_end()
 
     def _add_end(self) -> None:
@@ -212,9 +218,11 @@ class GaitGenerator:
             mid = self.stance_zmp(self._planned_feet)
             self.phases.append(Phase("end", self._periods(self.params.finish_shift),
                                      self._planned_zmp.copy(), mid, None))
+            self._version += 1
 
     def _drop_end(self) -> None:
         if self.phases and self.phases[-1].kind == "end":
+            self._version += 1
             if len(self.phases) == 1:           # it is under way: restart from where it is
                 ph = self.phases[0]
                 z = self._zmp_at(ph, self.elapsed)
@@ -263,6 +271,7 @@ class GaitGenerator:
             return
         kept, zmp, last, nxt = plan
         self.phases = deque(kept)
+        self._version += 1
         if not kept:
             self.elapsed = 0
         self._planned_feet = feet
@@ -329,25 +338,28 @@ class GaitGenerator:
         return ph.z0 + a * (ph.z1 - ph.z0)
 
     def _fill_window(self) -> None:
-        """ZMP reference for the next N periods (the current period + 1 ... + N)."""
-        w = self.window
+        """ZMP reference for the next N periods (the current period + 1 ... + N): a slice of
+        the whole schedule's reference, built again only when the schedule changed."""
+        if self._tl_version != self._version:
+            self._build_timeline()
+        i = self._tl_pos
+        np.copyto(self.window, self._tl[i: i + self.N])
+
+    def _build_timeline(self) -> None:
+        """The reference of every queued period from phases[0]'s first, then N of the last."""
+        total = sum(ph.n for ph in self.phases)
+        tl = np.empty((total + self.N + 1, 2))
         j = 0
-        k = self.elapsed + 1                       # the next period's index in phases[0]
         last = self._planned_zmp
         for ph in self.phases:
-            if j >= self.N:
-                break
-            if k > ph.n:
-                k -= ph.n
-                continue
-            m = min(ph.n - k + 1, self.N - j)
-            a = (np.arange(k, k + m) / ph.n)[:, None]
-            w[j:j + m] = ph.z0 + a * (ph.z1 - ph.z0)
-            j += m
-            k = 1
+            a = (np.arange(1, ph.n + 1) / ph.n)[:, None]
+            tl[j: j + ph.n] = ph.z0 + a * (ph.z1 - ph.z0)
+            j += ph.n
             last = ph.z1
-        if j < self.N:
-            w[j:] = last
+        tl[j:] = last
+        self._tl = tl
+        self._tl_pos = self.elapsed
+        self._tl_version = self._version
 
     def tick(self) -> None:
         """Advance one period. Runs in: owner thread."""
@@ -362,6 +374,7 @@ class GaitGenerator:
         self.swing_left = self.support_left = 0.0
         if not self.phases:
             return
+        self._tl_pos += 1
         ph = self.phases[0]
         self.elapsed += 1
         if ph.kind == "ss":
@@ -382,6 +395,7 @@ class GaitGenerator:
                 self._planned_feet = dict(self.feet)
                 self._planned_zmp = ph.z1.copy()
                 self._last_leg = None
+                self._version += 1
 
     def _swing(self, ph: Phase, tau: float) -> None:
         p = self.params

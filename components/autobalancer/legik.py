@@ -35,7 +35,7 @@ class LegIK:
     foot (yaw counted at its weight)."""
 
     def __init__(self, kin_model, yaw_weight: float = 1e-4, max_iter: int = 8,
-                 pos_tol: float = 1e-6, rot_tol: float = 1e-5):
+                 pos_tol: float = 1e-5, rot_tol: float = 1e-4):
         from rtcf_components.kinematics.algorithms import chain_fk_jacobian, rotation_log
         self._fkj = chain_fk_jacobian
         self._log = rotation_log
@@ -56,63 +56,74 @@ class LegIK:
         self.w = np.ones(12)
         self.w[5] = self.w[11] = float(yaw_weight)
         self.max_iter, self.pos_tol, self.rot_tol = int(max_iter), float(pos_tol), float(rot_tol)
+        # the 11 unknowns x: the shared hip joint, then each leg's other five; q = x[XMAP]
+        self._xmap = np.array([0, 1, 2, 3, 4, 5, 0, 6, 7, 8, 9, 10])
+        self._xlo = np.concatenate(([self.lo[0]], self.lo[1:6], self.lo[7:12]))
+        self._xhi = np.concatenate(([self.hi[0]], self.hi[1:6], self.hi[7:12]))
         self._J = np.zeros((12, 11))
         self._e = np.zeros(12)
+        self._J2 = np.zeros((12, 11))                # the trial point's
+        self._e2 = np.zeros(12)
+        self._Jr = np.zeros((6, 6))
+        self._x = np.zeros(11)
+        self._diag = np.arange(11)
         self.iterations = 0
 
-    def _residual(self, TL, TR, q) -> tuple[float, float]:
-        """Fill the stacked Jacobian and weighted error; (position, orientation) error."""
-        J, e = self._J, self._e
-        J[:] = 0.0
+    def _residual(self, TL, TR, q, J, e) -> tuple[float, float]:
+        """Fill the stacked Jacobian J and error e at q; (position, orientation) error of
+        the worse foot (the yaw at its weight)."""
         worst_p = worst_r = 0.0
+        Jr, w = self._Jr, self.w
         for k, (chain, T_goal) in enumerate(((self.left, TL), (self.right, TR))):
-            qq = q[6 * k: 6 * k + 6]
-            T, Jc = self._fkj(self.kin, chain, qq)
-            r = slice(6 * k, 6 * k + 6)
-            e[6 * k: 6 * k + 3] = T_goal[:3, 3] - T[:3, 3]
+            T, Jc = self._fkj(self.kin, chain, q[6 * k: 6 * k + 6])
+            o = 6 * k
+            e[o: o + 3] = T_goal[:3, 3] - T[:3, 3]
             # the orientation error and its rows in the target sole's axes: z is the sole
             # normal, so the yaw weight acts on the turn about the ground's vertical
             Rg = T_goal[:3, :3]
-            e[6 * k + 3: 6 * k + 6] = Rg.T @ self._log(Rg @ T[:3, :3].T)
-            Jr = np.empty((6, 6))
+            e[o + 3: o + 6] = Rg.T @ self._log(Rg @ T[:3, :3].T)
             Jr[:3] = Jc[:3]
-            Jr[3:] = Rg.T @ Jc[3:]
-            J[r, 0] = Jr[:, 0]                        # the shared hip yaw-pitch
-            J[r, 1 + 5 * k: 6 + 5 * k] = Jr[:, 1:]
-            worst_p = max(worst_p, float(np.linalg.norm(e[6 * k: 6 * k + 3])))
-            rot = e[6 * k + 3: 6 * k + 6] * self.w[6 * k + 3: 6 * k + 6]
-            worst_r = max(worst_r, float(np.linalg.norm(rot)))
+            np.matmul(Rg.T, Jc[3:], out=Jr[3:])
+            J[o: o + 6, 0] = Jr[:, 0]                 # the shared hip yaw-pitch
+            J[o: o + 6, 1 + 5 * k: 6 + 5 * k] = Jr[:, 1:]
+            ex, ey, ez = e[o], e[o + 1], e[o + 2]
+            worst_p = max(worst_p, math.sqrt(ex * ex + ey * ey + ez * ez))
+            rx, ry, rz = e[o + 3] * w[o + 3], e[o + 4] * w[o + 4], e[o + 5] * w[o + 5]
+            worst_r = max(worst_r, math.sqrt(rx * rx + ry * ry + rz * rz))
         return worst_p, worst_r
 
     def solve(self, TL: np.ndarray, TR: np.ndarray, q: np.ndarray) -> tuple[float, float]:
+        x = self._x
+        x[0] = q[0]
+        x[1:6] = q[1:6]
+        x[6:11] = q[7:12]
         q[6] = q[0]
-        x = np.concatenate(([q[0]], q[1:6], q[7:12]))
-        lo = np.concatenate(([self.lo[0]], self.lo[1:6], self.lo[7:12]))
-        hi = np.concatenate(([self.hi[0]], self.hi[1:6], self.hi[7:12]))
-        ep, er = self._residual(TL, TR, q)
+        J, e = self._J, self._e
+        ep, er = self._residual(TL, TR, q, J, e)
         lam = 1e-6
         it = 0
         w = self.w
         while it < self.max_iter and (ep > self.pos_tol or er > self.rot_tol):
             it += 1
-            Jw = self._J * w[:, None]
-            H = self._J.T @ Jw
-            H[np.diag_indices_from(H)] += lam
-            dx = np.linalg.solve(H, Jw.T @ self._e)
-            x_new = np.clip(x + dx, lo, hi)
-            q_new = np.concatenate(([x_new[0]], x_new[1:6], [x_new[0]], x_new[6:11]))
-            cost = float(self._e @ (w * self._e))
-            saved = (self._J.copy(), self._e.copy(), ep, er)
-            ep_n, er_n = self._residual(TL, TR, q_new)
-            if float(self._e @ (w * self._e)) <= cost:
-                x, ep, er = x_new, ep_n, er_n
+            Jw = J * w[:, None]
+            H = J.T @ Jw
+            H[self._diag, self._diag] += lam
+            x_new = np.clip(x + np.linalg.solve(H, Jw.T @ e), self._xlo, self._xhi)
+            q_new = x_new[self._xmap]
+            cost = float(e @ (w * e))
+            ep_n, er_n = self._residual(TL, TR, q_new, self._J2, self._e2)
+            if float(self._e2 @ (w * self._e2)) <= cost:
+                x[:] = x_new
                 q[:] = q_new
+                ep, er = ep_n, er_n
+                J, self._J2 = self._J2, J                 # the trial point is the new one
+                e, self._e2 = self._e2, e
                 lam = max(lam * 0.1, 1e-9)
-            else:                                     # rejected: back to the last point
-                self._J[:], self._e[:], ep, er = saved
+            else:                                     # rejected: stay, damp harder
                 lam *= 100.0
                 if lam > 1e3:
                     break
+        self._J, self._e = J, e
         self.iterations = it
         return ep, er
 

@@ -143,7 +143,8 @@ class StabilizerCore:
         self._sole_centre = {leg: np.array([0.5 * (s.x[0] + s.x[1]), 0.5 * (s.y[0] + s.y[1]),
                                             0.0]) for leg, s in soles.items()}
         self.n = len(kin_model.joint_names)
-        self.com_calc = ComCalculator(kin_model, mass_model)
+        self.com_ref = ComCalculator(kin_model, mass_model)     # one each: they cache
+        self.com_act = ComCalculator(kin_model, mass_model)
         self.mass = mass_model.total
         self.ik = LegIK(kin_model)
         self.chains = {"lleg": kin_model.chain("LLeg"), "rleg": kin_model.chain("RLeg")}
@@ -251,8 +252,8 @@ class StabilizerCore:
         self._ref_rp, self._act_rp = ref_rp, (float(act_rp[0]), float(act_rp[1]))
         o_r = self._origin(Tr, Rr, ref_contact)
         o_a = self._origin(Ta, Ra, ref_contact)
-        cw_r = Rr @ self.com_calc.com(q_ref)
-        cw_a = Ra @ self.com_calc.com(q_act)
+        cw_r = Rr @ self.com_ref.com(q_ref)
+        cw_a = Ra @ self.com_act.com(q_act)
         c_r, c_a = cw_r - o_r, cw_a - o_a
         self.zc = max(0.05, float(c_r[2]))
         self.ref_com[:] = c_r[:2]
