@@ -118,3 +118,23 @@ def test_drl_moveb_script_runs_against_the_system(module_launch, tmp_path):
     assert "IK fails" in bp.last_error(), bp.last_error()
     flange = MotionProxy("Kinematics0", nameserver=ns).getPosition("arm", 0, False)
     assert np.allclose(np.array(bp.tcp_pose()[:3]) * 1e-3, flange[:3], atol=1e-9)
+
+
+def test_naoqi_walk_script_walks_the_simulated_nao(module_launch, tmp_path):
+    """Issue 25, the NAOqi way: goToPosture, moveInit, moveTo (blocking and through post),
+    ALMemory's FSR keys, RuntimeErrors, against compositions/nao_walk.yaml run flat out."""
+    system = module_launch(ROOT / "compositions" / "nao_walk.yaml", "NAOqi0",
+                           "exec_cxt.periodic.sched_fifo:NO",
+                           "rtcf.simulation.real_time_factor:0")
+    script = user_folder(tmp_path, "naoqi_walk.py")
+    r = run_script(script, "--ip", "localhost", "--port", str(system.ns_port), timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = {ln.split()[0]: ln.split()[1:] for ln in r.stdout.splitlines()}
+    assert lines["Posture"] == ["StandInit"]
+    left, right = (float(v) for v in lines["FSR"])
+    assert abs(left + right - 5.305) < 0.3                 # kg, both feet carry the robot
+    dx, dy, dth = (float(v) for v in lines["Moved"])
+    assert abs(dx - 0.2) < 1e-6 and abs(dy) < 1e-6 and abs(dth - 0.785398) < 1e-5
+    assert lines["Fallen"] == ["False"]
+    errors = [ln for ln in r.stdout.splitlines() if ln.startswith("RuntimeError")]
+    assert len(errors) == 3 and "unknown posture 'Cartwheel'" in errors[0]
