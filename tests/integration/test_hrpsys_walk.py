@@ -20,6 +20,8 @@ from integration_support import ManagerProcess, naming_client, stubs
 
 pytest.importorskip("mujoco")
 
+pytestmark = pytest.mark.slow          # seconds of simulated walking
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 

@@ -13,6 +13,8 @@ import pytest
 
 pytest.importorskip("mujoco")
 
+pytestmark = pytest.mark.slow          # seconds of simulated walking
+
 from rtcf.corba.idl import stub_module  # noqa: E402
 from rtcf.testing import SimSystem  # noqa: E402
 

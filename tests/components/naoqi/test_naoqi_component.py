@@ -12,6 +12,8 @@ import pytest
 
 pytest.importorskip("mujoco")
 
+pytestmark = pytest.mark.slow          # seconds of simulated walking
+
 from rtcf_components.autobalancer.scenarios import WalkRig  # noqa: E402
 from rtcf_components.naoqi.proxy import (ALMemoryProxy, ALMotionProxy,  # noqa: E402
                                          ALRobotPostureProxy)

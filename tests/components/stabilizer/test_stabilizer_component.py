@@ -11,6 +11,8 @@ import pytest
 
 pytest.importorskip("mujoco")
 
+pytestmark = pytest.mark.slow          # seconds of simulated walking
+
 from rtcf_components.simulator.system import SimSystem  # noqa: E402
 
 
