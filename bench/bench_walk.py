@@ -4,7 +4,7 @@ pushes survived against the ankle-strategy bound, a push while walking, long wal
 1. ``push``: standing in StandInit under the AutoBalancer, with and without the Stabilizer,
    the largest push on the torso (0.2 s, at the torso's centre of mass) survived forward,
    backward and sideways (bisection to ``--resolution`` N), next to the ankle-strategy bound
-   of the capture point (autobalancer.scenarios.ankle_push_bound: the linear inverted
+   of the capture point (scenarios.walking.ankle_push_bound: the linear inverted
    pendulum with the ZMP at the support edge from the push's start) and their ratio.
 2. ``walkpush``: walking at 0.08 m/s (goVelocity), a 5 N sideways push for 0.2 s, with and
    without the Stabilizer; then the largest sideways push survived while walking, each way.
@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
 from common import machine_line, table  # noqa: E402
-from rtcf_components.autobalancer.scenarios import WalkRig, ankle_push_bound  # noqa: E402
+from rtcf_components.scenarios.walking import WalkRig, ankle_push_bound  # noqa: E402
 
 DIRECTIONS = {"forward": (1.0, 0.0), "backward": (-1.0, 0.0), "sideways (left)": (0.0, 1.0)}
 PUSH_TIME = 0.2

@@ -4,7 +4,9 @@
 (:class:`rtcf.testing.SimSystem`) as a user would and records every cycle (``run_nao``,
 ``run_arm``); ``metrics`` (pure numpy) computes their figures: tracking errors, support
 polygon and ZMP margin, TCP speed. Used by tests/integration/test_sim_acceptance.py,
-scripts/sim_demo and bench/bench_sim_system.py. It looks at the components of a built
+scripts/sim_demo and bench/bench_sim_system.py. ``walking`` drives compositions/nao_walk.yaml
+(the AutoBalancer, Stabilizer and NAOqi components) for scripts/walk_demo,
+bench/bench_walk.py and the walking tests (``WalkRig``). It looks at the components of a built
 system (their attributes), so it sits above the component packages: none of them imports it.
 """
 

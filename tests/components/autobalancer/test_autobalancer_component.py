@@ -17,6 +17,7 @@ pytestmark = pytest.mark.slow          # seconds of simulated walking
 
 from rtcf.corba.idl import stub_module  # noqa: E402
 from rtcf.testing import SimSystem  # noqa: E402
+from rtcf_components.scenarios.walking import COMPOSITION  # noqa: E402
 
 OpenHRP = stub_module("OpenHRP")
 ABS = OpenHRP.AutoBalancerService
@@ -36,7 +37,7 @@ def stance(sim) -> tuple[np.ndarray, float]:
 
 @pytest.fixture(scope="module")
 def system():
-    with SimSystem("compositions/nao_walk.yaml") as s:
+    with SimSystem(COMPOSITION) as s:
         s.advance(0.2)
         s.time_base.resume()           # flat out in its own thread: the servant's calls block
         try:

@@ -14,7 +14,7 @@ pytest.importorskip("mujoco")
 
 pytestmark = pytest.mark.slow          # seconds of simulated walking
 
-from rtcf_components.autobalancer.scenarios import WalkRig  # noqa: E402
+from rtcf_components.scenarios.walking import WalkRig  # noqa: E402
 from rtcf_components.naoqi.proxy import (ALMemoryProxy, ALMotionProxy,  # noqa: E402
                                          ALRobotPostureProxy)
 

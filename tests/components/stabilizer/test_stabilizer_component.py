@@ -13,12 +13,13 @@ pytest.importorskip("mujoco")
 
 pytestmark = pytest.mark.slow          # seconds of simulated walking
 
-from rtcf_components.simulator.system import SimSystem  # noqa: E402
+from rtcf.testing import SimSystem  # noqa: E402
+from rtcf_components.scenarios.walking import COMPOSITION  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def system():
-    with SimSystem("compositions/nao_walk.yaml") as s:
+    with SimSystem(COMPOSITION) as s:
         s.advance(0.2)
         s.time_base.resume()
         try:

@@ -1,6 +1,6 @@
 """Walking scenarios on the simulated NAO, for the demo (scripts/walk_demo), the benchmarks
-(bench/bench_walk.py) and the acceptance tests: compositions/nao_walk.yaml built in process
-in simulation time (simulator.system.SimSystem, factor 0, no ORB), driven between steps of
+(bench/bench_walk.py) and the tests: compositions/nao_walk.yaml built in process in
+simulation time (rtcf.testing.SimSystem, factor 0, no ORB), driven between steps of
 simulated time so that a run is deterministic, and measured on the physics (ground truth:
 the soles' sites, the torso body, MuJoCo's whole-body CoM).
 
@@ -19,8 +19,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from rtcf_components.simulator.system import ROOT, SimSystem
+from rtcf.testing import SimSystem
 
+ROOT = Path(__file__).resolve().parents[2]
 COMPOSITION = ROOT / "compositions" / "nao_walk.yaml"
 FALL_HEIGHT = 0.22          # [m] torso lower than this: fallen (standing: 0.32)
 FALL_TILT = 0.6             # [rad]
