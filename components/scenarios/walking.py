@@ -38,7 +38,8 @@ class Trace:
     zmp: list = field(default_factory=list)             # measured ZMP (contact forces), world
     zmp_ref: list = field(default_factory=list)         # the balancer's reference, its world
     feet_ref: list = field(default_factory=list)        # [lx ly lz lth rx ry rz rth], its world
-    soles: list = field(default_factory=list)           # [lx ly rx ry] ground truth, world
+    soles: list = field(default_factory=list)           # [lx ly lth rx ry rth] ground truth
+    contact: list = field(default_factory=list)         # [left, right] carry over 5 N
     q: list = field(default_factory=list)               # measured joints
     q_cmd: list = field(default_factory=list)           # the DCM's command
     q_ref: list = field(default_factory=list)           # the balancer's output
@@ -165,16 +166,18 @@ class WalkRig:
                                 core.gait.foot_z["rleg"], f["rleg"].theta])
         else:
             tr.feet_ref.append([math.nan] * 8)
-        pl, pr, _, _ = self.soles()
-        tr.soles.append([pl[0], pl[1], pr[0], pr[1]])
+        pl, pr, yl, yr = self.soles()
+        tr.soles.append([pl[0], pl[1], yl, pr[0], pr[1], yr])
+        tr.contact.append([s.lfoot[2] > 5.0, s.rfoot[2] > 5.0])
         tr.q.append(s.q.copy())
         tr.q_cmd.append(self.dcm.cmd_out.value.data.copy())
         tr.q_ref.append(core.q.copy())
 
     def to_world(self, x, y):
         """Points of the balancer's world frame (arrays) in the simulator's world: the
-        balancer's frame is the stance where it first started (ground truth then)."""
-        x0, y0, t0 = self.balancer_origin
+        balancer's frame is the stance where it first started (ground truth then; the
+        stance when the rig was built, if the balancer was started some other way)."""
+        x0, y0, t0 = self.balancer_origin or self._origin
         c, s = math.cos(t0), math.sin(t0)
         x, y = np.asarray(x), np.asarray(y)
         return x0 + c * x - s * y, y0 + s * x + c * y
