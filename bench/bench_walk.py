@@ -15,6 +15,8 @@ pushes survived against the ankle-strategy bound, a push while walking, long wal
    StandInit: (1, 0, 0), (0, 0, 90 deg), (0, 0.3, 0): the end pose against the goal (ground
    truth) and the average speed over the whole call; move(0.1, 0, 0) then stopMove: the steps
    landed after stopMove.
+5. ``cost``: wall time per 10 ms cycle walking, next to nao_sim standing (the same DCM and
+   physics without the walk stack).
 
 A fall: the torso below 0.22 m or tilted beyond 0.6 rad. Prints figures; asserts nothing.
 Simulated time runs as fast as the machine allows (a physics result does not depend on the
@@ -192,13 +194,12 @@ def stop_case() -> tuple:
         tb.pause()
         rig.advance(3.0)
         gait = rig.abc.core.gait
-        before = gait.done_index
         tb.resume()
         motion.stopMove()
         motion.waitUntilMoveIsFinished()
         tb.pause()
         rig.advance(0.5)
-        return gait.done_index - before, rig.fell
+        return gait.done_index - gait.stopped_after, rig.fell
 
 
 def run_moveto() -> None:
@@ -218,9 +219,36 @@ def run_moveto() -> None:
           f"{fell}")
 
 
+def run_cost(seconds: float) -> None:
+    """Wall time per 10 ms cycle: nao_walk walking (AutoBalancer + Stabilizer + NAOqi) next
+    to its floor, nao_sim standing (the same DCM and physics, no walk stack)."""
+    from rtcf.testing import SimSystem
+    rows = []
+    with WalkRig() as rig:
+        rig.start(True)
+        rig.abc.call(lambda: rig.abc.core.go_velocity(0.08, 0.0, 0.0))
+        rig.system.advance(1.0)
+        t0 = time.perf_counter()
+        rig.system.advance(seconds)
+        walk = (time.perf_counter() - t0) / (seconds * 100)
+    with SimSystem(ROOT / "compositions" / "nao_sim.yaml",
+                   params={"qLog": {"path": ""}, "sensorLog": {"path": ""}}) as sysm:
+        sysm.advance(1.0)
+        t0 = time.perf_counter()
+        sysm.advance(seconds)
+        floor = (time.perf_counter() - t0) / (seconds * 100)
+    rows.append(["nao_walk, walking (goVelocity 0.08)", f"{walk * 1e3:.2f}",
+                 f"{0.01 / walk:.2f}"])
+    rows.append(["nao_sim, standing (the floor)", f"{floor * 1e3:.2f}", f"{0.01 / floor:.2f}"])
+    print(f"\ncost per 10 ms cycle over {seconds:g} s simulated, flat out (the load shows in "
+          f"the machine line: a loaded machine is slower)")
+    print(table(["system", "wall per cycle [ms]", "x real time"], rows))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=("push", "walkpush", "square", "moveto"))
+    ap.add_argument("--only", choices=("push", "walkpush", "square", "moveto", "cost"))
+    ap.add_argument("--seconds", type=float, default=5.0, help="cost: simulated seconds")
     ap.add_argument("--resolution", type=float, default=0.5, help="push bisection [N]")
     a = ap.parse_args(argv)
     print(machine_line())
@@ -232,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
         run_square()
     if a.only in (None, "moveto"):
         run_moveto()
+    if a.only in (None, "cost"):
+        run_cost(a.seconds)
     return 0
 
 

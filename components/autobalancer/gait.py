@@ -127,6 +127,7 @@ class GaitGenerator:
         self.velocity: tuple[float, float, float] | None = None
         self.next_index = 1              # hrpsys numbering: 0 is the initial support
         self.done_index = 0
+        self.stopped_after = 0
         self._planned_feet = dict(feet)
         self._planned_zmp = self.stance_zmp(feet)
         self._last_leg = None            # the leg of the last queued step
@@ -283,6 +284,7 @@ class GaitGenerator:
     def stop(self) -> None:
         """Stop within two steps: the step under way, then the other foot beside it."""
         self.velocity = None
+        self.stopped_after = self.done_index            # steps done when the stop came
         self.truncate()
         if self._last_leg is None:
             return
