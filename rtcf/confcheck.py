@@ -26,7 +26,7 @@ from typing import Mapping
 from .errors import ConfigError, show_value
 from .overrun import OVERRUN_POLICIES
 from .rtcconf import Conf, defaults, where
-from .validate import RATE_MAX, RATE_MIN, parse_yes_no
+from .validate import RATE_MAX, RATE_MIN, check_allowed, parse_yes_no
 
 __all__ = ["KNOWN_KEYS", "KNOWN_PREFIXES", "check_conf", "unknown_key_warnings"]
 
@@ -178,7 +178,6 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
             bad(key, "expected a TCP port 0-65535")
     text = present("rtcf.web.allowed_hosts")
     if text is not None:
-        from .web.hosts import check_allowed
         problem = next(filter(None, (check_allowed(n.strip()) for n in text.split(",")
                                      if n.strip())), None)
         if problem:

@@ -8,7 +8,9 @@ what is wrong, for an error message that adds where and the value. Runs in: any 
 
 from __future__ import annotations
 
+import ipaddress
 import math
+import re
 from numbers import Real
 
 # Sane EC rates [Hz]. Lifecycle requests are applied at cycle boundaries and a synchronous
@@ -60,4 +62,50 @@ def parse_yes_no(text: object) -> bool | None:
         return True
     if word in FALSE_WORDS:
         return False
+    return None
+
+
+# host names of the web view's rtcf.web.allowed_hosts / --allow-host (rtcf.web.hosts)
+_LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
+_NAME = re.compile(rf"^{_LABEL}(\.{_LABEL})*$")
+
+
+def ip_literal(text: str) -> ipaddress._BaseAddress | None:
+    """The IP address ``text`` is a literal of, else None."""
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
+
+
+def split_host(text: str, default_port: int = 80) -> tuple[str, int] | None:
+    """``name[:port]`` / ``[v6]:port`` -> (lower-case name, port); None when malformed."""
+    text = text.strip().lower()
+    if text.startswith("["):
+        name, sep, rest = text[1:].partition("]")
+        if not sep or ip_literal(name) is None or ip_literal(name).version != 6:
+            return None
+        port_text = rest[1:] if rest.startswith(":") else None
+        if rest and port_text is None:
+            return None
+    elif text.count(":") > 1:
+        return None
+    else:
+        name, sep, port_text = text.partition(":")
+        port_text = port_text if sep else None
+        if not (_NAME.match(name) or ip_literal(name) is not None):
+            return None
+    if port_text is None:
+        return name, default_port
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        return None
+    return name, int(port_text)
+
+
+def check_allowed(entry: str) -> str | None:
+    """Why ``entry`` (an item of rtcf.web.allowed_hosts) is not a host name[:port], or
+    None."""
+    if split_host(entry, 1) is None:
+        return (f"expected a host name or address, optionally with :port (robot.local, "
+                f"10.0.0.7, robot.local:9000), got {entry!r}")
     return None

@@ -17,54 +17,14 @@ listed. Runs in: any thread (immutable after construction).
 
 from __future__ import annotations
 
-import ipaddress
-import re
 from typing import Iterable
+
+from ..validate import check_allowed, ip_literal as _ip, split_host
+
+__all__ = ["HostPolicy", "LOOPBACK", "WILDCARD", "check_allowed", "split_host"]
 
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
 WILDCARD = ("", "0.0.0.0", "::")
-_LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
-_NAME = re.compile(rf"^{_LABEL}(\.{_LABEL})*$")
-
-
-def _ip(text: str) -> ipaddress._BaseAddress | None:
-    try:
-        return ipaddress.ip_address(text)
-    except ValueError:
-        return None
-
-
-def split_host(text: str, default_port: int = 80) -> tuple[str, int] | None:
-    """``name[:port]`` / ``[v6]:port`` -> (lower-case name, port); None when malformed."""
-    text = text.strip().lower()
-    if text.startswith("["):
-        name, sep, rest = text[1:].partition("]")
-        if not sep or _ip(name) is None or _ip(name).version != 6:
-            return None
-        port_text = rest[1:] if rest.startswith(":") else None
-        if rest and port_text is None:
-            return None
-    elif text.count(":") > 1:
-        return None
-    else:
-        name, sep, port_text = text.partition(":")
-        port_text = port_text if sep else None
-        if not (_NAME.match(name) or _ip(name) is not None):
-            return None
-    if port_text is None:
-        return name, default_port
-    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        return None
-    return name, int(port_text)
-
-
-def check_allowed(entry: str) -> str | None:
-    """Why ``entry`` (an item of rtcf.web.allowed_hosts) is not a host name[:port], or
-    None."""
-    if split_host(entry, 1) is None:
-        return (f"expected a host name or address, optionally with :port (robot.local, "
-                f"10.0.0.7, robot.local:9000), got {entry!r}")
-    return None
 
 
 class HostPolicy:
