@@ -169,7 +169,7 @@ def draw(members: dict[str, list[str]], edges: dict[tuple[str, str], set[str]],
     for r in rooms:
         rows[level[r]].append(r)
     top = max(rows)
-    width, row_h = 15.0, 2.4
+    width, row_h = 15.0, 2.0
     pos: dict[str, tuple[float, float]] = {}
     size: dict[str, tuple[float, float]] = {}
     order: dict[str, float] = {}
@@ -183,9 +183,12 @@ def draw(members: dict[str, list[str]], edges: dict[tuple[str, str], set[str]],
     for lv, names in rows.items():
         step = width / len(names)
         for i, r in enumerate(names):
-            pos[r] = (step * (i + 0.5), (top - lv) * row_h)
+            # a room alone in its row stands left or right by turns, so that arrows
+            # passing several rows do not run through it
+            x = width * (0.3 if lv % 2 else 0.7) if len(names) == 1 else step * (i + 0.5)
+            pos[r] = (x, (top - lv) * row_h)
             lines = len(_wrap(members[r]))
-            size[r] = (min(step * 0.86, 3.6), 0.5 + 0.22 * lines)
+            size[r] = (min(step * 0.86, 4.2), 0.5 + 0.22 * lines)
     fig, ax = plt.subplots(figsize=(width, row_h * (top + 1) + 0.5))
     ax.set_xlim(0, width)
     ax.set_ylim(-row_h * 0.6, top * row_h + row_h * 0.6)
@@ -205,7 +208,8 @@ def draw(members: dict[str, list[str]], edges: dict[tuple[str, str], set[str]],
         start = (xa, ya - ha / 2 if yb < ya else ya + ha / 2)
         end = (xb, yb + hb / 2 if yb < ya else yb - hb / 2)
         red = (a, b) in cyclic
-        bend = 0.15 if red else (0.08 if abs(xa - xb) > 0.1 else 0.0)
+        span = abs(level[a] - level[b])
+        bend = 0.15 if red else 0.12 * min(span - 1, 3) * (1 if xa <= xb else -1)
         ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=11,
                                      connectionstyle=f"arc3,rad={bend}",
                                      color="#c0392b" if red else "#7f8c8d",
