@@ -63,7 +63,7 @@ from bench_ec import LATE_MS, Result, cyclictest_result  # noqa: E402
 from common import US, CpuMeter, machine_line, percentiles, table  # noqa: E402
 
 from rtcf import PeriodicEC  # noqa: E402
-from rtcf.controller import Controller  # noqa: E402
+from rtcf_components.controller_manager import Controller  # noqa: E402
 
 from rtcf_components.controller_manager.component import ControllerManager  # noqa: E402
 
@@ -263,6 +263,9 @@ def run_manager(n_ctrl: int, seconds: float, rate: float, fifo: bool,
     cm.params.load({"hardware": "dcm" if with_dcm else "loopback",
                     "state_rate": state_rate})
     cm.initialize()
+    if with_dcm:          # the declared binding a composition makes with a connection
+        from rtcf.services import connect_services
+        connect_services(cm.service_ports["hardware"], dcm.service_ports["DCMService"])
     cm.setup_recording(int(seconds * rate * 1.2) + 1000)
     joints = cm.robot.joint_names
     names = [f"c{i:02d}" for i in range(n_ctrl)]

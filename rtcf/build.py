@@ -30,7 +30,7 @@ from .loader import ModuleLoader
 from .paramsources import apply_conf_sources
 from .params import ParamStore
 from .ports import ConnectorProps, InPort, OutPort
-from .services import ServicePort
+from .services import ServicePort, local_binding_problems
 from .simtime import SimTimeBase, SimulationEC
 
 @dataclass(frozen=True)
@@ -182,7 +182,8 @@ def check_connections(composition: Composition,
     """Every connection of ``composition`` against the real ports of ``components``: both
     ends exist, an OutPort and an InPort (either first, as OpenRTM allows) of one data
     type with valid connector properties, or two service ports. One CompositionError lists
-    every problem."""
+    every problem; and every local interface a component requires (rtcf.services) bound
+    by one of them."""
     errors, wires = [], []
     for i, conn in enumerate(composition.connections):
         file, path = conn.where
@@ -229,6 +230,14 @@ def check_connections(composition: Composition,
             errors.append(f"{file}: {path}.properties: {e}")
             continue
         wires.append(Wire(a, b, conn.properties, conn))
+    # the in-process (local) interfaces a component requires: declared connections only
+    ours = [components[d.name] for d in composition.components if d.name in components]
+    for owner, problem in local_binding_problems(
+            [sp for c in ours for sp in c.service_ports.values()],
+            [(w.out, w.inp) for w in wires if isinstance(w.out, ServicePort)]):
+        file, path = composition.component(owner.instance_name).where
+        errors.append(f"{file or composition.source_file}: {path}: "
+                      f"{owner.instance_name}: {problem}")
     if errors:
         raise CompositionError(errors)
     return wires

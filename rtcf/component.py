@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import weakref
 from collections import deque
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
@@ -235,7 +234,6 @@ class Component:
             raise LifecycleError(f"{self.instance_name}: on_initialize returned {result!r}")
         self._params.initialised = True
         self.initialized = True
-        _LIVE[self.instance_name] = self
 
     def state_in(self, ec: "ExecutionContext") -> LifeCycleState:
         """This component's state in ``ec``. Runs in: any thread."""
@@ -248,8 +246,6 @@ class Component:
         Runs in: the manager's main thread, or an ORB thread (exit)."""
         if self.finalized:
             return
-        if _LIVE.get(self.instance_name) is self:
-            del _LIVE[self.instance_name]
         if shutdown_first:
             self._detach_all()
         self.finalized = True
@@ -313,6 +309,24 @@ class Component:
     def on_rate_changed(self, ec: ECInfo) -> Any:
         """The EC's rate changed (set_rate). Runs in: EC thread."""
 
+    # -- what the manager reports about a component (override) -----------------------------
+    # The manager calls these in its main thread (never an EC thread): they may read the
+    # component's counters, never wait for the EC thread, and should cost microseconds.
+    def status(self) -> str:
+        """A few words for the manager's status line (printed once a second); "" for none.
+        Runs in: the manager's main thread."""
+        return ""
+
+    def summary(self) -> str:
+        """Lines for the report at the end of a run; "" for none. Runs in: the manager's
+        main thread, at shutdown."""
+        return ""
+
+    def log_warnings(self, now: float) -> None:
+        """Log what a user should hear about now (e.g. overruns of the component's own
+        work), rate-limited by the component (``rtcf.log.Throttled``). ``now``: the
+        manager's monotonic time [s]. Runs in: the manager's main thread, about every 0.1 s."""
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.instance_name}>"
 
@@ -327,13 +341,3 @@ def _run_command(fn: Callable[[], Any], fut: Future) -> None:
 
 
 _NO_LOCK = contextlib.nullcontext()
-
-# Initialised, not yet finalised components of this process by instance name (weak), for
-# in-process bindings such as a controller manager driving the DCM next to it.
-_LIVE: "weakref.WeakValueDictionary[str, Component]" = weakref.WeakValueDictionary()
-
-
-def find_component(instance_name: str) -> Component | None:
-    """The live component of this process named ``instance_name`` (the most recently
-    initialised one if tests reuse a name), or None. Runs in: any thread."""
-    return _LIVE.get(instance_name)

@@ -181,6 +181,7 @@ class Manager:
             if isinstance(out, ServicePort):
                 if self.corba is not None:
                     self.corba.connect_services(out, inp)
+                    connect_services(out, inp, local=True)   # in-process interfaces
                 else:
                     connect_services(out, inp)
             elif self.corba is not None:
@@ -265,12 +266,12 @@ class Manager:
         for ec in self.ecs.values():
             parts.append(ec.status(now))
         for comp in self.components.values():      # a component's own few words
-            status = getattr(comp, "status", None)
-            if callable(status):
-                try:
-                    parts.append(f"| {comp.instance_name}: {status()}")
-                except Exception as e:              # never lose the line for it
-                    parts.append(f"| {comp.instance_name}: status failed ({e})")
+            try:
+                text = comp.status()
+            except Exception as e:                  # never lose the line for it
+                text = f"status failed ({e})"
+            if text:
+                parts.append(f"| {comp.instance_name}: {text}")
         note = self.corba.connection_note() if self.corba is not None else ""
         if note:
             parts.append(f"| {note}")
@@ -290,12 +291,10 @@ class Manager:
                                  ec.name, count - logged, since, count, what)
                 self._overruns_logged[ec.name] = (count, now)
         for comp in self.components.values():      # e.g. controllers that overran
-            report = getattr(comp, "report_overruns", None)
-            if callable(report):
-                try:
-                    report(now)
-                except Exception:
-                    self.log.exception("%s: report_overruns failed", comp.instance_name)
+            try:
+                comp.log_warnings(now)
+            except Exception:
+                self.log.exception("%s: log_warnings failed", comp.instance_name)
 
     def final_report(self) -> str:
         """A few lines for the end of a run: per EC cycles, rate, overruns, lateness.
@@ -306,9 +305,9 @@ class Manager:
         for ec in self.ecs.values():
             lines.append(ec.report())
         for comp in self.components.values():
-            summary = getattr(comp, "summary", None)
-            if callable(summary):
-                lines.append(f"{comp.instance_name}: {summary()}")
+            text = comp.summary()
+            if text:
+                lines.append(f"{comp.instance_name}: {text}")
         return "\n".join(lines)
 
     def request_stop(self, *signal_args: Any) -> None:

@@ -12,6 +12,14 @@ provider's Python object. With the CORBA layer the same ports are PortServices t
 ``port.<type>.<instance>`` IORs on connect, as OpenRTM does, and consumers hold object
 references.
 
+**Local interfaces** (``local=True``) are Python objects shared by two components of one
+process, bound only by a connection declared in the composition (or ``connect_services`` in
+code), never through CORBA: a controller manager driving the DCM next to it, as a NAOqi
+local module reaches the DCM in its process. They are not published on the wire. A
+required local interface is mandatory: the manager refuses a composition that does not
+connect it, before anything starts (:func:`local_binding_problems`), with the consumer's
+``hint``.
+
 Service calls arrive on ORB threads: validate there, then hand work to the EC thread with
 ``Component.post`` / ``Component.call`` (house style rule 3).
 """
@@ -29,6 +37,7 @@ class Provided:
     instance_name: str
     type_name: str
     servant: Any
+    local: bool = False           # a Python object for components of this process only
 
 
 class Consumer:
@@ -36,10 +45,13 @@ class Consumer:
     Runs in: bound and unbound in the thread that connects; called from the EC
     thread."""
 
-    def __init__(self, instance_name: str, type_name: str, stub: Any = None):
+    def __init__(self, instance_name: str, type_name: str, stub: Any = None,
+                 local: bool = False, hint: str = ""):
         self.instance_name = instance_name
         self.type_name = type_name
         self.stub = stub          # IDL stub class used to narrow a CORBA reference
+        self.local = local        # bound in process only, mandatory (see the module doc)
+        self.hint = hint          # what to connect, for the error when it is not
         self.ref: Any = None
 
     @property
@@ -85,17 +97,23 @@ class ServicePort:
         owner = getattr(self.owner, "instance_name", "")
         return f"{owner}.{self.name}" if owner else self.name
 
-    def provide(self, instance_name: str, type_name: str, servant: Any) -> Provided:
+    def provide(self, instance_name: str, type_name: str, servant: Any,
+                local: bool = False) -> Provided:
+        """Offer ``servant`` (a CORBA servant, or with ``local`` any Python object for
+        components of this process). Runs in: on_initialize."""
         if instance_name in self.provided or instance_name in self.required:
             raise PortError(f"{self.full_name}: interface {instance_name!r} already exists")
-        p = Provided(instance_name, type_name, servant)
+        p = Provided(instance_name, type_name, servant, local)
         self.provided[instance_name] = p
         return p
 
-    def require(self, instance_name: str, type_name: str, stub: Any = None) -> Consumer:
+    def require(self, instance_name: str, type_name: str, stub: Any = None,
+                local: bool = False, hint: str = "") -> Consumer:
+        """Ask for an interface of ``type_name``; ``local``: a Python object of a component
+        of this process, mandatory (``hint`` says what to connect). Runs in: on_initialize."""
         if instance_name in self.provided or instance_name in self.required:
             raise PortError(f"{self.full_name}: interface {instance_name!r} already exists")
-        c = Consumer(instance_name, type_name, stub)
+        c = Consumer(instance_name, type_name, stub, local, hint)
         self.required[instance_name] = c
         return c
 
@@ -117,16 +135,45 @@ def match_provider(consumer: Consumer, offers: dict[str, Any], port_name: str = 
     return None
 
 
-def connect_services(a: ServicePort, b: ServicePort) -> int:
-    """Bind required interfaces of each port to provided ones of the other (no ORB).
-    Returns the number of bindings made."""
+def _offers(port: ServicePort, local: bool) -> dict[str, Any]:
+    return {f"port.{p.type_name}.{p.instance_name}": p.servant
+            for p in port.provided.values() if p.local == local}
+
+
+def connect_services(a: ServicePort, b: ServicePort, local: bool | None = None) -> int:
+    """Bind required interfaces of each port to provided ones of the other, as Python
+    objects (no ORB). ``local``: None binds every interface (no ORB at all), True only the
+    local ones (the CORBA layer binds the others). Returns the number of bindings made."""
     made = 0
     for x, y in ((a, b), (b, a)):
-        offers = {f"port.{p.type_name}.{p.instance_name}": p.servant
-                  for p in y.provided.values()}
         for consumer in x.required.values():
-            obj = match_provider(consumer, offers)
+            if local is not None and consumer.local != local:
+                continue
+            obj = match_provider(consumer, _offers(y, consumer.local))
             if obj is not None:
                 consumer.ref = obj
                 made += 1
     return made
+
+
+def local_binding_problems(ports: list[ServicePort], pairs: list[tuple[ServicePort,
+                                                                       ServicePort]]
+                           ) -> list[tuple[Any, str]]:
+    """(owner, message) for every required local interface of ``ports`` that the
+    connections ``pairs`` would leave unbound: not connected, or connected only to ports
+    that provide no local interface of its type. Pure check, binds nothing."""
+    out = []
+    for port in ports:
+        for c in port.required.values():
+            if not c.local:
+                continue
+            peers = [y for x, y in pairs if x is port] + [x for x, y in pairs if y is port]
+            if any(match_provider(c, _offers(peer, True)) is not None for peer in peers):
+                continue
+            where = ", ".join(peer.full_name for peer in peers)
+            what = (f"is connected to {where}, which provides no local {c.type_name}"
+                    if peers else "is not connected")
+            out.append((port.owner, f"service port {port.name!r} needs a {c.type_name} "
+                                    f"({c.instance_name}, in this process) and {what}"
+                                    + (f": {c.hint}" if c.hint else "")))
+    return out

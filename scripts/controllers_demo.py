@@ -12,7 +12,7 @@ from pathlib import Path
 
 
 from rtcf_components.controller_manager.proxy import ControllerManagerProxy  # noqa: E402
-from rtcf.controller import ControllerError  # noqa: E402
+from rtcf_components.controller_manager import ControllerError  # noqa: E402
 
 
 def watch(cm: ControllerManagerProxy, names: list[str], seconds: float) -> None:

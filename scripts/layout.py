@@ -2,7 +2,7 @@
 
     scripts/layout [--out docs/img/layout.png] [--text]
 
-A room is a subpackage of rtcf/ (corba, tools, web, controller) or a group of rtcf's
+A room is a subpackage of rtcf/ (corba, tools, web) or a group of rtcf's
 top-level modules named in ROOMS below; the bundled components are one more room. An arrow
 A -> B means modules of A import modules of B (at module level or inside a function); its
 label counts the importing modules. Arrows that close a circle between rooms are drawn red.
@@ -30,10 +30,9 @@ ROOMS = {
     "process": ["manager", "loader", "paramsources", "build", "command", "launcher",
                 "realtime"],
     "testing": ["testing"],
-    "controllers CLI": ["controllers_cli"],
 }
 SUBPACKAGES = {"corba": "corba/", "tools": "tools/", "web": "web/",
-               "controller": "controller/", "_gen": "_gen (IDL stubs)"}
+               "_gen": "_gen (IDL stubs)"}
 COMPONENTS = "components"
 
 

@@ -34,8 +34,7 @@ SHELL_SIDE = {
     "controller_manager": {
         "hardware": "the shell's hardware bindings: its ports (ReadStatus, stamps)",
         "sim_hardware": "the shell's simulator binding: its qRef in-port (ReadStatus)",
-        "controllers": "(moves into the core with the controller framework, next slice)",
-        "effort_controllers": "(moves into the core with the controller framework)",
+        "cli": "rtcf-controllers, a CORBA client of the manager's service",
     },
     "examples": {"components": "the example components themselves (shells)",
                  "__init__": "re-exports the example components"},

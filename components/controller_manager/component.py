@@ -7,22 +7,24 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from rtcf import Component, Param, TimedDoubleSeq
-from rtcf.component import find_component
-from rtcf.controller import (ControllerError, ControllerManagerCore, LoopbackHardware,
-                             RobotState, import_controllers, reload_modules, watched_modules)
-from rtcf.controller.base import ControllerState
 from rtcf.datatypes import stamp
+from rtcf.errors import ConfigError
 from rtcf.paths import user_path
 from rtcf.services import ServicePort
 
-from rtcf_components.kinematics.model import load_model
+from rtcf_components.kinematics.model import ModelError, load_model
 
 from . import controllers as bundled
+from .config import EMPTY, load_config
+from .controller import ControllerError, ControllerState
+from .core import ControllerManagerCore
 from .hardware import DcmHardware, PortHardware
 from .profile import ProfileView
+from .registry import import_controllers, reload_modules, watched_modules
+from .robot import LoopbackHardware, RobotState
+from .switching import Strictness, SwitchRefused
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -63,37 +65,6 @@ def controller_folders(entries: list[str]) -> list[Path]:
     return out
 
 
-def load_config(path: Path) -> dict[str, Any]:
-    """Read and check a controller config file::
-
-        controllers:                       # name -> type and params (PR2's param server)
-          head_pd: {type: JointPositionController, joints: [HeadYaw, HeadPitch], kp: 1.0}
-        load: [head_pd]                    # loaded at on_initialize, in this order
-        start: [head_pd]                   # started at each activation
-    """
-    try:
-        doc = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as e:
-        raise ControllerError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(doc, dict) or set(doc) - {"controllers", "load", "start"}:
-        raise ControllerError(f"{path}: expected a mapping with keys controllers, load, "
-                              f"start; got {sorted(doc) if isinstance(doc, dict) else doc!r}")
-    ctrls = doc.get("controllers") or {}
-    if not isinstance(ctrls, dict):
-        raise ControllerError(f"{path}: controllers: expected a mapping, got {ctrls!r}")
-    for name, entry in ctrls.items():
-        if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):
-            raise ControllerError(f"{path}: controllers.{name}: expected a mapping with a "
-                                  f"'type', got {entry!r}")
-    for key in ("load", "start"):
-        names = doc.get(key) or []
-        if not isinstance(names, list) or any(n not in ctrls for n in names):
-            raise ControllerError(f"{path}: {key}: expected a list of names from "
-                                  f"controllers, got {names!r}")
-    return {"controllers": ctrls, "load": doc.get("load") or [],
-            "start": doc.get("start") or []}
-
-
 class ControllerManager(Component):
     """pr2-style real-time controller manager (pr2_controller_manager) over NAO's DCM.
 
@@ -104,23 +75,21 @@ class ControllerManager(Component):
     | qRef (hardware=ports) | TimedDoubleSeq | rad | joint position commands, body order, NaN = no command (connect to DCM0.qRef) |
     | controllerState (out) | TimedDoubleSeq | s, Hz, counts | at state_rate: 6 header values (ticks, running controllers, tick period, manager overhead per tick, EC overruns, loaded controllers), then 6 per loaded controller in update order (running 1/0, update_rate, period passed to its last update, its last update's execution time, overruns, faults) |
     | qRef (in, hardware=simulator) | TimedDoubleSeq | rad | joint reference stream, model order, for controllers with reference: true (connect BlendingPlanner0.qRef) |
+    | hardware (hardware=dcm, simulator) | service | - | requires the local interface DCMLocal / SimulatorLocal: connect it to DCM0.DCMService / Simulator0.SimulatorService in the composition (same process) |
 
-    Each EC cycle runs one manager tick (rtcf.controller.ControllerManagerCore): read the
+    Each EC cycle runs one manager tick (core.ControllerManagerCore): read the
     hardware, start pending controllers, update the running ones in schedule order, write the
-    hardware, stop pending ones. Run it alone on a periodic EC at 1 kHz. hardware=dcm binds
-    to the DCM instance named by ``dcm`` in this process (commands enter through its
-    preProcess); hardware=ports uses the q / qRef ports; hardware=loopback is an ideal robot
-    (benchmarks, dry runs). Deactivation stops every running controller.
+    hardware, stop pending ones. Run it alone on a periodic EC at 1 kHz. hardware=dcm drives
+    the DCM its ``hardware`` port is connected to (commands enter through the DCM's
+    preProcess); hardware=simulator the Simulator it is connected to (joint torques);
+    hardware=ports uses the q / qRef ports (a DCM in another process); hardware=loopback is
+    an ideal robot (benchmarks, dry runs). Deactivation stops every running controller.
     """
 
     type_name = "ControllerManager"
     category = "controller"
     hardware = Param(str, "dcm", choices=("dcm", "ports", "loopback", "simulator"),
                      read_only=True, doc="where joint state comes from and commands go")
-    simulator = Param(str, "Simulator0", read_only=True,
-                      doc="instance name of the Simulator (hardware=simulator: effort "
-                          "interface, components/controller_manager/sim_hardware.py)")
-    dcm = Param(str, "DCM0", read_only=True, doc="instance name of the DCM (hardware=dcm)")
     model = Param(str, "nao_h25_v5.yaml", read_only=True,
                   doc="robot model file: the joints of the robot state (body order)")
     controller_config = Param(str, "", read_only=True,
@@ -146,20 +115,30 @@ class ControllerManager(Component):
     # -- lifecycle -------------------------------------------------------------------------
     def on_initialize(self) -> None:
         """Runs in: the creating thread. Builds the robot state, loads the configured
-        controllers (their init runs here, not in the EC thread)."""
+        controllers (their init runs here, not in the EC thread) and checks the start list:
+        a bad configuration stops the build before anything starts, as a ConfigError naming
+        the file and the value."""
+        try:
+            self._initialize()
+        except (ControllerError, ModelError, FileNotFoundError) as e:
+            raise ConfigError(str(e)) from None
+
+    def _initialize(self) -> None:
         # the joints and their limits from the robot model file (ros2_control reads them from
         # the robot description): the reader shared by every package that needs the model
         robot_model = load_model(self.model)
         joints, lower, upper = robot_model.joint_names, robot_model.lower, robot_model.upper
         if self.hardware == "simulator":
             from . import effort_controllers  # noqa: F401  (registers JointEffortController)
-            from .sim_hardware import EffortRobotState
-            self.robot = EffortRobotState(joints, lower, upper)
+            from .sim_hardware import ReferenceRobotState
+            self.robot = ReferenceRobotState(joints, lower, upper)
         else:
             self.robot = RobotState(joints, lower, upper)
-        self.config: dict[str, Any] = {"controllers": {}, "load": [], "start": []}
+        self.config: dict[str, Any] = dict(EMPTY)
+        self.config_path: Path | None = None
         if self.controller_config:
-            self.config = load_config(find_config(self.controller_config))
+            self.config_path = find_config(self.controller_config)
+            self.config = load_config(self.config_path)
         hw: Any = None
         if self.hardware == "loopback":
             hw = LoopbackHardware(joints, lower=lower, upper=upper)
@@ -170,6 +149,8 @@ class ControllerManager(Component):
         elif self.hardware == "simulator":
             from .sim_hardware import SimulatorHardware
             hw = SimulatorHardware(joints, self.add_in_port("qRef", TimedDoubleSeq))
+        else:
+            hw = DcmHardware(joints)
         self.hw = hw
         self.load_path = [str(p) for p in controller_folders(self.controller_path)]
         self.core = ControllerManagerCore(self.robot, hw, load_path=self.load_path,
@@ -188,12 +169,38 @@ class ControllerManager(Component):
                               bundled.JointTrajectoryController.type_name)
         for name in self.config["load"]:
             self.load_from_config(name)
+        self._check_start()
         from .service import ControllerManagerServiceImpl   # needs the compiled stubs
         self.service = ControllerManagerServiceImpl(self)
         port = self.add_service_port(ServicePort("ControllerManagerService"))
         port.provide("service0", "ControllerManagerService", self.service)
+        if self.hardware in ("dcm", "simulator"):
+            # the DCM or Simulator of this process that the composition connects to this
+            # port (a declared binding, checked before anything starts)
+            peer, kind = (("DCM", "DCMLocal") if self.hardware == "dcm"
+                          else ("Simulator", "SimulatorLocal"))
+            port = self.add_service_port(ServicePort("hardware"))
+            self.hardware_link = port.require(
+                "hardware", kind, local=True,
+                hint=f"hardware: {self.hardware} drives a {peer} of this process: connect it, "
+                     f"e.g. {{from: {self.instance_name}.hardware, to: {peer}0.{peer}Service}}"
+                     f" (hardware: ports reaches a DCM in another process)")
         self.profile_view = ProfileView(self)
         self.profile_view.refresh()
+
+    def _check_start(self) -> None:
+        """The config's start list as the activation will switch it (STRICT), checked now:
+        two controllers claiming one interface, a claim the hardware does not take, a chain
+        broken, a fallback that could not start. Runs in: the creating thread (before
+        anything starts)."""
+        if not self.config["start"]:
+            return
+        try:
+            self.core.prepare_switch(self.config["start"], [], Strictness.STRICT)
+        except SwitchRefused as e:
+            raise ControllerError(f"{self.config_path}: start: {e.name!r} {e.why}"
+                                  if e.kind == "start" else f"{self.config_path}: start: "
+                                  f"{e}") from None
 
     def load_from_config(self, name: str, run_rt: Any = None) -> None:
         """Load controller ``name`` with the type and params of controller_config.
@@ -209,27 +216,15 @@ class ControllerManager(Component):
             self.core.load(name, entry["type"], params, run_rt)
 
     def on_activated(self, ec: Any) -> None:
-        """Runs in: EC thread. Binds the DCM (hardware=dcm), starts the configured
-        controllers (two ticks from now)."""
-        if self.hardware == "dcm" and self.hw is None:
-            dcm = find_component(self.dcm)
-            if dcm is None or not hasattr(dcm, "at_pre_process"):
-                raise ControllerError(f"{self.instance_name}: hardware=dcm but no DCM named "
-                                      f"{self.dcm!r} lives in this process (use "
-                                      f"hardware=ports across processes)")
-            hw = DcmHardware(dcm)
-            if hw.joint_names != self.robot.joint_names:
-                raise ControllerError(f"{self.instance_name}: DCM {self.dcm!r} has other "
-                                      f"joints than model {self.model!r}")
-            hw.attach()
-            self.hw = self.core.hardware = hw
+        """Runs in: EC thread. Binds the DCM or Simulator its ``hardware`` port is
+        connected to, starts the configured controllers (two ticks from now)."""
+        if self.hardware == "dcm" and self.hw.dcm is None:
+            try:
+                self.hw.bind(self.hardware_link.ref)
+            except ValueError as e:
+                raise ControllerError(f"{self.instance_name}: hardware: {e}") from None
         if self.hardware == "simulator" and self.hw.owner is None:
-            sim = find_component(self.simulator)
-            if sim is None:
-                raise ControllerError(f"{self.instance_name}: hardware=simulator but no "
-                                      f"Simulator named {self.simulator!r} lives in this "
-                                      f"process")
-            self.hw.bind(sim)
+            self.hw.bind(self.hardware_link.ref)
         self.core.period = ec.period
         self.core.overrun_limit = self.overrun_us * 1e-6 if self.overrun_us > 0 else ec.period
         self._ec = ec.ec
@@ -253,7 +248,7 @@ class ControllerManager(Component):
         """Fill and write controllerState (layout: STATE_HEADER, STATE_PER_CONTROLLER).
         Runs in: EC thread; allocates only when the number of controllers changed."""
         core = self.core
-        schedule = core._schedule
+        schedule = core.slots
         h, k = len(STATE_HEADER), len(STATE_PER_CONTROLLER)
         size = h + k * len(schedule)
         if size != self._state_size:
@@ -287,7 +282,7 @@ class ControllerManager(Component):
         self.core.stop_all(ec.now)
 
     def on_finalize(self) -> None:
-        if isinstance(self.hw, DcmHardware):
+        if isinstance(getattr(self, "hw", None), DcmHardware):
             self.hw.detach()
 
     def _on_fault(self, name: str, where: str, e: BaseException) -> None:
@@ -330,11 +325,11 @@ class ControllerManager(Component):
                          + (f" (last: {d['last_error']})" if d["last_error"] else ""))
         return "\n".join(lines)
 
-    def report_overruns(self, now: float, interval: float = CONTROLLER_LOG_INTERVAL) -> None:
+    def log_warnings(self, now: float, interval: float = CONTROLLER_LOG_INTERVAL) -> None:
         """Warn about controllers whose updates overran, at most once per ``interval`` [s].
-        Runs in: the manager's main thread (Manager.log_overruns), never the EC thread."""
+        Runs in: the manager's main thread (the Component hook), never the EC thread."""
         count, when = self._logged
-        total = sum(slot.stats.overruns for slot in self.core._schedule)   # cheap, 10 Hz
+        total = sum(slot.stats.overruns for slot in self.core.slots)   # cheap, 10 Hz
         if total > count and now - when >= interval:
             rows = self.core.describe()
             worst = ", ".join(f"{d['name']} {d['overruns']} (max {d['max'] * 1e3:.2f} ms)"
@@ -379,7 +374,7 @@ class ControllerManager(Component):
                 raise ControllerError(f"reloadControllerModules: {len(rows)} controllers are "
                                       f"loaded ({', '.join(d['name'] for d in rows)}); unload "
                                       f"them first, or restore them (--restore)")
-            loaded = [(n, s.type_name, dict(s.params)) for n, s in core._loaded.items()]
+            loaded = [(n, s.type_name, dict(s.params)) for n, s in core.loaded_slots().items()]
             was_running = [d["name"] for d in rows if d["state"] == "running"]
             if was_running:
                 ok, msg, _ = service.switch([], was_running, 2, 2.0)
@@ -395,7 +390,7 @@ class ControllerManager(Component):
                     core.load(name, type_name, params, service._run_rt)
                 except ControllerError as e:
                     problems.append(str(e))
-            again = [n for n in was_running if n in core._loaded]
+            again = [n for n in was_running if n in core.loaded_slots()]
             if again:
                 ok, msg, _ = service.switch(again, [], 2, 2.0)
                 if not ok:

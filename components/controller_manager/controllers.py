@@ -1,7 +1,7 @@
 """Bundled controllers: a joint position PD and a joint trajectory follower.
 
-Pure (rtcf.controller + numpy): usable with any manager core. Both are registered under
-their class names when this module is imported.
+Pure (the controller framework of this package + numpy): usable with any manager core. Both
+are registered under their class names when this module is imported.
 
 JointPositionController (PR2's robot_mechanism_controllers JointPositionController, for
 position-controlled joints): per joint ``command = q + kp (setpoint - q) + kd (setpoint_vel
@@ -26,8 +26,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from rtcf.controller import (AFTER_ME, Controller, ControllerError, RobotState,
-                             register_controller)
+from .controller import AFTER_ME, Controller, ControllerError
+from .registry import register_controller
+from .robot import RobotState
 
 __all__ = ["JointPositionController", "JointTrajectoryController", "Trajectory"]
 

@@ -1,8 +1,8 @@
 """Joint effort controllers: a PID from the position error to a joint torque.
 
-Pure (rtcf.controller + numpy). Registered under its class name when imported (the
-ControllerManager imports this module for hardware=simulator; other managers list it in
-``controller_modules``).
+Pure (the controller framework of this package + numpy). Registered under its class name
+when imported (the ControllerManager imports this module for hardware=simulator; other
+managers list it in ``controller_modules``).
 
 JointEffortController is PR2's robot_mechanism_controllers JointPositionController for
 effort-controlled joints (pr2_controllers, robot_mechanism_controllers/src/
@@ -15,16 +15,16 @@ joint_position_controller.cpp): per joint, with control_toolbox's Pid
     effort = p * error + i_term + d * (setpoint_velocity - dq)
 
 PR2 passes the desired velocity as 0 (error_dot = -dq); here a setpoint_velocity (from a
-chained trajectory follower or the reference stream) is used when given, 0 otherwise. The
-effort is written as the joint command [N m] (the hardware's effort interface saturates it
-at the joint's effort limit). ``starting`` holds the measured position and clears the
+chained trajectory follower or the reference stream) is used when given, 0 otherwise. It
+claims its joints' effort interfaces and writes the effort [N m] to ``effort_command`` (the
+hardware saturates it at the joint's effort limit). ``starting`` holds the measured position and clears the
 integral, so a start never jumps.
 
 It subclasses the position JointPositionController so a JointTrajectoryController can be
 chained to it (``output: <name>`` writes its setpoint and setpoint_velocity).
 
 ``reference: true`` makes it follow the manager's streamed joint reference (the robot
-state's ``reference`` / ``reference_velocity`` arrays of an EffortRobotState, fed by the
+state's ``reference`` / ``reference_velocity`` arrays of a ReferenceRobotState, fed by the
 hardware's qRef in-port: BlendingPlanner's qRef); joints whose reference is NaN keep the
 last setpoint.
 """
@@ -35,7 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from rtcf.controller import ControllerError, RobotState, register_controller
+from .controller import ControllerError
+from .registry import register_controller
+from .robot import RobotState
 
 from .controllers import JointPositionController, _per_joint
 
@@ -53,10 +55,10 @@ class JointEffortController(JointPositionController):
 
     def init(self, robot: RobotState, params: dict[str, Any]) -> bool:
         who = f"{self.name} ({type(self).__name__})"
-        if getattr(robot, "command_interface", "position") != "effort":
-            raise ControllerError(f"{who}: the hardware takes position commands; a joint "
-                                  f"effort controller needs an effort interface (hardware="
-                                  f"simulator)")
+        if not robot.takes("effort"):
+            raise ControllerError(f"{who}: the hardware takes {', '.join(robot.command_types)}"
+                                  f" commands; a joint effort controller needs an effort "
+                                  f"interface (hardware=simulator)")
         if "p" not in params:
             raise ControllerError(f"{who}: p: a proportional gain is required (control_"
                                   f"toolbox Pid), got params {sorted(params)}")
@@ -123,7 +125,7 @@ class JointEffortController(JointPositionController):
         np.subtract(self.setpoint_velocity, dq, out=tmp)
         tmp *= self.d
         e += tmp
-        robot.command[self.idx] = e
+        robot.effort_command[self.idx] = e
 
     def state_values(self) -> dict[str, Any]:
         out = JointPositionController.state_values(self)

@@ -1,9 +1,10 @@
 """The hardware side of the controller manager: the DCM in process, or DCM ports.
 
-Both implement ``rtcf.controller.Hardware`` (read state / write command once per tick, in the
+Both implement ``robot.Hardware`` (read state / write command once per tick, in the
 manager's EC thread, without allocating):
 
-* :class:`DcmHardware` binds to a DCM component of the same process. The DCM's postProcess
+* :class:`DcmHardware` binds to a DCM component of the same process (its local interface
+  DCMLocal, bound by a connection in the composition). The DCM's postProcess
   callback publishes the measured joint positions (and a finite-difference velocity) and its
   preProcess callback takes the newest command and hands it to the DCM as Position commands
   dated *now* (DCM.command_positions: the same effect as NAOqi's setAlias of a fast-access
@@ -26,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from rtcf import ReadStatus
-from rtcf.controller import RobotState
+from .robot import RobotState
 from rtcf.datatypes import stamp
 
 
@@ -69,14 +70,17 @@ class SeqBuffer:
 
 
 class DcmHardware:
-    """The DCM of this process as the manager's hardware (see the module doc)."""
+    """The DCM of this process as the manager's hardware (see the module doc).
 
-    def __init__(self, dcm: Any):
-        d = dcm.devices
-        self.dcm = dcm
-        self.joint_names: tuple[str, ...] = tuple(d.joint_names)
-        self.lower = np.array(d.joint_limits[:, 0])
-        self.upper = np.array(d.joint_limits[:, 1])
+    joint_names: the manager's joints (the model's body order); :meth:`bind` attaches it to
+    a DCM (its local interface, bound by the composition) with the same joints. Unbound, it
+    is ``halted`` and reads and writes nothing."""
+
+    command_interfaces = ("position",)
+
+    def __init__(self, joint_names: Sequence[str]):
+        self.dcm: Any = None
+        self.joint_names: tuple[str, ...] = tuple(joint_names)
         n = len(self.joint_names)
         self._state = SeqBuffer(2, n)          # DCM -> manager: q, dq
         self._cmd = SeqBuffer(1, n, math.nan)  # manager -> DCM: position command
@@ -89,18 +93,27 @@ class DcmHardware:
         self._dq = np.zeros(n)
         self._prev_ms: int | None = None
         self._connections: list[Any] = []
-        self._hard_idx = np.asarray(d.hardness_actuators)
+        self._hard_idx = np.zeros(0, dtype=np.intp)
         self._hard = np.zeros(n)
-        self.halted = False        # every joint's Hardness is 0 (written by the DCM thread)
+        self.halted = True         # every joint's Hardness is 0 (written by the DCM thread)
         self.commands_applied = 0
 
     # -- binding (non-real-time) ----------------------------------------------------------
-    def attach(self) -> None:
-        """Register the DCM callbacks. Runs in: any thread."""
-        if self._connections:
+    def bind(self, dcm: Any) -> None:
+        """Attach to ``dcm`` and register its callbacks; ValueError when its joints are
+        not the manager's. Runs in: any thread, before the ticks."""
+        if self.dcm is dcm and self._connections:
             return
-        self._connections = [self.dcm.at_post_process(self._publish_state),
-                             self.dcm.at_pre_process(self._apply_command)]
+        names = tuple(dcm.devices.joint_names)
+        if names != self.joint_names:
+            raise ValueError(f"the DCM {getattr(dcm, 'instance_name', dcm)!r} has the joints "
+                             f"{', '.join(names)}; the manager's model has "
+                             f"{', '.join(self.joint_names)}")
+        self.detach()
+        self.dcm = dcm
+        self._hard_idx = np.asarray(dcm.devices.hardness_actuators)
+        self._connections = [dcm.at_post_process(self._publish_state),
+                             dcm.at_pre_process(self._apply_command)]
 
     def detach(self) -> None:
         for c in self._connections:
@@ -135,7 +148,7 @@ class DcmHardware:
         np.copyto(self._sent, cmd)
         self.commands_applied += 1
 
-    # -- manager thread (rtcf.controller.Hardware) ----------------------------------------
+    # -- manager thread (robot.Hardware) ---------------------------------------------------
     def read(self, robot: RobotState, time: float) -> None:
         self._state_seq = self._state.read(self._state_in, self._state_seq)
         np.copyto(robot.position, self._state_in[0])

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from omniORB import any as oany
 
-from rtcf.controller import ControllerError
+from .controller import ControllerError
 from rtcf.corba.idl import stub_module
 
 RTController = stub_module("RTController")

@@ -16,7 +16,8 @@ from typing import Any
 
 from omniORB import CORBA, any as oany
 
-from rtcf.controller import ControllerError, registered_types
+from .controller import ControllerError
+from .registry import registered_types
 from rtcf.corba.idl import stub_module
 
 RTController = stub_module("RTController")

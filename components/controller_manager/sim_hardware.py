@@ -1,20 +1,24 @@
 """The controller manager's hardware on the physics simulation: an effort interface.
 
 ``hardware: simulator`` binds the ControllerManager to a ``Simulator`` component of the same
-process (as DcmHardware binds to the DCM): each tick :meth:`SimulatorHardware.read` copies
-the simulated joint position, velocity and torque into the robot state, and
-:meth:`SimulatorHardware.write` hands the controllers' commands to the simulation as joint
-torques (``Simulation.set_torques``, saturated at the model's effort limits, the
-saturations counted by the core). A joint that no running controller commands (NaN) gets
-no torque, as PR2's zeroed commands. The torques act in the Simulator's next step: put the
-manager before the Simulator in the same execution context (one tick = read, controllers,
-write, then one physics period).
+process, declared in the composition (a connection of the manager's ``hardware`` service
+port to the Simulator's ``SimulatorService`` port: the Simulator provides its local
+``SimulatorLocal`` interface there): each tick :meth:`SimulatorHardware.read` copies the
+simulated joint position, velocity and torque into the robot state, and
+:meth:`SimulatorHardware.write` hands the controllers' effort commands
+(``robot.effort_command``, the ``joint/effort`` interface they claim) to the simulation as
+joint torques (``Simulation.set_torques``, saturated at the model's effort limits, the
+saturations counted by the core). The hardware takes effort commands only: the robot
+state's position and velocity command arrays are read-only, so a controller that writes
+``joint.command`` fails at its first update instead of leaving the arm without torque. A
+joint that no running controller commands (NaN) gets no torque, as PR2's zeroed commands.
+The torques act in the Simulator's next step: put the manager before the Simulator in the
+same execution context (one tick = read, controllers, write, then one physics period).
 
-The robot state is an :class:`EffortRobotState`: ``command`` is an effort [N m] (PR2's
-``commanded_effort_``), and ``reference`` / ``reference_velocity`` carry the newest sample
-of the manager's ``qRef`` in-port (a streamed joint reference such as BlendingPlanner's
-qRef, [rad]; velocity per joint over the time since its reference last changed, see
-``_take_reference``), for controllers that follow it (JointEffortController
+The robot state is a :class:`ReferenceRobotState`: ``reference`` / ``reference_velocity``
+carry the newest sample of the manager's ``qRef`` in-port (a streamed joint reference such
+as BlendingPlanner's qRef, [rad]; velocity per joint over the time since its reference last
+changed, see ``_take_reference``), for controllers that follow it (JointEffortController
 ``reference: true``).
 """
 
@@ -26,15 +30,15 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from rtcf import ReadStatus
-from rtcf.controller import ControllerError, RobotState
+from .controller import ControllerError
+from .robot import RobotState
 
-__all__ = ["EffortRobotState", "SimulatorHardware", "simulation_of"]
+__all__ = ["ReferenceRobotState", "SimulatorHardware", "simulation_of"]
 
 
-class EffortRobotState(RobotState):
-    """A RobotState whose command is a joint effort [N m], with a streamed reference."""
-
-    command_interface = "effort"
+class ReferenceRobotState(RobotState):
+    """A RobotState with a streamed joint reference (``reference`` [rad],
+    ``reference_velocity`` [rad/s], NaN until a sample came)."""
 
     def __init__(self, joint_names: Sequence[str], lower: Iterable[float] | None = None,
                  upper: Iterable[float] | None = None):
@@ -111,7 +115,7 @@ class SimulatorHardware:
             bool(np.array_equal(self._idx, np.arange(len(names))))
         self.owner = simulator
 
-    # -- manager thread (rtcf.controller.Hardware) ----------------------------------------
+    # -- manager thread (robot.Hardware) ---------------------------------------------------
     def read(self, robot: RobotState, time: float) -> None:
         """Measured state, and the newest qRef sample. Runs in: EC thread."""
         sim = self.sim = simulation_of(self.owner)
@@ -161,11 +165,11 @@ class SimulatorHardware:
         self._prev_ref_t = time
 
     def write(self, robot: RobotState, time: float) -> None:
-        """The commands as joint torques (NaN: 0). Runs in: EC thread."""
+        """The effort commands as joint torques (NaN: 0). Runs in: EC thread."""
         if self.sim is None:
             return
         cmd = self._cmd
-        np.copyto(cmd, robot.command)
+        np.copyto(cmd, robot.effort_command)
         np.nan_to_num(cmd, copy=False, nan=0.0)
         if self._identity:
             self.sim.set_torques(cmd)

@@ -51,10 +51,13 @@ class DCM(Component):
     | hardness | TimedDoubleSeq | 0..1 | Hardness actuator values, body order |
     | actuators | TimedDoubleSeq | - | every actuator value in table order (see getActuatorKeys) |
     | sensors (body=mujoco) | TimedDoubleSeq | see getSensorKeys | the IMU and FSR sensor values, in getSensorKeys order after the joint Position sensors |
-    | DCMService | service | - | NAO::DCMService (idl/DCMService.idl) |
+    | DCMService | service | - | NAO::DCMService (idl/DCMService.idl); in process also the local interface DCMLocal (this component) |
 
-    DCM time [ms] counts from the first cycle of the component's EC. Code in the same process
-    registers preProcess / postProcess callbacks with at_pre_process / at_post_process.
+    DCM time [ms] counts from the first cycle of the component's EC. A component of the same
+    process whose service port is connected to DCMService in the composition gets the local
+    interface ``DCMLocal``, this component (as a NAOqi local module reaches the DCM of its
+    process): it registers preProcess / postProcess callbacks with at_pre_process /
+    at_post_process and reads ``devices``, ``sensor_values``, ``now_ms``, ``core.values``.
     """
 
     type_name = "DCM"
@@ -125,6 +128,7 @@ class DCM(Component):
         self.service = DCMServiceImpl(self)
         port = self.add_service_port(ServicePort("DCMService"))
         port.provide("service0", "DCMService", self.service)
+        port.provide("local", "DCMLocal", self, local=True)     # components of this process
 
     def _initial_q(self) -> np.ndarray | None:
         """The initial_q parameter checked against the model (None when empty)."""

@@ -36,7 +36,7 @@ class Simulator(Component):
     | lfsensor, rfsensor | TimedDoubleSeq | N, N m | foot force/torque Fx Fy Fz Tx Ty Tz, sole frame; models with feet |
     | zmp | TimedPoint3D | m | zero moment point on the floor, world frame; models with feet |
     | basePos, baseRpy | TimedPoint3D, TimedOrientation3D | m, rad | ground-truth base pose; floating models |
-    | SimulatorService | service | - | Simulation::SimulatorService (idl/SimulatorService.idl) |
+    | SimulatorService | service | - | Simulation::SimulatorService (idl/SimulatorService.idl); in process also the local interface SimulatorLocal (this component: ``sim``, ``sim_model``) |
 
     Activation puts the robot back to its initial posture at rest (a floating robot standing
     on the floor) with the servos at the `stiffness` parameter; the physics is created at
@@ -98,6 +98,7 @@ class Simulator(Component):
         self.service = SimulatorServiceImpl(self)
         port = self.add_service_port(ServicePort("SimulatorService"))
         port.provide("service0", "SimulatorService", self.service)
+        port.provide("local", "SimulatorLocal", self, local=True)   # e.g. a controller manager
 
     def _seq_out(self, name: str, size: int) -> Any:
         port = self.add_out_port(name, TimedDoubleSeq)

@@ -4,7 +4,9 @@ On connect each port publishes, for every provided interface, its IOR under the 
 key ``<comp>.<port>.provided.<type>.<instance>`` and the old-style ``port.<type>.<instance>``;
 then it binds each required interface to a published IOR (services.match_provider). A port
 connected to itself therefore returns its own IORs in the profile, which is how hrpsys's
-rtm.py finds a provider's object.
+rtm.py finds a provider's object. Local interfaces (rtcf.services: Python objects for
+components of one process) are neither published nor listed in the profile; the manager
+binds them itself.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ class ServicePortServant(PortServiceBase):
         self.bound: dict[str, list] = {}           # connector id -> consumers bound by it
         self.refs: dict[str, Any] = {}              # provided instance -> object reference
         for p in port.provided.values():
+            if p.local:
+                continue
             servant = p.servant
             if hasattr(servant, "_this") or hasattr(servant, "_default_POA"):
                 self.refs[p.instance_name] = self.rt.activate(servant)
@@ -43,9 +47,9 @@ class ServicePortServant(PortServiceBase):
 
     def profile(self) -> Any:
         ifaces = [RTC.PortInterfaceProfile(p.instance_name, p.type_name, RTC.PROVIDED)
-                  for p in self.port.provided.values()]
+                  for p in self.port.provided.values() if not p.local]
         ifaces += [RTC.PortInterfaceProfile(c.instance_name, c.type_name, RTC.REQUIRED)
-                   for c in self.port.required.values()]
+                   for c in self.port.required.values() if not c.local]
         return RTC.PortProfile(self.port.full_name, ifaces, self.ref,
                                self.get_connector_profiles(),
                                self.rt.component_ref(self.port.owner),
@@ -70,6 +74,8 @@ class ServicePortServant(PortServiceBase):
         offers = {k: v for k, v in offers.items() if k not in own}
         bound = []
         for consumer in self.port.required.values():
+            if consumer.local:
+                continue
             ior = match_provider(consumer, offers)
             if ior is None:
                 continue

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from rtcf.controller import ControllerError
+from rtcf_components.controller_manager import ControllerError
 
 from rtcf_components.controller_manager.proxy import ControllerManagerProxy, RTController
 from rtcf_components.dcm.proxy import DCMProxy

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m
 CLI = Path(sys.executable).parent / "rtcf-controllers"
 
 FLAKY = '''
-from rtcf.controller import Controller
+from rtcf_components.controller_manager import Controller
 
 class Flaky(Controller):
     def init(self, robot, params):
@@ -120,6 +120,12 @@ def test_every_refusal_exits_1_and_names_what_was_wrong(manager):
     assert code == 1 and "failed: 'flaky' starting raised RuntimeError: no state yet" in err
     code, out, err = run("stop", manager, "pd_head2")
     assert code == 0
+    # issue 22 item 14: stopping a controller that is not running is refused (STRICT) or
+    # left out (BEST_EFFORT), as ros2_control; it reported success and called stopping()
+    code, out, err = run("stop", manager, "pd_head2")
+    assert code == 1 and "(STRICT): cannot stop 'pd_head2': it is not running" in err
+    code, out, err = run("stop", manager, "pd_head2", "--best-effort")
+    assert code == 0 and "not stopped: 'pd_head2': it is not running" in out
     assert run("unload", manager, "pd_head2", "flaky")[0] == 0
 
 
@@ -131,6 +137,13 @@ def test_usage_errors_exit_2_and_a_missing_manager_exits_3(manager, naming):
     assert run("frobnicate", manager)[0] == 2
     code, out, err = run("list", f"localhost:{naming.port}/{HOST}.host_cxt/Nobody0.rtc")
     assert code == 3 and "no controller manager at" in err and "Nobody0.rtc" in err
+    # issue 22 item 14: a negative timeout is a bad command line (it was sent and refused)
+    for verb in (("switch", manager, "--start", "pd_head"), ("start", manager, "pd_head"),
+                 ("spawn", manager, "pd_head")):
+        code, out, err = run(*verb, "--timeout", "-1")
+        assert code == 2 and "--timeout: expected seconds >= 0, got '-1'" in err, (verb, err)
+    code, out, err = run("list", manager, "--wait", "nan")
+    assert code == 2 and "--wait: expected seconds >= 0, got 'nan'" in err
 
 
 def test_spawn_waits_for_the_manager_then_loads_and_starts(launch, naming, tmp_path):
@@ -149,5 +162,12 @@ def test_spawn_waits_for_the_manager_then_loads_and_starts(launch, naming, tmp_p
     assert "loaded 'pd_head'" in out and "started ['pd_head']" in out
     code, out, err = run("list", target)
     assert out.strip() == "pd_head JointPositionController running"
+    # ros2_control's spawner: a controller already loaded is started, not loaded again
     code, out, err = run("spawn", target, "pd_head", "--timeout", "1")
-    assert code == 1 and "already loaded" in err
+    assert code == 0 and "'pd_head' is already running" in out, err
+    assert run("stop", target, "pd_head")[0] == 0
+    code, out, err = run("spawn", target, "pd_head", "--timeout", "5")
+    assert code == 0, err
+    assert "'pd_head' is already loaded (initialized): not loaded again" in out
+    assert "started ['pd_head']" in out
+    assert run("list", target)[1].strip() == "pd_head JointPositionController running"

@@ -24,10 +24,11 @@ SYSTEM = {
     "components": [
         {"type": "DCM", "module": "dcm", "params": {"profile": "default"}},
         {"type": "ControllerManager", "module": "controller_manager",
-         "params": {"hardware": "dcm", "dcm": "DCM0",
+         "params": {"hardware": "dcm",
                     "controller_config": "compositions/nao_controllers.controllers.yaml"}},
         {"type": "SequencePlayer", "module": "sequence_player", "params": {"dt": 0.01}},
     ],
+    "connections": [{"from": "ControllerManager0.hardware", "to": "DCM0.DCMService"}],
     "execution_contexts": [
         {"name": "control", "rate": 1000, "members": ["ControllerManager0"]},
         {"name": "dcm", "rate": 100, "members": ["DCM0"]},

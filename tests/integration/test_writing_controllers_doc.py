@@ -1,7 +1,8 @@
 """docs/writing-controllers.md, step by step as the page says: its files written into a
 folder outside the repository, the system started with scripts/run from that folder, the
-page's client commands run in bash (the naming port and the folder names replaced), and
-the page's no-ORB test script run."""
+page's client commands run in bash (the naming port and the folder names replaced), the
+page's no-ORB test script run, and its effort controller moving the simulated arm (issue 22
+item 13: a controller written as the page says must move it)."""
 
 from __future__ import annotations
 
@@ -43,9 +44,10 @@ def shell(text: str, folder: Path, port: int) -> str:
 
 def test_the_page_names_its_steps():
     tags = [t for t, _, _ in blocks() if t]
-    assert tags == ["system", "client", "client", "client"]
+    assert tags == ["system", "client", "client", "client", "arm", "effort"]
     assert set(page_files()) == {"my_controllers.py", "my.controllers.yaml",
-                                 "my_system.yaml", "test_sway.py"}
+                                 "my_system.yaml", "test_sway.py", "my_effort.py",
+                                 "my_arm.controllers.yaml", "my_arm.yaml", "check_arm.py"}
 
 
 def test_writing_controllers_as_the_page_says(naming, tmp_path):
@@ -97,3 +99,26 @@ def test_writing_controllers_as_the_page_says(naming, tmp_path):
         log.close()
     text = (tmp_path / "run.log").read_text()          # the final report
     assert "sway (my_controllers.Sway, 250 Hz): running" in text, text[-3000:]
+
+
+def test_the_effort_controller_of_the_page_moves_the_simulated_arm(naming, tmp_path):
+    """Section 7: the page's effort controller, as written, turns the arm's base by its
+    angle while the bundled PID holds the rest (the effort commands reach the simulation);
+    the page's run command runs it and its report shows the controller running."""
+    folder = tmp_path / "myctl"
+    folder.mkdir()
+    for name, text in page_files().items():
+        (folder / name).write_text(text)
+    check = next(t for tag, _, t in blocks() if tag == "effort")
+    p = subprocess.run(["bash", "-c", shell("set -e\n" + check, folder, naming.port)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.strip() == "joint1 0.30 rad, joint2 0.00 rad", p.stdout + p.stderr
+    run = next(t for tag, _, t in blocks() if tag == "arm")
+    script = shell(run, folder, naming.port).strip() + \
+        f" --duration 2 -o corba.nameservers:localhost:{naming.port}\n"
+    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=300)
+    report = p.stdout + p.stderr
+    assert p.returncode == 0, report[-3000:]
+    assert "nudge (my_effort.Nudge, every tick): running" in report and \
+        "0 faults" in report.split("nudge (my_effort.Nudge")[1].splitlines()[0], report[-3000:]

@@ -13,7 +13,11 @@ import pytest
 from omniORB import any as oany
 
 from rtcf import SteppedEC, TimedDoubleSeq
+from rtcf.composition import parse_composition
 from rtcf.corba.idl import stub_module
+from rtcf.errors import CompositionError
+from rtcf.manager import Manager
+from rtcf.services import connect_services
 from rtcf.lifecycle import LifeCycleState
 from rtcf.testing import Harness
 
@@ -48,6 +52,7 @@ def system(tmp_path):
     cm = ControllerManager("CM0")
     cm.params.load({"hardware": "dcm", "controller_config": str(cfg)})
     cm.initialize()
+    connect_services(cm.service_ports["hardware"], dcm.service_ports["DCMService"])
     ec = SteppedEC(1000, name="ctl")
     ec.add_component(cm)
     ec.add_component(dcm)
@@ -180,13 +185,43 @@ def test_statistics(system):
         cm.service.getControllerState("nope")
 
 
-def test_no_dcm_in_the_process_sends_the_manager_to_error():
-    cm = ControllerManager("CM9")
-    cm.params.load({"hardware": "dcm", "dcm": "NoDCM"})
-    with Harness(cm) as h:
-        h.activate()
-        h.step()
-        assert h.state is LifeCycleState.ERROR
+def _build(components, connections=()):
+    comp = parse_composition({"name": "binding", "components": components,
+                              "connections": list(connections),
+                              "execution_contexts": [{"name": "ctl", "rate": 100, "members": [
+                                  c.get("name") or f"{c['type']}0" for c in components]}]},
+                             "binding.yaml")
+    m = Manager({}, corba=False)
+    try:
+        m.build(comp, start=False)
+    finally:
+        names = sorted(m.components)
+        m.shutdown()
+    return names
+
+
+DCM_DECL = {"type": "DCM", "module": "dcm"}
+CM_DECL = {"type": "ControllerManager", "module": "controller_manager",
+           "params": {"hardware": "dcm"}}
+
+
+def test_a_dcm_manager_whose_hardware_port_is_not_connected_is_refused_before_start():
+    """The binding to the DCM is declared in the composition (a connection of the manager's
+    hardware port to the DCM's service port), never looked up by name: without it the build
+    stops before anything starts, naming the place, the port and the line to add."""
+    with pytest.raises(CompositionError) as e:
+        _build([DCM_DECL, CM_DECL])
+    msg = str(e.value)
+    assert "binding.yaml: components[1]: ControllerManager0: service port 'hardware' " \
+           "needs a DCMLocal" in msg and "is not connected" in msg
+    assert "{from: ControllerManager0.hardware, to: DCM0.DCMService}" in msg
+    with pytest.raises(CompositionError, match=r"is connected to Kinematics0.KinematicsService,"
+                                               r" which provides no local DCMLocal"):
+        _build([DCM_DECL, CM_DECL, {"type": "Kinematics", "module": "kinematics"}],
+               [{"from": "ControllerManager0.hardware", "to": "Kinematics0.KinematicsService"}])
+    assert _build([DCM_DECL, CM_DECL], [{"from": "ControllerManager0.hardware",
+                                         "to": "DCM0.DCMService"}]) == \
+        ["ControllerManager0", "DCM0"]
 
 
 def test_port_hardware_reads_q_and_writes_qref_with_nan_for_free_joints():
@@ -227,6 +262,7 @@ def test_dcm_hardware_reports_halted_while_every_hardness_is_zero(tmp_path):
     cm = ControllerManager("CM3")
     cm.params.load({"hardware": "dcm"})
     cm.initialize()
+    connect_services(cm.service_ports["hardware"], dcm.service_ports["DCMService"])
     ec = SteppedEC(1000, name="h")
     ec.add_component(cm)
     ec.add_component(dcm)
@@ -247,7 +283,7 @@ def test_dcm_hardware_reports_halted_while_every_hardness_is_zero(tmp_path):
 
 
 BOOM = """
-from rtcf.controller import Controller
+from rtcf_components.controller_manager import Controller
 
 class Boom(Controller):
     def init(self, robot, params):
@@ -284,3 +320,37 @@ def test_controllers_from_the_load_path_and_a_raising_one_is_logged_and_stopped(
         assert st["b2"].state == "running" and st["b2"].updates == 9
         assert "controller 'b1': update raised ZeroDivisionError" in caplog.text
         assert h.state is LifeCycleState.ACTIVE                 # the manager keeps going
+
+
+def _config_error(tmp_path, config: str) -> str:
+    cfg = tmp_path / "ctl.yaml"
+    cfg.write_text(config)
+    cm = dict(CM_DECL, params={"hardware": "loopback", "controller_config": str(cfg)})
+    with pytest.raises(CompositionError) as e:
+        _build([cm])
+    return str(e.value)
+
+
+def test_controller_config_mistakes_are_refused_before_anything_starts(tmp_path):
+    """Issue 22 item 11: a start list naming an unloaded controller, two started
+    controllers claiming one interface, a fallback naming an unknown controller were
+    accepted and failed at activation (the manager in ERROR while the run went on) or only
+    when needed. Now the build stops before anything starts, naming the file and the
+    value."""
+    head = ("controllers:\n  a: {type: JointPositionController, joints: [HeadYaw]}\n"
+            "  b: {type: JointPositionController, joints: [HeadYaw, HeadPitch]}\n")
+    msg = _config_error(tmp_path, head + "load: [a]\nstart: [a, b]\n")
+    assert "binding.yaml: components[0]: " in msg
+    assert "ctl.yaml: start: 'b' is not in load (only loaded controllers start at " \
+           "activation; load is ['a'])" in msg
+    msg = _config_error(tmp_path, head + "load: [a, b]\nstart: [a, b]\n")
+    assert "ctl.yaml: start: 'b' claims HeadYaw/position (owned by 'a')" in msg
+    msg = _config_error(tmp_path, head.replace("joints: [HeadYaw]}",
+                                               "joints: [HeadYaw], fallback_controllers: "
+                                               "[ghost]}") + "load: [a]\nstart: [a]\n")
+    assert "ctl.yaml: controllers.a.fallback_controllers: 'ghost' is not a controller of " \
+           "this file (controllers: a, b)" in msg
+    msg = _config_error(tmp_path, head.replace("joints: [HeadYaw]}",
+                                               "joints: [HeadYaw], fallback_controllers: "
+                                               "[b]}") + "load: [a]\nstart: [a]\n")
+    assert "ctl.yaml: start: 'a' has the fallback 'b', which is not loaded" in msg

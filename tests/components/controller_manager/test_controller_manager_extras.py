@@ -21,7 +21,7 @@ from rtcf_components.controller_manager.component import (STATE_HEADER, STATE_PE
 R = stub_module("RTController")
 
 MODULE_V1 = '''
-from rtcf.controller import Controller
+from rtcf_components.controller_manager import Controller
 
 class Wave(Controller):
     """Commands its joint to ``level``; fails on purpose where told (fail_in)."""
@@ -205,12 +205,24 @@ def test_controller_overruns_are_logged_rate_limited(rig, caplog):
     cm.core.overrun_limit = 1e-12                 # every update now counts as an overrun
     ec.step(5)
     with caplog.at_level("WARNING"):
-        cm.report_overruns(100.0)
+        cm.log_warnings(100.0)
         ec.step(5)
-        cm.report_overruns(101.0)                 # within 5 s: nothing
-        cm.report_overruns(106.0)
+        cm.log_warnings(101.0)                 # within 5 s: nothing
+        cm.log_warnings(106.0)
     msgs = [r.getMessage() for r in caplog.records if "controller overruns" in r.getMessage()]
     assert len(msgs) == 2
     assert msgs[0].startswith("controller overruns (an update longer than 0.000 ms): 5 new; "
                               "so far hold 5")
     assert "5 new; so far hold 10" in msgs[1]
+
+
+def test_a_class_removed_from_an_edited_module_no_longer_loads(rig):
+    """Issue 22 item 14: the module was re-imported with importlib.reload, which keeps the
+    old attributes, so a class deleted from the file still loaded."""
+    ec, cm, user = rig
+    assert call(ec, cm.service.unloadController, "wave")[0]
+    (user / "ctrl" / "mywave.py").write_text(MODULE_V1.replace("class Wave(", "class Swell("))
+    ok, msg = call(ec, cm.service.loadController, "wave", "", [])
+    assert not ok and "module 'mywave' has no Controller subclass 'Wave'" in msg
+    ok, msg = call(ec, cm.service.loadController, "swell", "mywave.Swell", [])
+    assert ok, msg

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rtcf.controller import (ControllerError, ControllerManagerCore, LoopbackHardware,
-                             RobotState)
+from rtcf_components.controller_manager import (ControllerError, ControllerManagerCore,
+                                                LoopbackHardware, RobotState)
 
 from rtcf_components.controller_manager.controllers import (JointPositionController,
                                             JointTrajectoryController)

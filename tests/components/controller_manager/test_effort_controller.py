@@ -11,11 +11,11 @@ import math
 import numpy as np
 import pytest
 
-from rtcf.controller import ControllerError, ControllerManagerCore, RobotState
+from rtcf_components.controller_manager import ControllerError, ControllerManagerCore, RobotState
 
 from rtcf_components.controller_manager.controllers import JointTrajectoryController
 from rtcf_components.controller_manager.effort_controllers import JointEffortController
-from rtcf_components.controller_manager.sim_hardware import EffortRobotState
+from rtcf_components.controller_manager.sim_hardware import ReferenceRobotState
 from test_controllers import Rig as PositionRig  # the sibling test module's rig
 
 DT = 1e-3
@@ -41,7 +41,7 @@ class TorqueJoints:
         np.copyto(robot.effort, self.tau)
 
     def write(self, robot, time):
-        self.tau = np.nan_to_num(robot.command, nan=0.0)
+        self.tau = np.nan_to_num(robot.effort_command, nan=0.0)
         self.dq += (self.tau - self.load) / self.J * DT       # semi-implicit Euler
         self.q += self.dq * DT
 
@@ -50,7 +50,7 @@ class Rig(PositionRig):
     """test_controllers' rig (tick, start, c) on torque-driven joints."""
 
     def __init__(self, **hw):
-        self.robot = EffortRobotState(JOINTS, [-3.0] * 2, [3.0] * 2)
+        self.robot = ReferenceRobotState(JOINTS, [-3.0] * 2, [3.0] * 2)
         self.hw = TorqueJoints(**hw)
         self.core = ControllerManagerCore(self.robot, self.hw, period=DT)
         self.k = 0
@@ -61,15 +61,15 @@ def test_pid_formula_of_control_toolbox():
     r.core.load("pid", JointEffortController,
                 {"joints": ["a"], "p": 100.0, "i": 50.0, "d": 2.0, "i_clamp": 1000.0})
     r.start("pid")
-    assert r.robot.command[0] == 0.0                  # starting holds q: no error, no effort
-    assert math.isnan(r.robot.command[1])             # b is nobody's
+    assert r.robot.effort_command[0] == 0.0                  # starting holds q: no error, no effort
+    assert math.isnan(r.robot.effort_command[1])             # b is nobody's
     r.core.command("pid", {"setpoint": [0.2]})
     q0, dq0 = r.hw.q[0], r.hw.dq[0]
     r.tick()
     e = 0.2 - q0
     period = DT                                        # the measured tick
     want = 100.0 * e + 50.0 * (e * period) + 2.0 * (0.0 - dq0)
-    assert r.robot.command[0] == pytest.approx(want, rel=1e-12)
+    assert r.robot.effort_command[0] == pytest.approx(want, rel=1e-12)
     c = r.c("pid")
     assert c.i_error[0] == pytest.approx(e * period, rel=1e-12)
 
@@ -82,11 +82,11 @@ def test_i_clamp_bounds_the_integral_term():
     r.core.command("pid", {"setpoint": [10.0]})       # beyond reach, error grows
     r.tick(500)
     c = r.c("pid")
-    assert r.robot.command[0] == pytest.approx(3.0, abs=1e-9)
+    assert r.robot.effort_command[0] == pytest.approx(3.0, abs=1e-9)
     assert c.i_error[0] * 100.0 == pytest.approx(3.0, abs=1e-9)     # wound back
     r.core.command("pid", {"setpoint": [-10.0]})
     r.tick(2)                     # no windup beyond the clamp: it unwinds from 3 at once
-    assert 0.0 < r.robot.command[0] < 3.0
+    assert 0.0 < r.robot.effort_command[0] < 3.0
 
 
 def test_integral_holds_a_joint_against_a_constant_load():
@@ -98,7 +98,7 @@ def test_integral_holds_a_joint_against_a_constant_load():
     r.core.command("pid", {"setpoint": [0.5, -0.3]})
     r.tick(5000)
     assert r.hw.q == pytest.approx([0.5, -0.3], abs=1e-4)
-    assert r.robot.command[0] == pytest.approx(load, abs=1e-3)   # the integral carries it
+    assert r.robot.effort_command[0] == pytest.approx(load, abs=1e-3)   # the integral carries it
 
 
 def test_reference_stream_is_followed_and_nan_keeps_the_setpoint():
@@ -132,10 +132,11 @@ def test_trajectory_follower_chained_to_the_effort_pid():
 
 def test_refusals_name_what_is_wrong():
     pos = RobotState(JOINTS)
+    pos.restrict(["position"])                        # what a position hardware takes
     c = JointEffortController()
     with pytest.raises(ControllerError, match="effort interface"):
         c.init(pos, {"joints": ["a"], "p": 1.0})
-    eff = EffortRobotState(JOINTS)
+    eff = ReferenceRobotState(JOINTS)
     with pytest.raises(ControllerError, match="p: a proportional gain is required"):
         JointEffortController().init(eff, {"joints": ["a"]})
     with pytest.raises(ControllerError, match=r"unknown params \['kp'\]"):
@@ -155,3 +156,44 @@ def test_effort_pid_claims_effort_and_is_refused_on_position_hardware():
     r.hw.command_interfaces = ("position",)
     with pytest.raises(ControllerError, match="a/effort, b/effort, which the hardware"):
         r.start("pid")
+
+
+def test_a_command_of_a_type_the_hardware_does_not_take_fails_loudly():
+    """Issue 22 item 13: on the effort hardware the position command array was read by
+    nothing, so a controller that wrote it switched in and commanded no torque. The arrays
+    of the types the hardware does not take are read-only: the write fails at the first
+    update, the controller is stopped and the reason names the types the hardware takes."""
+    from rtcf_components.controller_manager import Controller
+
+    class WritesPosition(Controller):
+        def init(self, robot, params):
+            self.j = robot.joint("a")
+            self.claim(["a"], "effort")
+            return True
+
+        def update(self, time, period):
+            self.j.command = 0.1                   # a position command
+
+    class WritesArray(WritesPosition):
+        def init(self, robot, params):
+            self.robot = robot
+            return WritesPosition.init(self, robot, params)
+
+        def update(self, time, period):
+            self.robot.velocity_command[0] = 0.1
+
+    r = Rig()
+    assert r.robot.command_types == ("effort",)
+    r.core.load("pos", WritesPosition)
+    r.start("pos")
+    r.tick(2)
+    st = r.core.slot("pos")
+    assert not st.controller.is_running and st.stats.faults == 1
+    assert "ControllerError: a: the hardware takes no position commands (it takes effort)" \
+        in st.stats.last_error
+    r.core.unload("pos")
+    r.core.load("vel", WritesArray)
+    r.start("vel")
+    r.tick(2)
+    assert "assignment destination is read-only (a command array of an interface type the " \
+           "hardware does not take; it takes effort)" in r.core.slot("vel").stats.last_error

@@ -1,13 +1,17 @@
-"""The seqlock hand-over of hardware.py and the in-process component lookup it relies on."""
+"""The seqlock hand-over of hardware.py, and DcmHardware bound to a DCM through its local
+interface (the declared binding, not a lookup by name)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from rtcf import Component
-from rtcf.component import find_component
+import pytest
 
-from rtcf_components.controller_manager.hardware import SeqBuffer
+from rtcf.services import connect_services
+
+from rtcf_components.controller_manager.hardware import DcmHardware, SeqBuffer
+from rtcf_components.dcm.component import DCM
+from rtcf_components.kinematics.model import load_model
 
 
 def test_seqbuffer_hands_over_the_newest_rows_once():
@@ -28,12 +32,22 @@ def test_seqbuffer_keeps_the_old_values_when_the_writer_is_mid_copy():
     assert buf.read(out, 4) == 4 and out.tolist() == [[7.0, 7.0]]
 
 
-def test_find_component_sees_live_components_only():
-    class Probe(Component):
-        pass
-    c = Probe("probe_lookup")
-    assert find_component("probe_lookup") is None  # not initialised yet
-    c.initialize()
-    assert find_component("probe_lookup") is c
-    c.finalize()
-    assert find_component("probe_lookup") is None
+def test_dcm_hardware_binds_to_the_dcm_its_port_is_connected_to():
+    from rtcf.services import ServicePort
+    dcm = DCM("DCM7")
+    dcm.initialize()
+    try:
+        port = ServicePort("hardware")
+        link = port.require("hardware", "DCMLocal", local=True)
+        assert connect_services(port, dcm.service_ports["DCMService"]) == 1
+        assert link.ref is dcm                       # the DCM itself, no CORBA in between
+        hw = DcmHardware(load_model("nao_h25_v5").joint_names)
+        assert hw.halted                             # unbound: nothing to drive
+        hw.bind(link.ref)
+        assert hw.dcm is dcm
+        other = DcmHardware(load_model("doosan_m1013").joint_names)
+        with pytest.raises(ValueError, match=r"the DCM 'DCM7' has the joints HeadYaw"):
+            other.bind(dcm)
+        hw.detach()
+    finally:
+        dcm.finalize()

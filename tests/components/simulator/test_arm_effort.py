@@ -15,9 +15,9 @@ import pytest
 mujoco = pytest.importorskip("mujoco")
 
 from rtcf import InPort, OutPort, TimedDoubleSeq, connect  # noqa: E402
-from rtcf.controller import ControllerError  # noqa: E402
+from rtcf_components.controller_manager import ControllerError  # noqa: E402
 
-from rtcf_components.controller_manager.sim_hardware import EffortRobotState, SimulatorHardware  # noqa: E402
+from rtcf_components.controller_manager.sim_hardware import ReferenceRobotState, SimulatorHardware  # noqa: E402
 from rtcf_components.simulator.core import SimModel, Simulation  # noqa: E402
 from rtcf.testing import SimSystem  # noqa: E402
 
@@ -60,11 +60,11 @@ def test_nan_command_gives_no_torque_and_saturation_is_counted(arm_model):
     sim.reset()
     hw = SimulatorHardware(arm_model.joint_names)
     hw.bind(sim)
-    robot = EffortRobotState(arm_model.joint_names, arm_model.lower, arm_model.upper)
+    robot = ReferenceRobotState(arm_model.joint_names, arm_model.lower, arm_model.upper)
     hw.read(robot, 0.0)
     assert robot.position == pytest.approx(HOME, abs=1e-9)
-    robot.command[:] = math.nan
-    robot.command[5] = 1e6                                       # far beyond 50 N m
+    robot.effort_command[:] = math.nan
+    robot.effort_command[5] = 1e6                                # far beyond 50 N m
     hw.write(robot, 0.0)
     sim.step()
     hw.read(robot, 1e-3)
@@ -82,7 +82,7 @@ def test_reference_stream_velocity_survives_repeated_samples(arm_model):
     sim.reset()
     hw = SimulatorHardware(names, inp)
     hw.bind(sim)
-    robot = EffortRobotState(names, arm_model.lower, arm_model.upper)
+    robot = ReferenceRobotState(names, arm_model.lower, arm_model.upper)
     # joint1 steps 0.003 rad every third sample (0.1 rad/s in stairs), joint2 moves each tick
     vels = []
     for k in range(30):
@@ -113,18 +113,27 @@ def test_binding_to_the_wrong_robot_names_the_joints(arm_model):
     assert hw.owner is None                                      # nothing changed
 
 
-def test_manager_without_its_simulator_refuses_to_activate(caplog):
-    from rtcf.lifecycle import LifeCycleState
-    from rtcf.testing import Harness
+def test_manager_without_its_simulator_is_refused_before_anything_starts():
+    """hardware: simulator needs the Simulator its hardware port is connected to in the
+    composition; without the connection the build stops naming the line to add."""
+    from rtcf.composition import parse_composition
+    from rtcf.errors import CompositionError
+    from rtcf.manager import Manager
 
-    from rtcf_components.controller_manager.component import ControllerManager
-    h = Harness(ControllerManager, params={"hardware": "simulator", "simulator": "NoSim0",
-                                           "model": "doosan_m1013.yaml"}, rate=1000,
-                name="CMnosim")
+    comp = parse_composition({
+        "name": "nosim",
+        "components": [{"type": "ControllerManager", "module": "controller_manager",
+                        "params": {"hardware": "simulator", "model": "doosan_m1013.yaml"}},
+                       {"type": "Simulator", "module": "simulator", "params": {"model": "m1013"}}],
+        "execution_contexts": [{"name": "arm", "rate": 1000,
+                                "members": ["ControllerManager0", "Simulator0"]}]}, "nosim.yaml")
+    m = Manager({}, corba=False)
     try:
-        h.activate()
-        h.step()
-        assert h.state is LifeCycleState.ERROR
-        assert "no Simulator named 'NoSim0'" in caplog.text
+        with pytest.raises(CompositionError) as e:
+            m.build(comp)
+        assert not m.components and not m.ecs                   # nothing left, nothing ran
     finally:
-        h.close()
+        m.shutdown()
+    assert "nosim.yaml: components[0]: ControllerManager0: service port 'hardware' needs a " \
+           "SimulatorLocal" in str(e.value)
+    assert "{from: ControllerManager0.hardware, to: Simulator0.SimulatorService}" in str(e.value)

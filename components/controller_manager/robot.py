@@ -5,10 +5,14 @@ PR2's ``pr2_mechanism_model::RobotState`` gives controllers joint states by name
 order) and :class:`JointHandle` is a named view on one joint, so ``update()`` indexes arrays
 and allocates nothing (a Python float read or written is the only object made).
 
-Units: position [rad], velocity [rad/s], effort [N m], command [rad] (NAO's joints are
-position controlled: the command is a position reference). A command of NaN means "no
-command this tick": the manager resets every command to NaN at the start of each tick (PR2's
-zeroCommands), so a joint that no running controller writes is left alone by the hardware.
+Units: position [rad], velocity [rad/s], effort [N m]. One command array per command
+interface type (ros2_control's position / velocity / effort): ``command`` [rad] (position,
+PR2's name), ``velocity_command`` [rad/s], ``effort_command`` [N m]. A controller writes the
+array of the type it claims; the hardware reads the arrays of the types it takes, and the
+arrays of the other types are read-only (:meth:`RobotState.restrict`), so writing one fails
+loudly instead of commanding nothing. A command of NaN means "no command this tick": the
+manager resets every command to NaN at the start of each tick (PR2's zeroCommands), so a
+joint that no running controller writes is left alone by the hardware.
 """
 
 from __future__ import annotations
@@ -18,9 +22,20 @@ from typing import Iterable, Protocol, Sequence
 
 import numpy as np
 
-from .base import ControllerError
+from .controller import INTERFACE_TYPES, ControllerError
 
 __all__ = ["RobotState", "JointHandle", "Hardware", "LoopbackHardware"]
+
+
+def _write(robot: "RobotState", kind: str, index: int, value: float) -> None:
+    try:
+        robot.commands(kind)[index] = value
+    except ValueError:
+        if robot.takes(kind):
+            raise
+        raise ControllerError(f"{robot.joint_names[index]}: the hardware takes no {kind} "
+                              f"commands (it takes {', '.join(robot.command_types)}): claim "
+                              f"and write one of those") from None
 
 
 class JointHandle:
@@ -51,7 +66,7 @@ class JointHandle:
 
     @command.setter
     def command(self, value: float) -> None:
-        self._robot.command[self.index] = value
+        _write(self._robot, "position", self.index, value)
 
     @property
     def velocity_command(self) -> float:
@@ -59,7 +74,7 @@ class JointHandle:
 
     @velocity_command.setter
     def velocity_command(self, value: float) -> None:
-        self._robot.velocity_command[self.index] = value
+        _write(self._robot, "velocity", self.index, value)
 
     @property
     def effort_command(self) -> float:
@@ -67,7 +82,7 @@ class JointHandle:
 
     @effort_command.setter
     def effort_command(self, value: float) -> None:
-        self._robot.effort_command[self.index] = value
+        _write(self._robot, "effort", self.index, value)
 
     @property
     def limits(self) -> tuple[float, float]:
@@ -85,6 +100,7 @@ class RobotState:
     controllers (one array per command interface type, ros2_control's position / velocity /
     effort), read by the hardware's write(); time: tick time [s].
     lower/upper: joint position limits [rad] (+-inf when unknown).
+    command_types: the types the hardware takes (all until :meth:`restrict`).
     """
 
     def __init__(self, joint_names: Sequence[str], lower: Iterable[float] | None = None,
@@ -107,6 +123,8 @@ class RobotState:
             raise ControllerError(f"RobotState: limits need {n} values each, got "
                                   f"{self.lower.shape} and {self.upper.shape}")
         self.time = 0.0
+        self.command_types: tuple[str, ...] = INTERFACE_TYPES
+        self._writable = (self.command, self.velocity_command, self.effort_command)
         self._index = {name: i for i, name in enumerate(names)}
         self._handles = {name: JointHandle(self, name, i) for i, name in enumerate(names)}
 
@@ -131,11 +149,31 @@ class RobotState:
         """Index array for several joints, for vectorised controllers (np.take / put)."""
         return np.array([self.index(n) for n in names], dtype=np.intp)
 
+    def restrict(self, types: Iterable[str]) -> None:
+        """Only the command arrays of ``types`` (the hardware's command interface types) stay
+        writable; the others are NaN and read-only. Runs in: a non-real-time thread, before
+        the ticks (when the hardware is bound)."""
+        types = tuple(t for t in INTERFACE_TYPES if t in set(types))
+        writable = []
+        for kind in INTERFACE_TYPES:
+            arr = self.commands(kind)
+            arr.flags.writeable = True
+            arr.fill(math.nan)
+            if kind in types:
+                writable.append(arr)
+            else:
+                arr.flags.writeable = False
+        self.command_types = types
+        self._writable = tuple(writable)
+
+    def takes(self, kind: str) -> bool:
+        """True when the hardware takes commands of interface type ``kind``."""
+        return kind in self.command_types
+
     def zero_commands(self) -> None:
         """No command on any joint (NaN). Runs in: EC thread, at the start of each tick."""
-        self.command.fill(math.nan)
-        self.velocity_command.fill(math.nan)
-        self.effort_command.fill(math.nan)
+        for arr in self._writable:
+            arr.fill(math.nan)
 
     def commands(self, kind: str) -> np.ndarray:
         """The command array of interface type ``kind`` (position, velocity, effort)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from .base import ControllerError
+from .controller import ControllerError
 
 __all__ = ["schedule_controllers"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from test_controller import DT, Rig, Spy
+from test_core import DT, Rig, Spy
 
-from rtcf.controller import (AFTER_ME, ControllerError, ControllerState, LoopbackHardware,
-                             Strictness)
+from rtcf_components.controller_manager import (AFTER_ME, ControllerError, ControllerState,
+                                                LoopbackHardware, Strictness)
 
 BEST = Strictness.BEST_EFFORT
 
@@ -199,13 +199,16 @@ def test_a_fallback_that_cannot_start_is_reported():
     r = Rig()
     r.load("owner", Claimer, claims=["j1/position"])
     r.load("fb", Claimer, claims=["j1/position"])
+    r.load("ghost", Claimer)
     r.load("main", Claimer, raise_at=4, fallback_controllers=["fb", "ghost"])
-    r.switch(start=["owner", "main"]); r.tick(6)
+    r.switch(start=["owner", "main"]); r.tick(2)
+    r.core.unload("ghost")                   # allowed: it runs nowhere, nobody chains to it
+    r.tick(4)
     assert running(r) == ["owner"]
     errors = [f for f in r.faults if f[1] == "fallback"]
-    assert errors == [("main", "fallback", "fallback 'fb' not started: j1/position is owned "
-                                           "by 'owner'"),
-                      ("main", "fallback", "fallback 'ghost' is not loaded")]
+    assert sorted(errors) == [("main", "fallback", "fallback 'fb' not started: j1/position is "
+                                                   "owned by 'owner'"),
+                              ("main", "fallback", "fallback 'ghost' is not loaded")]
 
 
 def test_fallback_names_are_checked_at_load():
@@ -214,6 +217,65 @@ def test_fallback_names_are_checked_at_load():
         r.load("a", fallback_controllers="b")
     with pytest.raises(ControllerError, match="cannot be its own fallback"):
         r.load("a", fallback_controllers=["a"])
+
+
+def test_a_start_is_refused_unless_its_fallbacks_are_loaded():
+    """ros2_control (fallback controllers: checked when the controller is activated): a
+    fallback that is not loaded refuses the start under STRICT and leaves that start out
+    under BEST_EFFORT, instead of failing only when it is needed."""
+    r = Rig()
+    r.load("main", Claimer, fallback_controllers=["ghost"])
+    r.load("other", Claimer)
+    with pytest.raises(ControllerError, match=r"\(STRICT\): 'main' has the fallback 'ghost', "
+                                              r"which is not loaded; load 'ghost' first"):
+        r.switch(start=["main"])
+    req = r.switch(start=["main", "other"], strictness=BEST); r.tick(2)
+    assert req.refused == (("main", "has the fallback 'ghost', which is not loaded"),)
+    assert running(r) == ["other"]
+
+
+def test_a_fallback_obeys_the_chain_rule_at_start_and_when_it_is_needed():
+    """Issue 22 item 14: a fallback that needs a stopped controller started anyway. A
+    fallback's get_controller dependencies must run when its controller fails: outside
+    that controller's chain (which stops with it), or be fallbacks too."""
+    r = Rig()
+    r.load("pd", Claimer, claims=["j0/position"])
+    r.load("safe", Claimer, after=["pd"])                       # needs pd (chained)
+    r.load("main", Claimer, raise_at=6, fallback_controllers=["safe"])
+    with pytest.raises(ControllerError, match=r"'main' has the fallback 'safe', which depends "
+                                              r"on 'pd' \(chained through get_controller\); "
+                                              r"'pd' would not be running when 'main' fails"):
+        r.switch(start=["main"])
+    r.switch(start=["main", "pd"]); r.tick(2)                  # pd runs: safe may take over
+    r.tick(6)
+    assert sorted(running(r)) == ["pd", "safe"]
+    # pd is stopped after main started: when main fails, safe must not start without it
+    r2 = Rig()
+    r2.load("pd", Claimer, claims=["j0/position"])
+    r2.load("safe", Claimer, after=["pd"])
+    r2.load("main", Claimer, raise_at=8, fallback_controllers=["safe"])
+    r2.switch(start=["main", "pd"]); r2.tick(2)
+    r2.switch(stop=["pd"]); r2.tick(2)
+    r2.tick(6)
+    assert running(r2) == []
+    assert ("main", "fallback", "fallback 'safe' not started: it depends on 'pd' (chained "
+                                "through get_controller), which is not running") in r2.faults
+    # a dependency that is a fallback too starts with it
+    r3 = Rig()
+    r3.load("pd", Claimer, claims=["j0/position"])
+    r3.load("safe", Claimer, after=["pd"])
+    r3.load("main", Claimer, raise_at=6, fallback_controllers=["safe", "pd"])
+    r3.switch(start=["main"]); r3.tick(2)
+    r3.tick(6)
+    assert sorted(running(r3)) == ["pd", "safe"]
+
+
+def test_a_fallback_in_the_failing_controllers_chain_is_refused_at_start():
+    r = Rig()
+    r.load("pd", Claimer)
+    r.load("traj", Claimer, after=["pd"], fallback_controllers=["pd"])
+    with pytest.raises(ControllerError, match="which is chained to it"):
+        r.switch(start=["traj", "pd"])
 
 
 # -- chains ------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The controller manager core (pr2_controller_manager, spec 5.2 and 5.3), without rtcf/ORB.
+"""The controller manager core (pr2_controller_manager), without rtcf/ORB.
 
 Two sides, as in PR2's ControllerManager:
 
@@ -6,12 +6,12 @@ Two sides, as in PR2's ControllerManager:
   in the caller's thread, then hand the new controller tuple to the real-time side through
   ``run_rt`` (a callable that runs a function between two ticks in the EC thread and returns
   its result: ``Component.call`` in the RT component, a plain call in tests).
-  ``prepare_switch`` validates a switch; ``begin_switch`` (between ticks) queues it for the
-  real-time loop. One non-real-time operation at a time (``admin`` lock, never taken by the
-  EC thread).
+  ``prepare_switch`` validates a switch (the checks: ``switching.py``); ``begin_switch``
+  (between ticks) queues it for the real-time loop. One non-real-time operation at a time
+  (``admin`` lock, never taken by the EC thread).
 * real-time (EC thread): ``update(time)`` once per tick.
 
-One tick (spec 5.2, with the project's tick labelling):
+One tick:
 
 1. commands to NaN (PR2 zeroCommands), ``hardware.read`` (PR2 propagateActuatorPosition...);
    if ``hardware.halted`` went from True to False (motors enabled again), ``stopping`` then
@@ -27,7 +27,7 @@ One tick (spec 5.2, with the project's tick labelling):
 
 So stop A / start B gives ``[N] A.update, A.stopping | [N+1] B.starting, B.update``: no tick
 runs both, starting is in the tick of the first update just before it, stopping in the tick of
-the last update just after it, and nothing runs between the two halves (spec 5.2 PD).
+the last update just after it, and nothing runs between the two halves.
 
 The measured period passed to update is the difference between this tick's time and the
 time of that controller's previous update (on its first update: the tick's measured period,
@@ -37,11 +37,10 @@ ros2_control's additions (facts from ros2_control's controller_manager documenta
 SwitchController.srv; an independent design here):
 
 * **command interfaces**: a controller claims ``joint/type`` interfaces
-  (``Controller.command_interface_configuration``); a running controller owns them. A switch
-  that would make two running controllers own one is refused under STRICT; under
-  BEST_EFFORT the conflicting controller is not started (the rest of the switch goes on;
-  ``refused`` names it and why). A claim of a type the hardware does not take
-  (``Hardware.command_interfaces``) is treated the same way.
+  (``Controller.command_interface_configuration``); a running controller owns them; the
+  hardware says which types it takes (``Hardware.command_interfaces``). The RobotState's
+  command arrays of the other types are read-only, so a controller that writes one fails
+  loudly (its update raises) instead of commanding nothing.
 * **update_rate** (load param, Hz, at most the manager's rate): the controller updates at
   the first tick not earlier than half a manager period before its next due time (the tick
   nearest to it, as ros2_control picks the cycle of smallest period error); due times
@@ -49,17 +48,14 @@ SwitchController.srv; an independent design here):
   ms...), and after a stall the next due time is one controller period ahead (no burst).
 * **fallback_controllers** (load param, names): when a controller fails (its update raises,
   or its starting raises) it is stopped, with every running controller chained to it, and
-  the fallbacks of each of them start in the same tick (starting, then update). A fallback
-  that is not loaded, already running, or whose interfaces are taken is reported, not
-  started.
+  the fallbacks of each of them start in the same tick (starting, then update). A start is
+  refused unless its fallbacks could start then (``switching.py``); at the failure the same
+  chain rule holds: a fallback whose get_controller dependencies are neither running nor
+  started as fallbacks in that tick is reported, not started, as is one whose interfaces
+  are taken.
 * **chains**: controllers linked by get_controller (BEFORE_ME / AFTER_ME, directly or through
   others) form a chain; when one fails, every running member is stopped with it. A switch
-  may not break a chain: the controller that called get_controller (ros2_control's
-  preceding controller) needs the one it got (the following controller) running. A switch
-  that would start the first without the second, or stop the second while the first stays
-  running, is refused under STRICT and that start or stop is dropped under BEST_EFFORT
-  (ros2_control's check_following_controllers_for_activate /
-  check_preceeding_controllers_for_deactivate: the same rule and strictness handling).
+  may not break a chain (``switching.py``).
 * **switch results**: a performed switch lists the controllers started, stopped, refused
   and failed (starting raised, or an interface was taken meanwhile).
 
@@ -71,164 +67,26 @@ independent Python design (a command queue instead of spinning on shared flags).
 
 from __future__ import annotations
 
-import enum
 import threading
 import time as _time
 import traceback
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .base import Controller, ControllerError, ControllerState, check_interface
+from .controller import Controller, ControllerError, ControllerState, check_interface
 from .registry import resolve_controller
 from .robot import Hardware, RobotState
 from .scheduler import schedule_controllers
+from .slot import ControllerStats, Slot
+from .switching import Strictness, SwitchRequest, chains, plan_switch
 
-__all__ = ["ControllerManagerCore", "Strictness", "SwitchRequest", "ControllerStats"]
+__all__ = ["ControllerManagerCore", "ControllerStats"]
 
 _RUNNING = ControllerState.RUNNING
 _INIT = ControllerState.INITIALIZED
 
 
-class Strictness(enum.IntEnum):
-    """switchController strictness (pr2_mechanism_msgs/SwitchController)."""
-
-    UNSPECIFIED = 0     # PR2: treated as BEST_EFFORT with a warning
-    BEST_EFFORT = 1     # unknown names are skipped
-    STRICT = 2          # any unknown name fails the whole switch
-
-
-class ControllerStats:
-    """Per-controller timing [s] and events, written only by the EC thread."""
-
-    __slots__ = ("updates", "last", "max", "total", "overruns", "last_overrun_time",
-                 "faults", "last_error", "period_last")
-
-    def __init__(self) -> None:
-        self.updates = 0
-        self.period_last = 0.0               # the period passed to the last update [s]
-        self.last = 0.0
-        self.max = 0.0
-        self.total = 0.0
-        self.overruns = 0
-        self.last_overrun_time = 0.0
-        self.faults = 0
-        self.last_error = ""
-
-    @property
-    def mean(self) -> float:
-        return self.total / self.updates if self.updates else 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"updates": self.updates, "period_last": self.period_last,
-                "last": self.last, "max": self.max,
-                "mean": self.mean, "overruns": self.overruns,
-                "last_overrun_time": self.last_overrun_time, "faults": self.faults,
-                "last_error": self.last_error}
-
-
-class Slot:
-    """A loaded controller in the manager: PR2's ControllerSpec, with ros2_control's
-    claimed interfaces, update rate and fallbacks."""
-
-    __slots__ = ("name", "type_name", "controller", "stats", "loaded", "params", "claims",
-                 "fallbacks", "chain", "update_rate", "update_period", "next_due",
-                 "last_update", "last_tick")
-
-    def __init__(self, name: str, type_name: str, controller: Controller,
-                 params: Mapping[str, Any] | None = None, claims: Sequence[str] = (),
-                 fallbacks: Sequence[str] = (), update_rate: float = 0.0):
-        self.name = name
-        self.type_name = type_name
-        self.controller = controller
-        self.stats = ControllerStats()
-        self.loaded = True
-        self.params = dict(params or {})
-        self.claims = tuple(claims)
-        self.fallbacks = tuple(fallbacks)
-        self.chain: tuple[Slot, ...] = ()    # the others linked to it by get_controller
-        self.update_rate = float(update_rate)                  # 0: every tick
-        self.update_period = 1.0 / update_rate if update_rate > 0 else 0.0
-        self.next_due = 0.0
-        self.last_update: float | None = None
-        self.last_tick = -1
-
-
-class SwitchRequest:
-    """A validated switch. ``phase``: QUEUED -> STOPPED (stop half done) -> DONE."""
-
-    QUEUED, STOPPED, DONE = 0, 1, 2
-
-    def __init__(self, start: Sequence[Slot], stop: Sequence[Slot], skipped: Sequence[str],
-                 strictness: Strictness):
-        self.start = tuple(start)
-        self.stop = tuple(stop)
-        self.skipped = tuple(skipped)
-        self.strictness = strictness
-        self.refused: tuple[tuple[str, str], ...] = ()   # (name, why): BEST_EFFORT drops
-        self.not_stopped: tuple[tuple[str, str], ...] = ()   # stops BEST_EFFORT dropped
-        self.started: list[str] = []                     # filled by the real-time loop
-        self.stopped: list[str] = []
-        self.failed: list[tuple[str, str]] = []          # (name, what went wrong)
-        self.phase = self.QUEUED
-        self.aborted = False                 # dropped by stop_all (manager deactivated)
-        self.stop_time: float | None = None
-        self.start_time: float | None = None
-        self.on_done: Callable[["SwitchRequest"], None] | None = None
-
-    @property
-    def done(self) -> bool:
-        return self.phase == self.DONE
-
-    @property
-    def ok(self) -> bool:
-        """Done, not aborted, no starting or stopping failed (either strictness; BEST_EFFORT
-        only tolerates unknown names and refused starts or stops); under STRICT nothing
-        refused."""
-        return (self.done and not self.aborted and not self.failed
-                and (self.strictness is not Strictness.STRICT or not self.refused))
-
-    def summary(self) -> str:
-        """One line for the caller: what was started, stopped, skipped, refused, failed."""
-        parts = [f"started {self.started}, stopped {self.stopped}"]
-        if self.start_time is not None:
-            parts[0] += f" at t={self.start_time}"
-        if self.failed:
-            parts.append("failed: " + "; ".join(f"{n!r} {why}" for n, why in self.failed))
-        if self.refused:
-            parts.append("not started: " + "; ".join(f"{n!r} {why}"
-                                                     for n, why in self.refused))
-        if self.not_stopped:
-            parts.append("not stopped: " + "; ".join(f"{n!r}: {why}"
-                                                     for n, why in self.not_stopped))
-        if self.skipped:
-            parts.append(f"skipped unknown {list(self.skipped)}")
-        if self.strictness == 0:
-            parts.append("strictness 0 taken as BEST_EFFORT")
-        return "; ".join(parts)
-
-
 def _direct(fn: Callable[[], Any]) -> Any:
     return fn()
-
-
-def _chains(links: Mapping[str, tuple[Iterable[str], Iterable[str]]]) -> dict[str, set[str]]:
-    """name -> the other controllers connected to it through before/after lists."""
-    group: dict[str, set[str]] = {n: {n} for n in links}
-    for n, (before, after) in links.items():
-        for m in list(before) + list(after):
-            if m in group and group[m] is not group[n]:
-                merged = group[n] | group[m]
-                for k in merged:
-                    group[k] = merged
-    return {n: g - {n} for n, g in group.items()}
-
-
-def _check_names(names: Any, what: str) -> list[str]:
-    if isinstance(names, str) or not isinstance(names, (list, tuple)):
-        raise ControllerError(f"{what}: expected a list of controller names, got {names!r}")
-    for n in names:
-        if not isinstance(n, str) or not n:
-            raise ControllerError(f"{what}: expected non-empty names, got {n!r}")
-    return list(names)
 
 
 class ControllerManagerCore:
@@ -251,7 +109,8 @@ class ControllerManagerCore:
         if not overrun_limit > 0:
             raise ControllerError(f"overrun_limit: expected > 0 s, got {overrun_limit!r}")
         self.robot = robot
-        self.hardware = hardware
+        self._hardware: Hardware | None = None
+        self.hardware = hardware                   # restricts the robot's command arrays
         self.period = float(period)
         self.overrun_limit = float(overrun_limit)
         self.load_path = list(load_path)
@@ -427,7 +286,7 @@ class ControllerManagerCore:
         links = {n: (s.controller.before_list, s.controller.after_list)
                  for n, s in loaded.items()}
         return [(loaded[n], tuple(loaded[m] for m in sorted(others)))
-                for n, others in _chains(links).items()]
+                for n, others in chains(links).items()]
 
     def _installer(self, schedule: tuple[Slot, ...], loaded: Mapping[str, Slot]
                    ) -> Callable[[], None]:
@@ -458,131 +317,34 @@ class ControllerManagerCore:
     # -- non-real-time: switch -----------------------------------------------------------
     def prepare_switch(self, start: Sequence[str], stop: Sequence[str],
                        strictness: int = Strictness.BEST_EFFORT) -> SwitchRequest:
-        """Validate a switch (PR2 switchController before it posts the request).
+        """Validate a switch (PR2 switchController before it posts the request; the checks
+        and how each strictness treats them: rtcf_components.controller_manager.switching).
 
-        strictness 0 means BEST_EFFORT (PR2 warns; the request's ``strictness`` shows it),
-        BEST_EFFORT skips unknown names (listed in ``skipped``), STRICT refuses any unknown
-        name. A name may be in both lists (a restart: stopping, then starting).
-
-        Chains (ros2_control's switch checks): after the switch, every running controller
-        must have the controllers it got with get_controller running. A start whose
-        dependency is neither running nor started, a start whose dependency this switch
-        stops, and a stop of a controller that a controller staying (or becoming) running
-        depends on are refused under STRICT (nothing changes; the message names both
-        controllers) and dropped under BEST_EFFORT (``refused`` / ``not_stopped`` say which
-        and why; the rest of the switch goes on). A restart (a name in both lists) keeps
-        its chain: no tick runs between the stop half and the start half.
+        strictness 0 means BEST_EFFORT (PR2 warns; the request's ``strictness`` shows it).
+        A name may be in both lists (a restart: stopping, then starting, no tick between).
         Runs in: a non-real-time thread, holding ``admin`` until the switch is done.
         """
-        start = _check_names(start, "switchController: start")
-        stop = _check_names(stop, "switchController: stop")
-        try:
-            level = Strictness(int(strictness))
-        except (TypeError, ValueError):
-            raise ControllerError(f"switchController: strictness: expected 0, 1 "
-                                  f"(BEST_EFFORT) or 2 (STRICT), got {strictness!r}") from None
-        missing = [n for n in stop + start if n not in self._loaded]
-        if missing and level is Strictness.STRICT:
-            raise ControllerError(f"switchController (STRICT): no controller named "
-                                  f"{', '.join(map(repr, missing))} is loaded")
-        loaded = self._loaded
-        starts = [n for n in dict.fromkeys(start) if n in loaded]
-        stops = [n for n in dict.fromkeys(stop) if n in loaded]
-        refused: list[tuple[str, str]] = []        # starts dropped (BEST_EFFORT)
-        not_stopped: list[tuple[str, str]] = []    # stops dropped (BEST_EFFORT)
-        while True:                # one drop per round: a drop can change later verdicts
-            problem = (self._chain_problem(starts, stops)
-                       or self._claim_problem(starts, stops))
-            if problem is None:
-                break
-            kind, n, why, hint = problem
-            if level is Strictness.STRICT:
-                what = f"{n!r} {why}" if kind == "start" else f"cannot stop {n!r}: {why}"
-                raise ControllerError(f"switchController (STRICT): {what}{hint}")
-            if kind == "start":
-                starts.remove(n)
-                refused.append((n, why))
-            else:
-                stops.remove(n)
-                not_stopped.append((n, why))
-        req = SwitchRequest([loaded[n] for n in starts], [loaded[n] for n in stops],
-                            missing, level)
-        req.refused = tuple(refused)
-        req.not_stopped = tuple(not_stopped)
-        return req
+        with self.admin:
+            return plan_switch(self._loaded, start, stop, strictness, self.interface_types)
 
-    def _chain_problem(self, starts: list[str], stops: list[str]
-                       ) -> tuple[str, str, str, str] | None:
-        """The first start or stop that would leave a running controller without a
-        controller it depends on (get_controller), as (kind, name, why, hint); None when the
-        switch keeps every chain whole. Starts are checked first, as ros2_control checks
-        its activations before its deactivations. Runs in: the switching thread."""
-        loaded = self._loaded
-        start_set, stop_set = set(starts), set(stops)
+    @property
+    def hardware(self) -> Hardware | None:
+        return self._hardware
 
-        def runs_after(n: str) -> bool:
-            return n in start_set or (loaded[n].controller.state is _RUNNING
-                                      and n not in stop_set)
-
-        def deps(n: str) -> list[str]:
-            c = loaded[n].controller
-            return [m for m in dict.fromkeys(c.before_list + c.after_list) if m in loaded]
-
-        via = "(chained through get_controller)"
-        for n in starts:
-            for f in deps(n):
-                if runs_after(f):
-                    continue
-                if f in stop_set:
-                    return ("start", n, f"depends on {f!r} {via}, which this switch stops",
-                            f"; keep {f!r} running, or leave {n!r} stopped")
-                return ("start", n, f"depends on {f!r} {via}, which is not running and not "
-                                    f"started in this switch", f"; start {f!r} with it")
-        for n in stops:
-            if n in start_set:                   # a restart: its dependents never notice
-                continue
-            for p in loaded:         # (one being started was refused above)
-                if n in deps(p) and runs_after(p):
-                    return ("stop", n, f"{p!r} depends on it {via} and stays running",
-                            f"; stop {p!r} in the same switch, or use BEST_EFFORT to "
-                            f"leave {n!r} running")
-        return None
-
-    def _claim_problem(self, starts: list[str], stops: list[str]
-                       ) -> tuple[str, str, str, str] | None:
-        """The first start whose command interfaces the hardware does not take or another
-        controller owns after the switch, as (kind, name, why, hint); None when every start
-        can own its claims. Runs in: the switching thread."""
-        loaded = self._loaded
-        stop_set = set(stops)
-        owners: dict[str, str] = {}            # after the switch, of those that stay
-        for n, slot in loaded.items():
-            if slot.controller.state is _RUNNING and n not in stop_set and n not in starts:
-                for i in slot.claims:
-                    owners[i] = n
-        types = self.interface_types
-        for n in starts:
-            slot = loaded[n]
-            bad = [i for i in slot.claims if i.split("/")[1] not in types]
-            taken = [(i, owners[i]) for i in slot.claims if owners.get(i, n) != n]
-            if bad:
-                return ("start", n, f"claims {', '.join(bad)}, which the hardware does not "
-                                    f"take (it takes {', '.join(types)})", "")
-            if taken:
-                return ("start", n, "claims " + ", ".join(f"{i} (owned by {o!r})"
-                                                          for i, o in taken),
-                        "; stop the owner in the same switch, or use BEST_EFFORT to start "
-                        "the others")
-            for i in slot.claims:
-                owners[i] = n
-        return None
+    @hardware.setter
+    def hardware(self, hw: Hardware | None) -> None:
+        """Bind the hardware (None: the caller fills ``robot`` itself); the robot state's
+        command arrays of the types it does not take become read-only. Runs in: a
+        non-real-time thread, before the ticks."""
+        self._hardware = hw
+        self.robot.restrict(self.interface_types)
 
     @property
     def interface_types(self) -> tuple[str, ...]:
         """The command interface types the hardware takes (all without hardware)."""
-        if self.hardware is None:
+        if self._hardware is None:
             return ("position", "velocity", "effort")
-        return tuple(getattr(self.hardware, "command_interfaces", ("position",)))
+        return tuple(getattr(self._hardware, "command_interfaces", ("position",)))
 
     def begin_switch(self, req: SwitchRequest) -> None:
         """Queue ``req`` for the real-time loop: its stop half runs at the end of the next
@@ -623,6 +385,16 @@ class ControllerManagerCore:
     def schedule(self) -> list[str]:
         return list(self._order)
 
+    @property
+    def slots(self) -> tuple[Slot, ...]:
+        """The real-time view: the loaded controllers in update order (a tuple the EC
+        thread swaps whole; read it once per use). Runs in: any thread."""
+        return self._schedule
+
+    def loaded_slots(self) -> dict[str, Slot]:
+        """The loaded controllers in load order (a snapshot). Runs in: any thread."""
+        return dict(self._loaded)
+
     def list_interfaces(self) -> list[tuple[str, str]]:
         """(joint/type, owning running controller or "") of every command interface the
         hardware takes, in joint order. Any thread (a snapshot)."""
@@ -644,8 +416,7 @@ class ControllerManagerCore:
                             state=s.controller.state.name.lower(), position=i,
                             claims=list(s.claims), fallbacks=list(s.fallbacks),
                             chain=[c.name for c in s.chain], update_rate=s.update_rate,
-                            depends_on=list(dict.fromkeys(s.controller.before_list
-                                                          + s.controller.after_list))))
+                            depends_on=s.depends_on))
         return out
 
     def statistics(self) -> dict[str, Any]:
@@ -681,7 +452,7 @@ class ControllerManagerCore:
         robot = self.robot
         robot.time = time
         robot.zero_commands()
-        hw = self.hardware
+        hw = self._hardware
         if hw is not None:
             hw.read(robot, time)
             halted = getattr(hw, "halted", False)
@@ -867,28 +638,74 @@ class ControllerManagerCore:
                     f"stopped with {slot.name!r} (chained), whose {where} failed"))
                 self._call_stopping(other, time)
                 victims.append(other)
-        tried = {v.name for v in victims}
+        self._start_fallbacks(victims, time)
+
+    def _start_fallbacks(self, victims: list[Slot], time: float) -> None:
+        """Start the fallbacks of the stopped ``victims`` in this tick, by the chain rule: a
+        fallback starts only when every controller it depends on (get_controller) runs or
+        starts with it; one that is not loaded, cannot start, or would run without what it
+        depends on is reported on the victim. Runs in: EC thread (rare)."""
+        loaded = self._loaded
+        seen = {v.name for v in victims}
+        wanted: list[tuple[Slot, Slot]] = []           # (victim, fallback)
         for v in victims:
             for fb in v.fallbacks:
-                if fb in tried:
+                if fb in seen:
                     continue
-                tried.add(fb)
-                target = self._loaded.get(fb)
+                seen.add(fb)
+                target = loaded.get(fb)
                 if target is None or not target.loaded:
                     self._report(v, time, "fallback", ControllerError(
                         f"fallback {fb!r} is not loaded"))
                 elif target.controller.state is not _RUNNING:
-                    why = self._start(target, time)
-                    if why:
-                        self._report(v, time, "fallback", ControllerError(
-                            f"fallback {fb!r} {why}"))
-                    else:
-                        self._late_start = True
+                    wanted.append((v, target))
+
+        def missing(t: Slot, starting: set[str]) -> str | None:
+            for d in t.depends_on:
+                s = loaded.get(d)
+                if d not in starting and (s is None or s.controller.state is not _RUNNING):
+                    return d
+            return None
+
+        starting = {t.name for _, t in wanted}
+        dropped = True
+        while dropped:                         # a drop can strand another fallback
+            dropped = False
+            for pair in list(wanted):
+                d = missing(pair[1], starting)
+                if d is not None:
+                    wanted.remove(pair)
+                    starting.discard(pair[1].name)
+                    dropped = True
+                    self._report(pair[0], time, "fallback", ControllerError(
+                        f"fallback {pair[1].name!r} not started: it depends on {d!r} "
+                        f"(chained through get_controller), which is not running"))
+        started = []
+        for v, t in wanted:
+            why = self._start(t, time)
+            if why:
+                self._report(v, time, "fallback", ControllerError(f"fallback {t.name!r} {why}"))
+            else:
+                started.append((v, t))
+                self._late_start = True
+        for v, t in started:                  # one it needs failed to start after all
+            d = missing(t, set())
+            if d is not None and t.controller.state is _RUNNING:
+                t.controller.state = _INIT
+                self._release(t)
+                self._call_stopping(t, time)
+                self.generation += 1
+                self._report(v, time, "fallback", ControllerError(
+                    f"fallback {t.name!r} stopped again: {d!r}, which it depends on, did "
+                    f"not start"))
 
     def _report(self, slot: Slot, time: float, where: str, e: BaseException) -> None:
         st = slot.stats
         st.faults += 1
         st.last_error = f"{where} at t={time:.6f}: {type(e).__name__}: {e}"
+        if isinstance(e, ValueError) and "read-only" in str(e):
+            st.last_error += (f" (a command array of an interface type the hardware does not "
+                              f"take; it takes {', '.join(self.robot.command_types)})")
         if self.on_fault is not None:
             try:
                 self.on_fault(slot.name, where, e)

@@ -12,10 +12,11 @@ import sys
 import numpy as np
 import pytest
 
-from rtcf.controller import (AFTER_ME, BEFORE_ME, Controller, ControllerError,
-                             ControllerManagerCore, ControllerState, LoopbackHardware,
-                             RobotState, Strictness, register_controller, resolve_controller,
-                             schedule_controllers)
+from rtcf_components.controller_manager import (AFTER_ME, BEFORE_ME, Controller,
+                                                ControllerError, ControllerManagerCore,
+                                                ControllerState, LoopbackHardware, RobotState,
+                                                Strictness, register_controller,
+                                                resolve_controller, schedule_controllers)
 
 DT = 1e-3
 JOINTS = ["j0", "j1", "j2"]
@@ -175,19 +176,46 @@ def test_stop_a_start_b_is_atomic_between_two_ticks():
                                          ("b", "Spy", "running", 1)]
 
 
-def test_restart_of_a_running_controller_calls_starting_again():
+def test_a_start_of_a_running_controller_is_refused_and_a_restart_names_both_lists():
+    """ros2_control's rule (SwitchController, Jazzy): STRICT refuses a start of a running
+    controller, BEST_EFFORT leaves it running untouched; naming it in both lists restarts
+    it (stopping, then starting, no tick between)."""
     r = Rig()
     r.load("a")
     r.switch(start=["a"]); r.tick(3)
+    with pytest.raises(ControllerError, match=r"'a' is already running; to restart it, name "
+                                              r"it in both the stop and the start list"):
+        r.switch(start=["a"])
     n = r.tick_no
-    r.switch(start=["a"]); r.tick(2)       # start only: starting again, no stopping
-    assert [e for (_, _, e) in r.events(tick=n)] == ["update"]
-    assert [e for (_, _, e) in r.events(tick=n + 1)] == ["starting", "update"]
+    req = r.switch(start=["a"], strictness=Strictness.BEST_EFFORT); r.tick(2)
+    assert req.ok and req.refused == (("a", "is already running"),) and req.started == []
+    assert [e for (_, _, e) in r.events(tick=n + 1)] == ["update"]    # no starting again
     n = r.tick_no
     r.switch(start=["a"], stop=["a"]); r.tick(2)    # both lists: stop then start
     assert [e for (_, _, e) in r.events(tick=n)] == ["update", "stopping"]
     assert [e for (_, _, e) in r.events(tick=n + 1)] == ["starting", "update"]
     assert r.core.slot("a").controller.state is ControllerState.RUNNING
+
+
+def test_a_stop_of_a_controller_that_is_not_running_is_refused_and_calls_no_stopping():
+    """Issue 22 item 14: stopping a stopped controller called stopping() and reported
+    success. As ros2_control: refused under STRICT (nothing changes), left out under
+    BEST_EFFORT (no stopping(), the answer says so); a restart of a stopped one is a stop of
+    a controller that is not running."""
+    r = Rig()
+    r.load("a")
+    r.load("b")
+    with pytest.raises(ControllerError, match=r"\(STRICT\): cannot stop 'a': it is not "
+                                              r"running"):
+        r.switch(stop=["a"])
+    assert not r.core.switch_pending
+    with pytest.raises(ControllerError, match="cannot stop 'a': it is not running"):
+        r.switch(start=["a"], stop=["a"])
+    req = r.switch(start=["b"], stop=["a"], strictness=Strictness.BEST_EFFORT); r.tick(2)
+    assert req.ok and req.stopped == [] and req.started == ["b"]
+    assert req.not_stopped == (("a", "it is not running"),)
+    assert "not stopped: 'a': it is not running" in req.summary()
+    assert [e for (_, n, e) in r.log if n == "a"] == ["init"]      # never stopping()
 
 
 def test_strictness():
@@ -212,9 +240,11 @@ def test_strictness():
 def test_one_switch_at_a_time():
     r = Rig()
     r.load("a")
+    r.load("b")
+    r.switch(start=["b"]); r.tick(2)
     r.switch(start=["a"])
     with pytest.raises(ControllerError, match="another switch is in progress"):
-        r.switch(stop=["a"])
+        r.switch(stop=["b"])
 
 
 # -- 5.3 scheduling -----------------------------------------------------------------------
@@ -425,7 +455,7 @@ def test_registry_and_dotted_type_names(tmp_path):
     register_controller(Other, "OtherAlias")
     assert resolve_controller("OtherAlias") is Other
     (tmp_path / "my_ctrls.py").write_text(
-        "from rtcf.controller import Controller\nclass Hold(Controller):\n    pass\n")
+        "from rtcf_components.controller_manager import Controller\nclass Hold(Controller):\n    pass\n")
     cls = resolve_controller("my_ctrls.Hold", load_path=[tmp_path])
     assert cls.__name__ == "Hold"
     with pytest.raises(ControllerError, match="has no Controller subclass 'Nope'"):
@@ -447,15 +477,6 @@ def test_motors_enabled_again_restart_every_running_controller():
     assert r.core.statistics()["restarts"] == 1
 
 
-def test_stopping_a_controller_that_is_not_running_still_calls_stopping():
-    """PR2's stopRequest works from INITIALIZED too (spec 5.1)."""
-    r = Rig()
-    r.load("a")
-    r.switch(stop=["a"]); r.tick(2)
-    assert r.events(name="a") == [(0, "a", "init"), (0, "a", "stopping")]
-    assert r.core.slot("a").controller.state is ControllerState.INITIALIZED
-
-
 def test_unload_reschedules():
     r = Rig()
     r.load("b"); r.load("c"); r.load("a", after=["c"])
@@ -474,3 +495,28 @@ def test_describe_from_another_thread_between_an_unloads_two_assignments():
     r.load("b")
     r.core._loaded = {n: s for n, s in r.core._loaded.items() if n != "b"}   # order still has b
     assert [d["name"] for d in r.core.describe()] == ["a"]
+
+
+def test_a_registered_type_removed_from_its_edited_module_is_gone(tmp_path):
+    """A type registered from a module (controller_modules) whose file was edited to
+    remove it is refused after the re-import, and reload_modules forgets it."""
+    import os
+
+    from rtcf_components.controller_manager import (import_controllers, registered_types,
+                                                    reload_modules)
+    mod = tmp_path / "gone_ctl.py"
+    mod.write_text("from rtcf_components.controller_manager import Controller\n"
+                   "class GoneCtl(Controller):\n    pass\n"
+                   "class StaysCtl(Controller):\n    pass\n")
+    assert import_controllers("gone_ctl", [str(tmp_path)]) == ["GoneCtl", "StaysCtl"]
+    mod.write_text("from rtcf_components.controller_manager import Controller\n"
+                   "class StaysCtl(Controller):\n    version = 2\n")
+    st = os.stat(mod)                          # a new mtime even within the same second
+    os.utime(mod, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    with pytest.raises(ControllerError, match=r"module 'gone_ctl' was edited and defines it "
+                                              r"no more"):
+        resolve_controller("GoneCtl")
+    assert resolve_controller("StaysCtl").version == 2
+    assert "gone_ctl" in reload_modules()
+    assert "GoneCtl" not in registered_types() and "StaysCtl" in registered_types()
+    sys.modules.pop("gone_ctl", None)

@@ -5,9 +5,10 @@ the class's ``type_name``) or ``module.path.ClassName`` / ``module.path:ClassNam
 from sys.path plus the given load path (PR2 used pluginlib class names the same way).
 
 Modules imported here are watched: when a controller is loaded from a module whose file
-changed since it was imported, the module is imported afresh (so unload, edit, load runs the
-edited code; controllers still loaded keep the class they were made from), and
-``reload_modules`` re-imports all of them (PR2's reload-libraries).
+changed since it was imported, the module is imported afresh, as a new module object (so
+unload, edit, load runs the edited code, and a class removed from the file no longer loads;
+controllers still loaded keep the class they were made from), and ``reload_modules``
+re-imports all of them (PR2's reload-libraries).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterable
 
-from .base import Controller, ControllerError
+from .controller import Controller, ControllerError
 
 __all__ = ["register_controller", "registered_types", "resolve_controller",
            "register_module", "import_controllers", "reload_modules", "watched_modules"]
@@ -68,8 +69,12 @@ def _stamp(module: ModuleType) -> tuple[int, int] | None:
 
 
 def _reimport(module: ModuleType) -> ModuleType:
-    """Import ``module`` afresh from its source (its cached bytecode dropped: an edit
-    within the same second and of the same size would otherwise reuse it)."""
+    """Import ``module`` afresh from its source, as a new module object: a class removed
+    from the file is gone (importlib.reload would keep the old one in the module), and the
+    types registered from the old module are replaced by those of the new one. Its cached
+    bytecode is dropped first (an edit within the same second and of the same size would
+    otherwise reuse it). When the new code fails to import, the old module stays."""
+    name = module.__name__
     cached = getattr(module, "__cached__", None)
     if cached:
         try:
@@ -77,12 +82,20 @@ def _reimport(module: ModuleType) -> ModuleType:
         except OSError:
             pass
     importlib.invalidate_caches()
+    sys.modules.pop(name, None)
     try:
-        fresh = importlib.reload(module)
+        fresh = importlib.import_module(name)
     except Exception as e:
-        raise ControllerError(f"re-importing controller module {module.__name__!r} failed: "
+        sys.modules[name] = module
+        raise ControllerError(f"re-importing controller module {name!r} failed: "
                               f"{type(e).__name__}: {e}") from e
-    _STAMPS[fresh.__name__] = _stamp(fresh)
+    with _LOCK:
+        gone = [t for t, cls in _REGISTRY.items() if cls.__module__ == name]
+        for t in gone:
+            del _REGISTRY[t]
+    if gone:
+        register_module(fresh)
+    _STAMPS[name] = _stamp(fresh)
     return fresh
 
 
@@ -135,10 +148,7 @@ def reload_modules() -> list[str]:
         module = sys.modules.get(name)
         if module is None:
             continue
-        registered = any(cls.__module__ == name for cls in list(_REGISTRY.values()))
-        fresh = _reimport(module)
-        if registered:
-            register_module(fresh)
+        _reimport(module)
         done.append(name)
     return done
 
@@ -155,9 +165,13 @@ def resolve_controller(type_name: str, load_path: Iterable[str | Path] = ()
         mod = sys.modules.get(cls.__module__)
         if mod is not None and cls.__module__ in _STAMPS and \
                 _stamp(mod) != _STAMPS[cls.__module__]:
-            register_module(_reimport(mod))          # its file changed: the new code
+            _reimport(mod)                           # its file changed: the new code
             with _LOCK:
-                cls = _REGISTRY.get(type_name, cls)
+                cls = _REGISTRY.get(type_name)
+            if cls is None:
+                raise ControllerError(f"unknown controller type {type_name!r}: module "
+                                      f"{mod.__name__!r} was edited and defines it no more "
+                                      f"(registered: {', '.join(registered_types()) or 'none'})")
         return cls
     sep = ":" if ":" in type_name else "."
     if sep not in type_name:

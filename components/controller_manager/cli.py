@@ -14,6 +14,13 @@ Verbs: list, list-types, list-joints, load, unload, start, stop, switch, reload-
 spawn, statistics. Exit status: 0 done; 1 the manager refused (its message, which names
 what was wrong, on stderr); 2 bad command line; 3 no manager at that path (or no naming
 service) within the timeout. Output on stdout is one item per line, for scripts.
+
+``spawn`` is ros2_control's spawner: a controller already loaded is not loaded again
+(controller_manager/spawner.py: "Controller already loaded, skipping load_controller") and
+is started; one already running is left running.
+
+The controller manager's package brings this command (setup.cfg's console_scripts entry
+point ``rtcf-controllers``); the framework knows nothing of it.
 """
 
 from __future__ import annotations
@@ -25,9 +32,10 @@ from typing import Any, Callable, Sequence
 
 import yaml
 
+from .switching import Strictness
+
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_NO_MANAGER = 0, 1, 2, 3
 DEFAULT_NS = "localhost:2809"
-STRICT, BEST_EFFORT = 2, 1
 
 
 class Refused(Exception):
@@ -56,8 +64,8 @@ def split_path(path: str, nameserver: str | None) -> tuple[str, str]:
 def connect(path: str, nameserver: str | None, timeout: float = 0.0) -> Any:
     """The RTController::ControllerManagerService of the manager at ``path``; waits up to
     ``timeout`` seconds for it to appear. NoManager names the path and the reason."""
-    from .corba.client import get_service
-    from .corba.idl import stub_module
+    from rtcf.corba.client import get_service
+    from rtcf.corba.idl import stub_module
     server, name = split_path(path, nameserver)
     RTController = stub_module("RTController")
     deadline = time.monotonic() + timeout
@@ -76,8 +84,8 @@ def connect(path: str, nameserver: str | None, timeout: float = 0.0) -> Any:
 
 def parse_params(items: Sequence[str]) -> list:
     """-p key=value (value in YAML: 0.5, [a, b], true) as an RTController::ParamSeq."""
-    from .corba.idl import stub_module
-    from .corba.nv import to_any
+    from rtcf.corba.idl import stub_module
+    from rtcf.corba.nv import to_any
     RTController = stub_module("RTController")
     out = []
     for item in items:
@@ -101,8 +109,8 @@ def _answer(result: tuple[bool, str]) -> str:
 
 def _switch(svc: Any, start: list[str], stop: list[str], strict: bool,
             timeout: float) -> str:
-    return _answer(svc.switchController(start, stop, STRICT if strict else BEST_EFFORT,
-                                        timeout))
+    level = Strictness.STRICT if strict else Strictness.BEST_EFFORT
+    return _answer(svc.switchController(start, stop, int(level), timeout))
 
 
 # -- verbs ------------------------------------------------------------------------------------
@@ -164,14 +172,24 @@ def do_spawn(svc: Any, a: argparse.Namespace, out: Any) -> None:
         raise ValueError("spawn: -p applies to one controller; give one name")
     if a.type and len(a.names) != 1:
         raise ValueError("spawn: --type applies to one controller; give one name")
+    states = {c.name: c.state for c in svc.listControllers()}
     for name in a.names:
+        if name in states:           # ros2_control's spawner: load once, start it anyway
+            print(f"{name!r} is already loaded ({states[name]}): not loaded again", file=out)
+            continue
         print(_answer(svc.loadController(name, a.type or "", params)), file=out)
     if a.inactive:
+        return
+    start = [n for n in a.names if states.get(n) != "running"]
+    for name in a.names:
+        if name not in start:
+            print(f"{name!r} is already running", file=out)
+    if not start:
         return
     deadline = time.monotonic() + a.timeout
     while True:                      # the manager may exist before it is active
         try:
-            print(_switch(svc, a.names, [], True, min(2.0, max(0.1, a.timeout))), file=out)
+            print(_switch(svc, start, [], True, min(2.0, max(0.1, a.timeout))), file=out)
             return
         except Refused as e:
             if "is not active" not in str(e) or time.monotonic() >= deadline:
@@ -211,6 +229,17 @@ VERBS: dict[str, tuple[Callable[..., None], str]] = {
 }
 
 
+def _seconds(text: str) -> float:
+    """A --timeout / --wait value: seconds >= 0 (a bad one is a bad command line, exit 2)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="rtcf-controllers", description=__doc__.split("\n\n")[0],
                                  epilog="exit status: 0 done, 1 refused by the manager, "
@@ -222,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
                                        "host.host_cxt/ControllerManager0.rtc")
         p.add_argument("--nameserver", default=None,
                        help="naming service when the path has none (default localhost:2809)")
-        p.add_argument("--wait", type=float, default=0.0, metavar="S",
+        p.add_argument("--wait", type=_seconds, default=0.0, metavar="S",
                        help="wait up to S seconds for the manager to exist (default 0)")
         if verb == "list":
             p.add_argument("-v", "--verbose", action="store_true")
@@ -239,7 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("names", nargs="+", metavar="NAME")
         if verb == "spawn":
             p.add_argument("--type", default="", help="type of the (single) controller")
-            p.add_argument("--timeout", type=float, default=10.0, metavar="S",
+            p.add_argument("--timeout", type=_seconds, default=10.0, metavar="S",
                            help="wait up to S seconds for the manager (default 10)")
             p.add_argument("--inactive", action="store_true", help="load only")
         if verb == "switch":
@@ -252,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
             g.add_argument("--best-effort", action="store_true",
                            help="skip unknown names and controllers whose interfaces are "
                                 "taken")
-            p.add_argument("--timeout", type=float, default=1.0, metavar="S",
+            p.add_argument("--timeout", type=_seconds, default=1.0, metavar="S",
                            help="for the real-time loop to perform it (default 1)")
         if verb == "reload-modules":
             p.add_argument("--restore", action="store_true",
