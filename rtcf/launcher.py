@@ -321,7 +321,7 @@ class Launcher:
             raise CompositionError(f"{ref}: component not found in the naming service")
         for port in obj.get_ports():
             prof = port.get_port_profile()
-            if prof.name.split(".")[-1] == pname:
+            if prof.name.partition(".")[2] == pname:        # "instance.port"
                 return port, prof
         raise CompositionError(f"{ref}: the component has no port {pname!r}")
 

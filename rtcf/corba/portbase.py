@@ -63,7 +63,7 @@ class PortServiceBase(RTC__POA.PortService):
         ``port.<kind>.<port>.allow_dup_connection`` or ``port.<kind>.dataport.
         allow_dup_connection``, ``<kind>`` inport / outport / corbaport; NO unless set."""
         conf = getattr(self.rt, "conf", None) or {}
-        port = self.full_name.rpartition(".")[2]
+        port = self.full_name.partition(".")[2]      # "instance.port": port names may hold dots
         for key in (f"port.{self.conf_kind}.{port}.allow_dup_connection",
                     f"port.{self.conf_kind}.dataport.allow_dup_connection"):
             value = str(conf.get(key, "")).strip()

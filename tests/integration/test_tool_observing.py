@@ -84,6 +84,31 @@ def test_periodic_taps_count_only_new_samples(peer: Any, it: Any) -> None:
 
 # -- 17. port names with dots ---------------------------------------------------------------
 
+DOTTED_SPLIT = """
+name: dotted_split
+components:
+  - {type: DottedPorts, module: dotted, name: dota}
+  - {type: DottedPorts, module: dotted, name: dotb, process: other}
+connections:
+  - {from: dota.arm.q, to: dotb.arm.qRef}
+execution_contexts:
+  - {name: main, kind: periodic, rate: 50, members: [dota, dotb]}
+"""
+
+
+def test_dotted_port_names_connect_across_processes(launch: Any) -> None:
+    """A connection between processes finds its ports by their whole names: the port
+    profile's name is ``instance.port``, and ``arm.q`` was matched against its last part
+    ``q`` (the launch failed: "the component has no port 'arm.q'")."""
+    mp = launch(DOTTED_SPLIT, ["dota", "dotb"])
+    ns = f"localhost:{mp.ns_port}"
+    cp = run("rtcf-print", "--nameserver", ns, "dotb:arm.qRef.echo", "-n", "3", "--json",
+             "-t", "60")
+    assert cp.returncode == 0, cp.stderr + mp.log()
+    values = [json.loads(line)["data"] for line in cp.stdout.splitlines()]
+    assert len(values) == 3 and all(len(v) == 2 and v[0] == v[1] > 0 for v in values), values
+
+
 def test_dotted_port_names_are_addressed(system: Any, ns: str, it: Any,
                                          tmp_path: Path) -> None:
     full = f"{ns}/{it.HOST}.host_cxt/dot.rtc:arm.q"
