@@ -115,6 +115,7 @@ class AutoBalancer(Component):
         self.service = AutoBalancerServiceImpl(self)
         port = self.add_service_port(ServicePort("AutoBalancerService"))
         port.provide("service0", "AutoBalancerService", self.service)
+        port.provide("local", "AutoBalancerLocal", self, local=True)     # e.g. NAOqi
 
     def _limits_from(self, sp: list, half_width: float) -> StrideLimits:
         return StrideLimits(sp[0], sp[1], math.radians(sp[2]), sp[3], sp[4],

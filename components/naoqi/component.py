@@ -11,7 +11,6 @@ from typing import Any, Callable
 import numpy as np
 
 from rtcf import Component, LifeCycleState, Param
-from rtcf.component import find_component
 from rtcf.log import Throttled
 from rtcf.services import ServicePort
 
@@ -25,8 +24,10 @@ KEEP_TASKS = 64             # finished tasks remembered for waitTask
 
 class NAOqi(Component):
     """NAOqi's walk, postures and memory (service NAO::NAOqiService, idl/NAOqiService.idl),
-    driving the SequencePlayer, AutoBalancer and Stabilizer of the same process (found by
-    instance name) and reading the DCM's sensors. Put it last in the execution context: it
+    driving the SequencePlayer, AutoBalancer and Stabilizer of the same process and reading
+    the DCM's sensors: each is bound by a connection of this component's ``robot`` service
+    port to the other's service port in the composition (their local interfaces; a missing
+    one stops the build before anything starts). Put it last in the execution context: it
     acts on the others between their cycles. No data ports.
 
     ALMemory's ``robotHasFallen`` is set when the IMU's torso tilt exceeds ``fall_tilt`` and
@@ -35,11 +36,8 @@ class NAOqi(Component):
 
     type_name = "NAOqi"
     category = "nao"
-    player = Param(str, "SequencePlayer0", read_only=True, doc="the SequencePlayer to drive")
-    autobalancer = Param(str, "AutoBalancer0", read_only=True, doc="the AutoBalancer to drive")
-    stabilizer = Param(str, "Stabilizer0", read_only=True,
-                       doc="the Stabilizer to start with the walk (empty: none)")
-    dcm = Param(str, "DCM0", read_only=True, doc="the DCM whose keys ALMemory reads")
+    stabilizer = Param(bool, True, read_only=True,
+                       doc="start a Stabilizer with the walk (its port connected to robot)")
     fall_tilt = Param(float, 0.7, unit="rad", bounds=(0.1, 1.5),
                       doc="torso tilt that sets robotHasFallen")
 
@@ -62,19 +60,24 @@ class NAOqi(Component):
         self.service = NAOqiServiceImpl(self)
         port = self.add_service_port(ServicePort("NAOqiService"))
         port.provide("service0", "NAOqiService", self.service)
-
-    def _find(self, name: str, what: str) -> Any:
-        comp = find_component(name)
-        if comp is None:
-            raise RuntimeError(f"{self.instance_name}: no {what} {name!r} in this process "
-                               f"(parameter {what.lower()})")
-        return comp
+        # the components it drives, bound by connections of this port in the composition
+        robot = self.add_service_port(ServicePort("robot"))
+        me = self.instance_name
+        self._links = {
+            what: robot.require(what, kind, local=True,
+                                hint=f"connect it, e.g. {{from: {me}.robot, to: {peer}}}")
+            for what, kind, peer in (
+                ("player", "SequencePlayerLocal", "SequencePlayer0.SequencePlayerService"),
+                ("autobalancer", "AutoBalancerLocal", "AutoBalancer0.AutoBalancerService"),
+                ("stabilizer", "StabilizerLocal", "Stabilizer0.StabilizerService"),
+                ("dcm", "DCMLocal", "DCM0.DCMService"))
+            if what != "stabilizer" or self.stabilizer}
 
     def on_activated(self, ec: Any) -> None:
-        self.seq = self._find(self.player, "player")
-        self.abc = self._find(self.autobalancer, "autobalancer")
-        self.st = self._find(self.stabilizer, "stabilizer") if self.stabilizer else None
-        self.dcm_comp = self._find(self.dcm, "dcm")
+        self.seq = self._links["player"].ref
+        self.abc = self._links["autobalancer"].ref
+        self.st = self._links["stabilizer"].ref if self.stabilizer else None
+        self.dcm_comp = self._links["dcm"].ref
         kin = self.abc.kin
         legs = np.concatenate([kin.chain("LLeg").index, kin.chain("RLeg").index])
         self.robot = Robot(
@@ -86,7 +89,7 @@ class NAOqi(Component):
         self._has_imu = IMU_KEYS[0] in self.dcm_comp.sensor_keys
         if not self._has_imu:
             self.log.warning("%s has no IMU keys (body: simple?): robotHasFallen stays false",
-                             self.dcm)
+                             self.dcm_comp.instance_name)
         self.executing = True
 
     def _play(self, q: np.ndarray, seconds: float) -> None:

@@ -117,6 +117,7 @@ class SequencePlayer(Component):
         self.service = SequencePlayerServiceImpl(self)
         port = self.add_service_port(ServicePort("SequencePlayerService"))
         port.provide("service0", "SequencePlayerService", self.service)
+        port.provide("local", "SequencePlayerLocal", self, local=True)   # e.g. NAOqi
 
     def on_activated(self, ec: Any) -> None:
         if abs(ec.period - self.dt) > 1e-9:

@@ -132,6 +132,7 @@ class Stabilizer(Component):
         self.service = StabilizerServiceImpl(self)
         port = self.add_service_port(ServicePort("StabilizerService"))
         port.provide("service0", "StabilizerService", self.service)
+        port.provide("local", "StabilizerLocal", self, local=True)       # e.g. NAOqi
 
     def _params_from(self, base: StabilizerParams | None = None) -> StabilizerParams:
         b = base or StabilizerParams()
