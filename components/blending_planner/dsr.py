@@ -1,308 +1,202 @@
-"""Doosan's DRL / DSR_ROBOT2 call forms for blended moves, over the BlendingPlanner.
+"""Doosan's DRL / DSR_ROBOT2 for scripts, over the BlendingPlanner: the motions, the state and
+math calls, the constants, DR_Error, and the ROS 2 boilerplate of the example scripts.
 
-A Doosan script runs with its import line changed (``from DSR_ROBOT2 import *`` or the DRL
-globals become ``from rtcf_components.clients.dsr import *``)::
+A script written for a Doosan arm runs with its import lines changed (``from DSR_ROBOT2
+import *``, the DRL globals on the teach pendant, become ``from rtcf_components.clients.dsr import *``;
+see dsr_rclpy for rclpy / DR_init)::
 
-    set_velx(100)                        # global task velocity [mm/s] (and [deg/s])
-    set_accx(200)
-    seg = [posb(DR_LINE, posx(559, 234, 651, 0, 180, 0), radius=20),
-           posb(DR_CIRCLE, posx(659, 334, 651, 0, 180, 0), posx(759, 234, 651, 0, 180, 0))]
-    if moveb(seg, ref=DR_BASE) != 0:     # 0 done, -1 refused (as the controller's success)
-        ...
-    amoveb(seg, v=50, a=100, mod=DR_MV_MOD_REL, ref=DR_TOOL)
-    mwait()
+    set_velx(100); set_accx(200)
+    movej(posj(0, 0, 90, 0, 90, 0), vel=30, acc=60)
+    movel(posx(559, 34.5, 500, 0, 180, 0), radius=20)       # blends into the next motion
+    movec(posx(600, 100, 500, 0, 180, 0), posx(650, 34.5, 500, 0, 180, 0))
+    pos, sol = get_current_posx()
 
-What it follows, read in doosan-robot2 (dsr_common2/imp/DSR_ROBOT2.py, DR_common2.py,
-DR_error2.py): moveb / amoveb(seg_list, vel=None, acc=None, ref=None, time=None,
-mod=DR_MV_MOD_ABS, v=None, a=None, t=None), the short keywords standing for the long ones;
-vel / acc None take the global set_velx / set_accx values (0 until set, which a move without
-a time then refuses); a number is sent as [value, DR_COND_NONE], a pair as given; ref None is
-the global coordinate (set_ref_coord, DR_BASE at start); the return value is 0 or -1; the
-arguments DSR_ROBOT2 checks itself raise ``DR_Error`` with its type (DR_ERROR_TYPE 1000,
-DR_ERROR_VALUE 1001, DR_ERROR_RUNTIME 1002) and message. The component's own refusals
-(geometry, reach, spec 4.4) are the controller's: -1, with the reason in
-``get_last_error()`` (an addition). Unlike DR_error2, raising a DR_Error does not shut
-anything down.
-
-The component: ``BlendingPlanner0`` in the naming service at ``localhost:2809``, or the
-environment's RTCF_DSR_PLANNER and RTCF_NAMESERVER, or ``connect(name, nameserver)``.
-Runs in: the caller's thread (one script at a time; the globals are per process, as in DRL).
+Reference: doosan-robotics/doosan-robot2 (DoosanRobotics/doosan-robot2) at
+443f0c587059c7c45aba6d523b0edad87de29fee, dsr_common2/imp/DSR_ROBOT2.py and DR_common2.py;
+DR_error2.py and dsr_msgs2 at a694f8a0334ff3c2476106f8e86e9e111974d249. Every public
+function of that DSR_ROBOT2.py is defined here: the ones the BlendingPlanner can do
+(``SUPPORTED``), and the others (``UNSUPPORTED``: I/O, force control, the safety
+controller, ...) raising DR_Error(DR_ERROR_RUNTIME) that says why, rather than a NameError.
+docs/doosan.md lists them all with the differences.
 """
 
 from __future__ import annotations
 
-import math
-import numbers
-import os
-from typing import Any, Sequence
+from typing import Any
 
-from .planner import CIRCLE as DR_CIRCLE
-from .planner import DR_COND_NONE
-from .planner import DR_STATE_BUSY, DR_STATE_IDLE
-from .planner import LINE as DR_LINE
+from . import dsr_motion as _motion
+from . import dsr_rclpy as rclpy
+from . import dsr_state as _state
+from .dsr_common import *  # noqa: F401,F403
+from .dsr_common import (CONSTANTS, DR_ERROR_RUNTIME, DR_ERROR_TYPE, DR_ERROR_VALUE,
+                         DR_Error, get_normal_pos, get_param, get_posj, get_posx, is_int,
+                         is_number, posb, posj, posx)
+from .dsr_motion import *  # noqa: F401,F403
+from .dsr_rclpy import DR_init, RobotStop
+from .dsr_state import *  # noqa: F401,F403
 
-__all__ = ["DR_Error", "DR_ERROR_TYPE", "DR_ERROR_VALUE", "DR_ERROR_RUNTIME", "DR_ERROR_STOP",
-           "DR_LINE", "DR_CIRCLE", "DR_BASE", "DR_TOOL", "DR_WORLD", "DR_TC_USER_MIN",
-           "DR_TC_USER_MAX", "DR_MV_MOD_ABS", "DR_MV_MOD_REL", "DR_COND_NONE",
-           "DR_STATE_IDLE", "DR_STATE_BUSY", "posx", "posb", "set_velx", "set_accx",
-           "set_ref_coord", "moveb", "amoveb", "mwait", "check_motion", "connect",
-           "get_last_error"]
-
-# DR_error2.py
-DR_ERROR_TYPE, DR_ERROR_VALUE, DR_ERROR_RUNTIME, DR_ERROR_STOP = 1000, 1001, 1002, 1003
-# DSR_ROBOT2.py
-DR_BASE, DR_TOOL, DR_WORLD = 0, 1, 2
-DR_TC_USER_MIN, DR_TC_USER_MAX = 101, 200
-DR_MV_MOD_ABS, DR_MV_MOD_REL = 0, 1
-POINT_COUNT = 6
+# DRFC.py (the robot modes) and DSR_ROBOT2.py (singularity handling)
+ROBOT_MODE_MANUAL, ROBOT_MODE_AUTONOMOUS = 0, 1
+DR_AVOID, DR_TASK_STOP, DR_VAR_VEL = 0, 1, 2
+ROBOT_SPACE_JOINT, ROBOT_SPACE_TASK = 0, 1
+DR_CONFIG_PRT_EXT_RESULT = False
+DR_CONFIG_PRT_RESULT = False
 
 
-class DR_Error(Exception):
-    """DSR's error: ``type`` (DR_ERROR_TYPE, DR_ERROR_VALUE, DR_ERROR_RUNTIME) and ``msg``."""
-
-    def __init__(self, type: int, msg: str = "", back: bool = False):
-        super().__init__(type, msg)
-        self.type, self.msg = type, msg
-
-    def __str__(self) -> str:
-        return f"DR_Error {self.type}: {self.msg}"
+def print_ext_result(text: str) -> None:
+    """DSR_ROBOT2's trace print: prints "__text" when DR_CONFIG_PRT_EXT_RESULT is true."""
+    if DR_CONFIG_PRT_EXT_RESULT:
+        print(f"__{text}")
 
 
-def _is_number(x: Any) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+def print_result(text: str) -> None:
+    if DR_CONFIG_PRT_RESULT:
+        print(f"__{text}")
 
 
-def _numbers(seq: Any) -> bool:
-    try:
-        return all(_is_number(v) for v in seq)
-    except TypeError:
-        return False
-
-
-class posx(list):
-    """A task-space pose x, y, z [mm], A, B, C [deg] (DR_common2's posx)."""
-
-    def __init__(self, x: Any = 0, y: float = 0, z: float = 0, w: float = 0, p: float = 0,
-                 r: float = 0):
-        vals = list(x) if isinstance(x, (list, tuple)) and len(x) == POINT_COUNT \
-            else [x, y, z, w, p, r]
-        if not _numbers(vals):
-            raise DR_Error(DR_ERROR_TYPE, "Invalid type : x, y, z, w, p, r.")
-        super().__init__(vals)
-
-
-def _posx(pos: Any) -> posx:
-    if isinstance(pos, posx) or (isinstance(pos, (list, tuple)) and len(pos) == POINT_COUNT):
-        if not _numbers(pos):
-            raise DR_Error(DR_ERROR_VALUE, "Invalid value : pos")
-        return posx(list(pos))
-    raise DR_Error(DR_ERROR_TYPE, "Invalid type : pos")
-
-
-class posb:
-    """One moveb segment (DR_common2's posb): a DR_LINE to posx1, or a DR_CIRCLE through
-    posx1 to posx2, with a blending radius [mm] into the next segment."""
-
-    def __init__(self, seg_type: int, posx1: Any, posx2: Any = None, radius: float = 0):
-        if not isinstance(seg_type, numbers.Integral) or isinstance(seg_type, bool):
-            raise DR_Error(DR_ERROR_TYPE, "Invalid type : seg_type")
-        if seg_type not in (DR_LINE, DR_CIRCLE):
-            raise DR_Error(DR_ERROR_VALUE, "Invalid value : seg_type")
-        self._seg_type = int(seg_type)
-        self._posx1 = _posx(posx1)
-        self._posx2 = None
-        if seg_type == DR_LINE and posx2 is not None:
-            raise DR_Error(DR_ERROR_VALUE, "Invalid value : pos2")
-        if seg_type == DR_CIRCLE:
-            if posx2 is None:
-                raise DR_Error(DR_ERROR_VALUE, "Invalid value : pos2")
-            self._posx2 = _posx(posx2)
-        if not _is_number(radius):
-            raise DR_Error(DR_ERROR_TYPE, "Invalid type : radius")
-        if radius < 0:
-            raise DR_Error(DR_ERROR_VALUE, "Invalid value : radius")
-        self._radius = radius
-
-    def to_list(self) -> list:
-        return [self._seg_type, self._posx1, self._posx2, self._radius]
-
-    def segment(self) -> list[float]:
-        """The 14 numbers of MoveBlending.srv: pos1, pos2 (zeros for a line), type, radius."""
-        p2 = self._posx2 if self._posx2 is not None else [0.0] * POINT_COUNT
-        return [float(v) for v in self._posx1] + [float(v) for v in p2] + \
-            [float(self._seg_type), float(self._radius)]
-
-
-# -- the globals of a DRL program ----------------------------------------------------------
-_g_velx = [0.0, DR_COND_NONE]
-_g_accx = [0.0, DR_COND_NONE]
-_g_coord = DR_BASE
-_proxy: Any = None
-
-
-def connect(name: str | None = None, nameserver: str | None = None) -> Any:
-    """Use the BlendingPlanner ``name`` of the naming service ``nameserver`` (defaults:
-    RTCF_DSR_PLANNER or BlendingPlanner0, RTCF_NAMESERVER or localhost:2809)."""
-    global _proxy
-    from rtcf.corba.client import NoNamingService
-
-    from .proxy import BlendingPlannerProxy
-    name = name or os.environ.get("RTCF_DSR_PLANNER", "BlendingPlanner0")
-    nameserver = nameserver or os.environ.get("RTCF_NAMESERVER", "localhost:2809")
-    try:
-        _proxy = BlendingPlannerProxy(name, nameserver=nameserver)
-    except NoNamingService as e:
-        raise DR_Error(DR_ERROR_RUNTIME, str(e)) from None
-    except Exception as e:      # not bound, not a BlendingPlanner
-        raise DR_Error(DR_ERROR_RUNTIME, f"cannot reach {name} through the naming service "
-                                         f"at {nameserver}: {e}") from None
-    return _proxy
-
-
-def _planner() -> Any:
-    return _proxy if _proxy is not None else connect()
-
-
-def _call(op: str, fn: Any, *args: Any) -> Any:
-    """A call to the component; a broken connection is a DR_ERROR_RUNTIME."""
-    from omniORB import CORBA
-    try:
-        return fn(*args)
-    except CORBA.SystemException as e:
-        raise DR_Error(DR_ERROR_RUNTIME, f"{op}: the BlendingPlanner did not answer "
-                                         f"({type(e).__name__})") from None
-
-
-def _pair(x: Any, name: str) -> list[float]:
-    if x is None:
-        return None
-    if _is_number(x):
-        return [float(x), DR_COND_NONE]
-    if isinstance(x, (list, tuple)) and len(x) == 2:
-        if not _numbers(x):
-            raise DR_Error(DR_ERROR_VALUE, f"Invalid value : {name}")
-        return [float(v) for v in x]
-    raise DR_Error(DR_ERROR_TYPE, f"Invalid type : {name}")
-
-
-def _set_pair(v1: Any, v2: Any, what: str) -> list[float]:
-    if not _is_number(v1):
-        raise DR_Error(DR_ERROR_TYPE, f"Invalid type : {what}1")
-    if not v1 > 0 or not math.isfinite(v1):
-        raise DR_Error(DR_ERROR_VALUE, f"Invalid value : {what}1")
-    if not _is_number(v2):
-        raise DR_Error(DR_ERROR_TYPE, f"Invalid type : {what}2")
-    if v2 != DR_COND_NONE and (not v2 > 0 or not math.isfinite(v2)):
-        raise DR_Error(DR_ERROR_VALUE, f"Invalid value : {what}2")
-    return [float(v1), float(v2)]
-
-
-def set_velx(vel1: float, vel2: float = DR_COND_NONE) -> int:
-    """The global task velocity: vel1 [mm/s], vel2 [deg/s] (DR_COND_NONE: proportional)."""
-    global _g_velx
-    _g_velx = _set_pair(vel1, vel2, "vel")
+def set_robot_mode(robot_mode: int) -> int:
+    """The arm here is always in ROBOT_MODE_AUTONOMOUS (programs move it): asking for it is
+    0; the manual mode (jogging, direct teaching at the teach pendant) raises DR_Error."""
+    if not is_int(robot_mode):
+        raise DR_Error(DR_ERROR_TYPE, "Invalid type : robot_mode")
+    if robot_mode != ROBOT_MODE_AUTONOMOUS:
+        raise DR_Error(DR_ERROR_RUNTIME, f"set_robot_mode({robot_mode}): only "
+                       "ROBOT_MODE_AUTONOMOUS (1) exists here: there is no teach pendant")
     return 0
 
 
-def set_accx(acc1: float, acc2: float = DR_COND_NONE) -> int:
-    """The global task acceleration: acc1 [mm/s^2], acc2 [deg/s^2]."""
-    global _g_accx
-    _g_accx = _set_pair(acc1, acc2, "acc")
+def get_robot_mode() -> int:
+    return ROBOT_MODE_AUTONOMOUS
+
+
+def set_singularity_handling(mode: int = DR_AVOID) -> int:
+    """Only DR_TASK_STOP, what the planner does: a task motion whose path passes a
+    singularity (a joint over its speed limit) is refused before it moves."""
+    if not is_int(mode):
+        raise DR_Error(DR_ERROR_TYPE, "Invalid type : mode")
+    if not DR_AVOID <= mode <= DR_VAR_VEL:
+        raise DR_Error(DR_ERROR_VALUE, f"Invalid value : mode({mode})")
+    if mode != DR_TASK_STOP:
+        raise DR_Error(DR_ERROR_RUNTIME, "set_singularity_handling: only DR_TASK_STOP is "
+                       "available (a path through a singularity is refused before it moves)")
     return 0
 
 
-def set_ref_coord(coord: int) -> int:
-    """The global reference frame of moves without ``ref``: DR_BASE, DR_TOOL, DR_WORLD or a
-    user frame 101..200."""
-    global _g_coord
-    if not isinstance(coord, numbers.Integral) or isinstance(coord, bool):
-        raise DR_Error(DR_ERROR_TYPE, "Invalid type : coord")
-    if not (DR_BASE <= coord <= DR_WORLD or DR_TC_USER_MIN <= coord <= DR_TC_USER_MAX):
-        raise DR_Error(DR_ERROR_VALUE, "Invalid value : coord")
-    _g_coord = int(coord)
-    return 0
+def set_singular_handling(mode: int = DR_AVOID) -> int:
+    return set_singularity_handling(mode)
 
 
-def _request(seg_list: Any, vel: Any, acc: Any, ref: Any, time: Any, mod: Any) -> tuple:
-    """DSR_ROBOT2's checks of a moveb, in its order; the request's fields."""
-    if not isinstance(seg_list, list):
-        raise DR_Error(DR_ERROR_TYPE, "Invalid type : seg_list")
-    if len(seg_list) == 0:
-        raise DR_Error(DR_ERROR_VALUE, "Invalid value : seg_list")
-    for seg in seg_list:
-        if not isinstance(seg, posb):
-            raise DR_Error(DR_ERROR_TYPE, "Invalid type : seg_list(item)")
-    v = _pair(vel, "vel, v") or list(_g_velx)
-    a = _pair(acc, "acc, a") or list(_g_accx)
-    for what, pair in (("vel, v", v), ("acc, a", a)):
-        if any(x < 0 and x != DR_COND_NONE for x in pair):
-            raise DR_Error(DR_ERROR_VALUE, f"Invalid value : {what}")
-    t = 0.0 if time is None else time
-    if not _is_number(t):
-        raise DR_Error(DR_ERROR_TYPE, "Invalid type : time, t")
-    if t < 0:
-        raise DR_Error(DR_ERROR_VALUE, "Invalid value : time, t")
-    if float(t) == 0.0:
-        for what, pair in (("vel1, v1", v), ("acc1, a1", a)):
-            if pair[0] <= 0:
-                raise DR_Error(DR_ERROR_VALUE, f"Invalid value : {what} (0.0, when time = 0.0)")
-            if pair[1] != DR_COND_NONE and pair[1] <= 0:
-                raise DR_Error(DR_ERROR_VALUE, f"Invalid value : {what.replace('1', '2')} "
-                                               "(0.0, when time = 0.0)")
-    r = _g_coord if ref is None else ref
-    if not isinstance(r, numbers.Integral) or isinstance(r, bool):
-        raise DR_Error(DR_ERROR_TYPE, "Invalid type : ref")
-    if r < DR_BASE or r > DR_TC_USER_MAX:
-        raise DR_Error(DR_ERROR_VALUE, "Invalid value : ref")
-    if not isinstance(mod, numbers.Integral) or isinstance(mod, bool):
-        raise DR_Error(DR_ERROR_TYPE, "Invalid type : mod")
-    if mod not in (DR_MV_MOD_ABS, DR_MV_MOD_REL):
-        raise DR_Error(DR_ERROR_VALUE, "Invalid value : mod")
-    return [s.segment() for s in seg_list], v, a, float(t), int(r), int(mod)
+def get_current_pose(space_type: int) -> list[float]:
+    """ROBOT_SPACE_JOINT (0): the joints now [deg]; ROBOT_SPACE_TASK (1): the TCP now (base)."""
+    if not is_int(space_type):
+        raise DR_Error(DR_ERROR_TYPE, "Invalid type : space_type")
+    if space_type == ROBOT_SPACE_JOINT:
+        return list(_state.get_current_posj())
+    if space_type == ROBOT_SPACE_TASK:
+        return list(_state.get_current_posx(0)[0])
+    raise DR_Error(DR_ERROR_VALUE, f"Invalid value : space_type({space_type})")
 
 
-def _moveb(seg_list: Any, vel: Any, acc: Any, ref: Any, time: Any, mod: Any, v: Any, a: Any,
-           t: Any, sync_type: int) -> int:
-    segs, vv, aa, tt, rr, mm = _request(seg_list, vel if vel is not None else v,
-                                        acc if acc is not None else a, ref,
-                                        time if time is not None else t, mod)
-    p = _planner()
-    ok = _call("moveb", p.move_blending, segs, vv, aa, tt, rr, mm, sync_type)
-    return 0 if ok else -1
+def get_current_tool_flange_posx(ref: Any = None) -> posx:
+    """The flange pose now (the TCP without its offset) in DR_BASE or DR_WORLD."""
+    rr = 0 if ref is None else ref
+    if rr not in (0, 2):
+        raise DR_Error(DR_ERROR_VALUE, f"Invalid value : ref({rr})")
+    return posx(_state._result("get_current_tool_flange_posx", lambda s: s.getPose, 2,
+                               rr)[:6])
 
 
-def moveb(seg_list: Sequence[posb], vel: Any = None, acc: Any = None, ref: Any = None,
-          time: Any = None, mod: int = DR_MV_MOD_ABS, v: Any = None, a: Any = None,
-          t: Any = None) -> int:
-    """Blended move, returning when it ends: 0, or -1 when refused or stopped."""
-    return _moveb(seg_list, vel, acc, ref, time, mod, v, a, t, 0)
+# -- what the BlendingPlanner does not do, and why --------------------------------------------
+_NO_SAFETY = "the robot's safety controller (modes, states, alarms) is not simulated"
+_NO_IO = "there is no I/O in rtcf's arm systems"
+_NO_FORCE = "force and compliance control need force sensing, which the planner does not have"
+_NO_TOOL = ("payload and tool shape are not modelled by the planner (set_tcp chooses the TCP; "
+            "the simulated arm's masses are its MJCF's)")
+_NO_DRL = "scripts run as Python processes here; there is no DRL interpreter to drive"
+UNSUPPORTED = {
+    "set_robot_system": "real / virtual robot selection: the composition chooses the system",
+    "get_robot_system": "real / virtual robot selection: the composition chooses the system",
+    "get_robot_state": _NO_SAFETY,
+    "set_robot_speed_mode": _NO_SAFETY + " (use change_operation_speed)",
+    "get_robot_speed_mode": _NO_SAFETY,
+    "set_safe_stop_reset_type": _NO_SAFETY,
+    "get_last_alarm": _NO_SAFETY,
+    "set_safety_mode": _NO_SAFETY,
+    "get_control_mode": "the planner commands joint positions only",
+    "get_control_space": "the planner commands joint positions only",
+    "get_joint_torque": "joint torques are not read by the planner (arm_sim: Simulator0.tau)",
+    "get_external_torque": _NO_FORCE,
+    "get_tool_force": _NO_FORCE,
+    "get_orientation_error": "not implemented",
+    "servoj": "streaming servo targets: connect to a controller's qRef port instead",
+    "enable_alter_motion": "on-line path modification is not implemented",
+    "alter_motion": "on-line path modification is not implemented",
+    "disable_alter_motion": "on-line path modification is not implemented",
+    "jog": "jogging belongs to the teach pendant",
+    "jog_multi": "jogging belongs to the teach pendant",
+    "get_workpiece_weight": _NO_FORCE,
+    "reset_workpiece_weight": _NO_FORCE,
+    "parallel_axis": _NO_FORCE,
+    "align_axis": _NO_FORCE,
+    "is_done_bolt_tightening": _NO_FORCE,
+    "release_compliance_ctrl": _NO_FORCE,
+    "task_compliance_ctrl": _NO_FORCE,
+    "set_stiffnessx": _NO_FORCE,
+    "calc_coord": "not implemented (set_user_cart_coord takes the same points)",
+    "set_desired_force": _NO_FORCE,
+    "release_force": _NO_FORCE,
+    "check_position_condition": "not implemented (read get_current_posx)",
+    "check_force_condition": _NO_FORCE,
+    "check_orientation_condition": "not implemented (read get_current_posx)",
+    "get_digital_input": _NO_IO,
+    "get_analog_input": _NO_IO,
+    "get_tool_digital_input": _NO_IO,
+    "set_digital_output": _NO_IO,
+    "get_digital_output": _NO_IO,
+    "set_analog_output": _NO_IO,
+    "set_mode_analog_output": _NO_IO,
+    "set_mode_analog_input": _NO_IO,
+    "set_tool_digital_output": _NO_IO,
+    "get_tool_digital_output": _NO_IO,
+    "add_modbus_signal": _NO_IO,
+    "del_modbus_signal": _NO_IO,
+    "set_modbus_output": _NO_IO,
+    "get_modbus_input": _NO_IO,
+    "set_tool": _NO_TOOL,
+    "get_tool": _NO_TOOL,
+    "set_tool_shape": _NO_TOOL,
+    "add_tool": _NO_TOOL,
+    "del_tool": _NO_TOOL,
+    "drl_script_run": _NO_DRL,
+    "drl_script_stop": _NO_DRL,
+    "drl_script_pause": _NO_DRL,
+    "drl_script_resume": _NO_DRL,
+    "get_drl_state": _NO_DRL,
+}
 
 
-def amoveb(seg_list: Sequence[posb], vel: Any = None, acc: Any = None, ref: Any = None,
-           time: Any = None, mod: int = DR_MV_MOD_ABS, v: Any = None, a: Any = None,
-           t: Any = None) -> int:
-    """Blended move, returning once it has started: 0, or -1 when refused."""
-    return _moveb(seg_list, vel, acc, ref, time, mod, v, a, t, 1)
+def _unsupported(name: str, why: str) -> Any:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        raise DR_Error(DR_ERROR_RUNTIME, f"{name} is not available on rtcf's BlendingPlanner: "
+                                         f"{why}", True)
+    call.__name__ = name
+    call.__doc__ = f"Not available: {why}. Raises DR_Error(DR_ERROR_RUNTIME)."
+    return call
 
 
-def mwait(time: float = 0) -> int:
-    """Wait until no motion runs: 0, or -1 when the motion was stopped (``time`` is checked
-    and, as in DSR_ROBOT2 over ROS 2, not used)."""
-    if not _is_number(time):
-        raise DR_Error(DR_ERROR_TYPE, "Invalid type : time")
-    if time < 0:
-        raise DR_Error(DR_ERROR_VALUE, "Invalid value : time")
-    p = _planner()
-    return 0 if _call("mwait", p.move_wait) else -1
+for _name, _why in UNSUPPORTED.items():
+    globals()[_name] = _unsupported(_name, _why)
 
+SUPPORTED = sorted(set(_motion.__all__) - {"connect", "get_last_error", "DR_ERROR_STOP"}
+                   | set(_state.__all__)
+                   | {"print_ext_result", "print_result", "set_robot_mode", "get_robot_mode",
+                      "set_singularity_handling", "set_singular_handling", "get_current_pose",
+                      "get_current_tool_flange_posx"})
 
-def check_motion() -> int:
-    """DR_STATE_IDLE (0) or DR_STATE_BUSY (2)."""
-    p = _planner()
-    return int(_call("check_motion", p.service.checkMotion))
-
-
-def get_last_error() -> str:
-    """Why the last moveb / amoveb / mwait returned -1 (not in DSR: its controller logs it)."""
-    p = _planner()
-    return str(_call("get_last_error", p.service.getLastError))
+__all__ = sorted(set(SUPPORTED) | set(UNSUPPORTED) | set(CONSTANTS)
+                 | {"DR_Error", "posj", "posx", "posb", "get_posj", "get_posx",
+                    "get_normal_pos", "get_param", "is_number", "connect", "get_last_error",
+                    "rclpy", "DR_init", "RobotStop", "ROBOT_MODE_MANUAL",
+                    "ROBOT_MODE_AUTONOMOUS", "DR_AVOID", "DR_TASK_STOP", "DR_VAR_VEL",
+                    "ROBOT_SPACE_JOINT", "ROBOT_SPACE_TASK", "DR_CONFIG_PRT_EXT_RESULT",
+                    "DR_CONFIG_PRT_RESULT"})

@@ -94,6 +94,51 @@ def rot_from_quat(q: np.ndarray) -> np.ndarray:
         [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
 
 
+def quats_from_rots(r: np.ndarray) -> np.ndarray:
+    """(N, 3, 3) rotation matrices -> (N, 4) unit quaternions (w, x, y, z), w >= 0 where
+    possible: quat_from_rot vectorised (each row by its largest diagonal term)."""
+    r = np.asarray(r, dtype=float)
+    n = r.shape[0]
+    out = np.empty((n, 4))
+    d0, d1, d2 = r[:, 0, 0], r[:, 1, 1], r[:, 2, 2]
+    tr = d0 + d1 + d2
+    case = np.argmax(np.stack((tr, d0, d1, d2), axis=1), axis=1)
+    for c in range(4):
+        m = case == c
+        if not m.any():
+            continue
+        rm = r[m]
+        if c == 0:
+            s = 2.0 * np.sqrt(1.0 + tr[m])
+            q = (0.25 * s, (rm[:, 2, 1] - rm[:, 1, 2]) / s, (rm[:, 0, 2] - rm[:, 2, 0]) / s,
+                 (rm[:, 1, 0] - rm[:, 0, 1]) / s)
+        elif c == 1:
+            s = 2.0 * np.sqrt(1.0 + d0[m] - d1[m] - d2[m])
+            q = ((rm[:, 2, 1] - rm[:, 1, 2]) / s, 0.25 * s, (rm[:, 0, 1] + rm[:, 1, 0]) / s,
+                 (rm[:, 0, 2] + rm[:, 2, 0]) / s)
+        elif c == 2:
+            s = 2.0 * np.sqrt(1.0 + d1[m] - d0[m] - d2[m])
+            q = ((rm[:, 0, 2] - rm[:, 2, 0]) / s, (rm[:, 0, 1] + rm[:, 1, 0]) / s, 0.25 * s,
+                 (rm[:, 1, 2] + rm[:, 2, 1]) / s)
+        else:
+            s = 2.0 * np.sqrt(1.0 + d2[m] - d0[m] - d1[m])
+            q = ((rm[:, 1, 0] - rm[:, 0, 1]) / s, (rm[:, 0, 2] + rm[:, 2, 0]) / s,
+                 (rm[:, 1, 2] + rm[:, 2, 1]) / s, 0.25 * s)
+        out[m] = np.stack(q, axis=1)
+    out /= np.linalg.norm(out, axis=1, keepdims=True)
+    return out
+
+
+def same_hemisphere(quat: np.ndarray) -> np.ndarray:
+    """Flip rows of an (N, 4) quaternion sequence so that neighbours lie within 90 deg of
+    each other (q and -q are the same rotation): the sequence then interpolates smoothly."""
+    out = np.array(quat, dtype=float)
+    for i in range(1, len(out)):
+        if float(out[i - 1] @ out[i]) < 0.0:
+            out[i] = -out[i]
+    return out
+
+
 def rotation_angle(r0: np.ndarray, r1: np.ndarray) -> float:
     """Angle [rad] of the rotation taking r0 to r1."""
     c = (np.trace(r0.T @ r1) - 1.0) / 2.0

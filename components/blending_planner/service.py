@@ -4,6 +4,10 @@ moveBlending validates and plans in the calling thread (the core is pure), sampl
 at the component's cycle, solves the arm's IK along the whole path, and only then hands the
 finished motion to the EC thread (Component.call). Expected refusals are ``False`` plus a
 reason for getLastError (spec PD-0.2: Doosan returns a boolean).
+
+The DRL motions (moveJoint, moveLine, ...) go to motion_service.MotionCore (checked at once,
+planned in the planning thread, waited for with waitCommand); the state and math calls to
+drl_calls.DrlCalls.
 """
 
 from __future__ import annotations
@@ -15,11 +19,15 @@ from typing import Any, Sequence
 
 from rtcf.corba.idl import stub_module
 
+from . import commands as cm
 from .component import Motion
+from .drl_calls import DrlCalls
 from .geometry import posx_from_pose, rot_from_quat
+from .motion_service import FAILED, SSTOP, STOPPED, MotionCore
 from .planner import (DR_STATE_BUSY, DR_STATE_IDLE, SYNC, WAIT_DONE, WAIT_FAILED,
                       WAIT_RUNNING, Request, plan)
 
+DR_STATE_INIT = 1            # DSR_ROBOT2: a motion is being calculated
 Doosan = stub_module("Doosan")
 Doosan__POA = stub_module("Doosan__POA")
 CALL_TIMEOUT = 2.0      # [s] an EC command runs at the next cycle
@@ -31,12 +39,14 @@ MAX_WAIT_CHUNK = 60.0   # [s] the longest one waitMotion call may block
 class BlendingPlannerCore:
     """The service logic without CORBA types (also used in-process and by the servant)."""
 
-    def __init__(self, comp: Any):
+    def __init__(self, comp: Any, motions: MotionCore):
         self.comp = comp
+        self.motions = motions
         self._lock = threading.Lock()        # one request planned at a time
         self._error = ""
         self._error_lock = threading.Lock()
         self._newest: tuple[Motion, float] | None = None    # accepted motion, its deadline
+        self.newest_is_moveb = False
 
     # -- errors --------------------------------------------------------------------------
     def _refuse(self, reason: str) -> bool:
@@ -72,6 +82,7 @@ class BlendingPlannerCore:
         with self._error_lock:
             self._error = ""
         self._newest = (motion, _time.monotonic() + self._limit(motion))
+        self.newest_is_moveb = True
         if int(sync_type) != SYNC:
             return True
         why = self._wait(motion, "SYNC")
@@ -108,6 +119,8 @@ class BlendingPlannerCore:
         if not 0.0 <= timeout <= MAX_WAIT_CHUNK:      # NaN fails too
             self._refuse(f"waitMotion: timeout must be 0..{MAX_WAIT_CHUNK:g} s, got {timeout!r}")
             return WAIT_FAILED
+        if not self.newest_is_moveb:
+            return self._wait_drl(timeout)
         newest = self._newest
         if newest is None:
             return WAIT_DONE
@@ -124,8 +137,24 @@ class BlendingPlannerCore:
             return WAIT_FAILED
         return WAIT_DONE
 
+    def _wait_drl(self, timeout: float) -> int:
+        """waitMotion for the DRL motions: until nothing is queued, planned or moving; failed
+        when the newest command failed or was stopped."""
+        idle, newest = self.motions.wait_idle(timeout)
+        if not idle:
+            return WAIT_RUNNING
+        if newest is not None and newest.state in (FAILED, STOPPED):
+            self._refuse(newest.reason)
+            return WAIT_FAILED
+        return WAIT_DONE
+
     def move_wait(self) -> bool:
         """Doosan's mwait: True once no motion runs. Runs in: an ORB thread."""
+        if not self.newest_is_moveb:
+            while True:
+                got = self._wait_drl(MAX_WAIT_CHUNK)
+                if got != WAIT_RUNNING:
+                    return got == WAIT_DONE
         try:
             motion = self._ec_call(lambda: self.comp.motion)
         except TimeoutError:
@@ -137,9 +166,12 @@ class BlendingPlannerCore:
         return self._refuse(why) if why else True
 
     def check_motion(self) -> int:
-        """Doosan's check_motion: 0 idle, 2 busy. Runs in: an ORB thread."""
-        busy = self._ec_call(self.comp.snapshot)[0]
-        return DR_STATE_BUSY if busy else DR_STATE_IDLE
+        """Doosan's check_motion: 0 DR_STATE_IDLE, 1 DR_STATE_INIT (a motion is being
+        planned), 2 DR_STATE_BUSY (moving). Runs in: an ORB thread."""
+        moving = self._ec_call(lambda: self.comp.stream.busy)
+        if moving:
+            return DR_STATE_BUSY
+        return DR_STATE_INIT if self.motions.pending() else DR_STATE_IDLE
 
     def _prepare(self, req: Request) -> Motion | str:
         comp = self.comp
@@ -160,7 +192,7 @@ class BlendingPlannerCore:
         samples = pl.sample(dt)
         q = None
         if comp.arm is not None:
-            ik = comp.arm.solve_path(samples.pos, samples.quat, q0, dt)
+            ik = comp.arm.solve_knots(samples.pos, samples.quat, q0, dt)
             if not ik.ok:
                 k = ik.index
                 seg = pl.segment_at(float(samples.s[k]))
@@ -175,7 +207,9 @@ class BlendingPlannerCore:
         return why or motion
 
     def stop(self) -> bool:
-        return bool(self._ec_call(self.comp.request_stop))
+        """moveb's stop(): every motion decelerates along its path at its own acceleration
+        (DR_SSTOP); queued DRL commands are dropped."""
+        return self.motions.stop(SSTOP)
 
     def tcp_pose(self) -> list[float]:
         """The TCP pose the joint reference gives (FK), the planned one without an arm."""
@@ -189,10 +223,130 @@ class BlendingPlannerCore:
 
 
 class BlendingPlannerServiceImpl(Doosan__POA.BlendingPlannerService):
-    """The CORBA face of BlendingPlannerCore."""
+    """The CORBA face of BlendingPlannerCore, MotionCore and DrlCalls."""
 
     def __init__(self, comp: Any):
-        self.core = BlendingPlannerCore(comp)
+        self.motions = MotionCore(comp)
+        self.core = BlendingPlannerCore(comp, self.motions)
+        self.calls = DrlCalls(comp)
+
+    def close(self) -> None:
+        self.motions.close()
+
+    # -- DRL motions ---------------------------------------------------------------------------
+    def submit(self, cmd: Any) -> int:
+        self.core.newest_is_moveb = False
+        return self.motions.submit(cmd)
+
+    def moveJoint(self, pos, vel, acc, time, radius, mode, blendType):
+        return self.submit(cm.MoveJ(list(pos), _six(vel), _six(acc), time, radius, mode,
+                                    blendType))
+
+    def moveLine(self, pos, vel, acc, time, radius, ref, mode, blendType):
+        return self.submit(cm.MoveL(list(pos), list(vel), list(acc), time, radius, ref, mode,
+                                    blendType))
+
+    def moveJointx(self, pos, vel, acc, time, radius, ref, mode, blendType, sol):
+        return self.submit(cm.MoveJX(list(pos), _six(vel), _six(acc), time, radius, ref, mode,
+                                     blendType, sol))
+
+    def moveCircle(self, pos1, pos2, vel, acc, time, radius, ref, mode, angle1, angle2,
+                   blendType):
+        return self.submit(cm.MoveC(list(pos1), list(pos2), list(vel), list(acc), time,
+                                    radius, ref, mode, angle1, angle2, blendType))
+
+    def moveSplineJoint(self, pos, vel, acc, time, mode):
+        return self.submit(cm.MoveSJ([list(p) for p in pos], _six(vel), _six(acc), time,
+                                     mode))
+
+    def moveSplineTask(self, pos, vel, acc, time, ref, mode, velOpt):
+        return self.submit(cm.MoveSX([list(p) for p in pos], list(vel), list(acc), time, ref,
+                                     mode, velOpt))
+
+    def moveSpiral(self, revolution, maxRadius, maxLength, vel, acc, time, taskAxis, ref):
+        return self.submit(cm.MoveSpiral(revolution, maxRadius, maxLength, list(vel),
+                                         list(acc), time, taskAxis, ref))
+
+    def movePeriodic(self, amp, period, atime, repeat, ref):
+        return self.submit(cm.MovePeriodic(list(amp), list(period), atime, int(repeat), ref))
+
+    def moveHome(self, target):
+        return self.submit(cm.MoveHome(target))
+
+    def waitCommand(self, id, until, timeout):
+        if not 0.0 <= timeout <= MAX_WAIT_CHUNK:
+            return Doosan.CommandStatus(FAILED, cm.DR_ERROR_VALUE,
+                                        f"waitCommand: timeout must be 0..{MAX_WAIT_CHUNK:g}"
+                                        f" s, got {timeout!r}", "")
+        state, etype, reason = self.motions.wait(id, until, timeout)
+        note = self.motions.status(id)[3]
+        return Doosan.CommandStatus(state, etype, reason, note)
+
+    def stopMotion(self, stopMode):
+        if stopMode not in (0, 1, 2, 3):
+            return False
+        return self.motions.stop(stopMode)
+
+    def changeOperationSpeed(self, speed):
+        if not 1 <= speed <= 100:
+            return False
+        comp = self.core.comp
+        comp.call(lambda: comp.stream.set_speed(speed / 100.0, comp.speed_ramp),
+                  timeout=CALL_TIMEOUT)
+        return True
+
+    # -- state and math --------------------------------------------------------------------------
+    @staticmethod
+    def _result(answer):
+        etype, reason, values = answer
+        return Doosan.Result(etype, reason, values)
+
+    def getJoints(self, which):
+        return self._result(self.calls.joints(which))
+
+    def getJointVelocity(self, which):
+        return self._result(self.calls.joint_velocity(which))
+
+    def getPose(self, which, ref):
+        return self._result(self.calls.pose(which, ref))
+
+    def getTaskVelocity(self, which, ref):
+        return self._result(self.calls.task_velocity(which, ref))
+
+    def forwardKinematics(self, q, ref):
+        return self._result(self.calls.fkin(list(q), ref))
+
+    def inverseKinematics(self, x, solSpace, ref):
+        return self._result(self.calls.ikin(list(x), solSpace, ref))
+
+    def transPose(self, pos, delta, ref, refOut):
+        return self._result(self.calls.trans(list(pos), list(delta), ref, refOut))
+
+    def solutionSpace(self, q):
+        return self._result(self.calls.solution_space(list(q)))
+
+    def coordTransform(self, pos, refIn, refOut):
+        return self._result(self.calls.coord_transform(list(pos), refIn, refOut))
+
+    def setUserFrame(self, id, pose, ref):
+        return self._result(self.calls.set_user_frame(id, list(pose), ref))
+
+    def getUserFrame(self, id):
+        return self._result(self.calls.get_user_frame(id))
+
+    def setTcp(self, name):
+        return self._result(self.calls.set_tcp(name))
+
+    def getTcp(self):
+        return self.core.comp.tcp_name
+
+    def addTcp(self, name, pos):
+        return self._result(self.calls.add_tcp(name, list(pos)))
+
+    def delTcp(self, name):
+        return self._result(self.calls.del_tcp(name, ))
+
+    # -- MoveBlending --------------------------------------------------------------------------
 
     def moveBlending(self, segment, posCnt, vel, acc, time, ref, mode, syncType) -> bool:
         return self.core.move_blending([list(s) for s in segment], posCnt, vel, acc, time,
@@ -226,3 +380,9 @@ class BlendingPlannerServiceImpl(Doosan__POA.BlendingPlannerService):
 
     def waitMotion(self, timeout: float) -> int:
         return self.core.wait_motion(timeout)
+
+
+def _six(values) -> list[float]:
+    """A joint speed: one value for every joint, or six."""
+    vals = list(values)
+    return vals * 6 if len(vals) == 1 else vals
