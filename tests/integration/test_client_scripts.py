@@ -108,7 +108,7 @@ def test_drl_moveb_script_runs_against_the_system(module_launch, tmp_path):
                    timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines() == [
-        "square 0", "arc 0", "amoveb 0 busy", "mwait 0 idle", "refused -1",
+        "square 0", "arc 0", "amoveb 0 busy", "mwait 0 idle", "refused 1001",
         "DR_Error 1000 Invalid type : vel, v", "DR_Error 1001 Invalid value : pos2"]
     # getTcpPose is where the joints sent to the arm put it: Kinematics0 computes the
     # flange pose from the same joint reference (TCP = flange in this composition)

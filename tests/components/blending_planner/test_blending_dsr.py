@@ -4,20 +4,28 @@ doosan-robot2's DSR_ROBOT2.py / DR_common2.py define them."""
 
 import pytest
 
-from rtcf_components.blending_planner import dsr
-from rtcf_components.blending_planner.dsr import (DR_BASE, DR_CIRCLE, DR_COND_NONE, DR_ERROR_TYPE,
-                                  DR_ERROR_VALUE, DR_LINE, DR_MV_MOD_REL, DR_TOOL, DR_Error,
-                                  amoveb, moveb, posb, posx, set_accx, set_ref_coord,
-                                  set_velx)
+from rtcf_components.blending_planner import dsr_motion as dsr
+from rtcf_components.blending_planner.dsr import (DR_BASE, DR_CIRCLE, DR_COND_NONE,
+                                                  DR_ERROR_TYPE, DR_ERROR_VALUE, DR_LINE,
+                                                  DR_MV_MOD_REL, DR_TOOL, DR_Error, amoveb,
+                                                  moveb, posb, posx, set_accx, set_ref_coord,
+                                                  set_velx)
 
 
 class Recorder:
+    """Stands in for BlendingPlannerProxy: records moveBlending requests, answers
+    ``answer`` and, on a refusal, ``reason`` from getLastError."""
+
     def __init__(self, answer=True):
-        self.calls, self.answer = [], answer
+        self.calls, self.answer, self.reason = [], answer, ""
+        self.service = self
 
     def move_blending(self, *args):
         self.calls.append(args)
         return self.answer
+
+    def getLastError(self):
+        return self.reason
 
 
 @pytest.fixture
@@ -42,8 +50,13 @@ def test_keyword_forms_and_return_codes(planner):
     assert amoveb([LINE], vel=[50, 20], acc=[100, 40]) == 0
     assert planner.calls[-1][1:3] == ([50.0, 20.0], [100.0, 40.0])
     assert planner.calls[-1][-1] == 1
-    planner.answer = False                        # the component refuses: -1, as DSR
-    assert moveb([LINE], v=50, a=100) == -1
+    planner.answer = False
+    planner.reason = "a motion is already running (Doosan: wait for an amoveb to end)"
+    assert moveb([LINE], v=50, a=100) == -1       # the system's state: -1, as DSR
+    planner.reason = "IK fails on segment 0, sample 12 of 40 (...): no IK solution"
+    with pytest.raises(DR_Error) as e:            # what the robot cannot do: DR_Error
+        moveb([LINE], v=50, a=100)
+    assert e.value.type == DR_ERROR_VALUE and "IK fails" in e.value.msg
 
 
 def test_none_takes_the_globals(planner):

@@ -1,7 +1,7 @@
 # A task program in the style of Doosan's DRL manual examples for moveb: global velocity and
 # acceleration, blended lines and a circle in the tool frame, the short keyword forms, an
 # asynchronous move with check_motion and mwait, return codes, and the DR_Error a wrong
-# argument raises. Only the import line differs from what a DSR user writes (ROS 2:
+# argument (or a path the arm cannot follow) raises. Only the import line differs from what a DSR user writes (ROS 2:
 # from DSR_ROBOT2 import *; on the teach pendant the DRL names need no import).
 from rtcf_components.clients.dsr import *          # DSR: from DSR_ROBOT2 import *
 
@@ -33,9 +33,11 @@ print("amoveb", ret, "busy" if state == DR_STATE_BUSY else "idle")
 ret = mwait()
 print("mwait", ret, "busy" if check_motion() == DR_STATE_BUSY else "idle")
 
-# a path the arm cannot follow: the controller refuses it
-if moveb([posb(DR_LINE, posx(3000, 0, 0, 0, 0, 0))], ref=DR_BASE, mod=DR_MV_MOD_REL) != 0:
-    print("refused", -1)
+# a path the arm cannot follow: the controller refuses it, nothing moves
+try:
+    moveb([posb(DR_LINE, posx(3000, 0, 0, 0, 0, 0))], ref=DR_BASE, mod=DR_MV_MOD_REL)
+except DR_Error as e:
+    print("refused", e.type)
 
 # a wrong argument
 try:
