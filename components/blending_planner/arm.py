@@ -8,6 +8,7 @@ component then drives its pose port only and says so).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,11 @@ POS_TOL = 1e-9   # [m]
 ROT_TOL = 1e-9   # [rad]
 YIELD_EVERY = 16  # samples (~2 ms of IK) between two offers of the GIL to the EC thread
 KNOT_DT = 0.01    # [s] IK knots of solve_knots at most this far apart
+SUBSTEPS = 8      # poses of solve_path's continuation between two samples
+AVOID_ITERATIONS = 8     # damped steps of one DR_AVOID sample
+AVOID_DAMPING = 1e-4     # [m^2] of those steps
+AVOID_LEVER = 100.0      # [mm/rad]: an orientation error counts as this lever's TCP distance
+AVOID_MAX_MM = 50.0      # [mm] farther from the path than this, DR_AVOID refuses
 SPLINE_POS_TOL = 1e-3   # [mm] largest TCP error of the spline between knots
 SPLINE_ROT_TOL = 1e-6   # [rad]
 
@@ -37,6 +43,8 @@ class PathIK:
     q: np.ndarray            # (N, n) [rad] joint positions of every sample
     index: int = -1          # first failing sample
     reason: str = ""
+    deviation: float = 0.0   # [mm] largest TCP distance from the path (singularity avoided)
+    deviated: np.ndarray | None = None   # (N,) bool: samples off the path
 
 
 class Arm:
@@ -53,10 +61,13 @@ class Arm:
         self.max_velocity = np.asarray(model.max_velocity, dtype=float)[idx]
         self.lower = np.asarray(self.chain.lower, dtype=float)
         self.upper = np.asarray(self.chain.upper, dtype=float)
+        self.avoid = True        # DR_AVOID: leave the path near a singularity (else refuse)
 
     def with_tool(self, tool: np.ndarray) -> "Arm":
         """The same chain with another TCP (set_tcp): a new Arm, this one unchanged."""
-        return Arm(self.model, self.chain_name, self.alg, tool)
+        arm = Arm(self.model, self.chain_name, self.alg, tool)
+        arm.avoid = self.avoid
+        return arm
 
     def tcp_pose(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(p [mm], R) of the TCP in the base frame for joint angles q [rad]."""
@@ -80,15 +91,33 @@ class Arm:
         out = np.empty((n, self.n))
         q = np.asarray(q_seed, dtype=float)
         step_max = self.max_velocity * dt * 1.05 + 1e-9
+        deviated = np.zeros(n, dtype=bool)
+        worst = 0.0
         for k in range(n):
             if k % YIELD_EVERY == YIELD_EVERY - 1:
                 time.sleep(0)       # let the EC thread of this process take the GIL
             target = self.flange_target(pos[k], rot_from_quat(quat[k]))
             res = self.alg.solve_ik(self.model, self.chain_name, target, q_seed=q, restarts=0,
                                     pos_tol=POS_TOL, rot_tol=ROT_TOL)
+            if k > 0 and (not res.success or np.any(np.abs(res.q - q) > step_max)):
+                # near a singularity the damped step can land on another branch: follow the
+                # pose from the previous sample in small steps instead (continuation)
+                res = self._continue(pos[k - 1], quat[k - 1], pos[k], quat[k], q) or res
             if not res.success:
                 res = self.alg.solve_ik(self.model, self.chain_name, target, q_seed=q,
                                         pos_tol=POS_TOL, rot_tol=ROT_TOL)
+            if k > 0 and self.avoid and res.success and np.any(np.abs(res.q - q) > step_max):
+                # DR_AVOID: a step within the joints' speed limits towards the pose; the TCP
+                # leaves the path for a while and the next samples bring it back
+                q_avoid, err = self._limited_step(q, target, step_max)
+                if err > AVOID_MAX_MM:
+                    return PathIK(False, out[:k], k, f"near a singularity the TCP would leave "
+                                  f"the path by {err:.3g} mm (DR_AVOID gives up past "
+                                  f"{AVOID_MAX_MM:g} mm)")
+                deviated[k] = err > POS_TOL / MM * 10
+                worst = max(worst, err)
+                out[k] = q = q_avoid
+                continue
             if not res.success:
                 return PathIK(False, out[:k], k, f"no IK solution ({res.reason}; position "
                               f"error {res.position_error / MM:.3g} mm, orientation error "
@@ -102,7 +131,56 @@ class Arm:
                               f" limit of {np.degrees(self.max_velocity[j]):.4g} deg/s "
                               "(singularity or IK branch change)")
             out[k] = q = res.q
-        return PathIK(True, out)
+        if deviated[-1]:
+            return PathIK(False, out, n - 1, f"the motion ends {worst:.3g} mm off its "
+                          "target: the singularity is too close to it")
+        return PathIK(True, out, deviation=worst, deviated=deviated)
+
+    def _limited_step(self, q: np.ndarray, target: np.ndarray,
+                      step_max: np.ndarray) -> tuple[np.ndarray, float]:
+        """Damped least-squares steps from q towards the flange pose ``target`` whose sum
+        stays within step_max on every joint: (q, TCP distance left [mm] incl. the
+        orientation error at AVOID_LEVER)."""
+        alg = self.alg
+        start = q
+        q = np.array(q, dtype=float)
+        for _ in range(AVOID_ITERATIONS):
+            t, j = alg.chain_fk_jacobian(self.model, self.chain_name, q)
+            e = np.concatenate((target[:3, 3] - t[:3, 3],
+                                alg.rotation_log(target[:3, :3] @ t[:3, :3].T)))
+            dq = j.T @ np.linalg.solve(j @ j.T + AVOID_DAMPING * np.eye(6), e)
+            room = step_max - np.abs(q - start)
+            scale = np.min(np.where(np.abs(dq) > 1e-15, np.maximum(room, 0.0) /
+                                    np.maximum(np.abs(dq), 1e-15), np.inf))
+            if scale <= 1e-12:
+                break
+            q = np.clip(q + dq * min(1.0, scale), self.lower, self.upper)
+        t = alg.chain_fk(self.model, self.chain_name, q)
+        ep = float(np.linalg.norm(target[:3, 3] - t[:3, 3])) / MM
+        er = float(np.linalg.norm(alg.rotation_log(target[:3, :3] @ t[:3, :3].T)))
+        return q, ep + er * AVOID_LEVER
+
+    def _continue(self, p0: np.ndarray, q0: np.ndarray, p1: np.ndarray, q1: np.ndarray,
+                  seed: np.ndarray) -> Any:
+        """IK of pose (p1, quaternion q1) reached from the solution ``seed`` of (p0, q0)
+        through SUBSTEPS intermediate poses, each warm-started from the last; the last
+        result, or None when an intermediate pose has no solution."""
+        q = seed
+        qa, qb = np.asarray(q0, dtype=float), np.asarray(q1, dtype=float)
+        if float(qa @ qb) < 0:
+            qb = -qb
+        res = None
+        for j in range(1, SUBSTEPS + 1):
+            f = j / SUBSTEPS
+            quat = (1 - f) * qa + f * qb
+            target = self.flange_target(p0 + f * (p1 - p0),
+                                        rot_from_quat(quat / np.linalg.norm(quat)))
+            res = self.alg.solve_ik(self.model, self.chain_name, target, q_seed=q, restarts=0,
+                                    pos_tol=POS_TOL, rot_tol=ROT_TOL)
+            if not res.success:
+                return None
+            q = res.q
+        return res
 
     # -- the DRL motions' seam ----------------------------------------------------------------
     def fk_batch(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -141,7 +219,10 @@ class Arm:
         spline = CubicSpline(idx * dt, kq, np.zeros(self.n), np.zeros(self.n))
         q = spline(np.arange(n) * dt)
         q[idx] = kq
-        mids = ((idx[:-1] + idx[1:]) // 2)[np.diff(idx) > 1]
+        near_singular = np.zeros(len(idx) - 1, dtype=bool)
+        if knots.deviated is not None:      # DR_AVOID knots: off the path on purpose
+            near_singular = knots.deviated[:-1] | knots.deviated[1:]
+        mids = ((idx[:-1] + idx[1:]) // 2)[(np.diff(idx) > 1) & ~near_singular]
         if mids.size:
             fp, fq = self.fk_batch(q[mids])
             ep = np.linalg.norm(fp - pos[mids], axis=1)
@@ -162,7 +243,7 @@ class Arm:
                           f"{np.degrees(jump[k - 1, j]):.3g} deg in one cycle of {dt:g} s, "
                           f"over its limit of {np.degrees(self.max_velocity[j]):.4g} deg/s "
                           "(singularity or IK branch change)")
-        return PathIK(True, q)
+        return PathIK(True, q, deviation=knots.deviation)
 
     def solution_space(self, q: np.ndarray) -> int:
         """Doosan's solution space 0..7 of a configuration (``sol`` of movejx / ikin, the
@@ -199,8 +280,12 @@ class Arm:
         if s is None:
             return None, f"chain {self.chain_name!r} has no closed-form solutions"
         best, spaces = None, set()
+        near = np.asarray(q_near, dtype=float)
         for x in self.alg.candidates(s, target, chain.tip):
-            x = self.alg.into_limits(x, self.lower, self.upper)
+            # the turn of each joint nearest to where it is (limits beyond 180 deg allow two)
+            shifted = x + 2 * np.pi * np.round((near - x) / (2 * np.pi))
+            ok = (shifted >= self.lower) & (shifted <= self.upper)
+            x = self.alg.into_limits(np.where(ok, shifted, x), self.lower, self.upper)
             if not np.all(np.isfinite(x)):
                 continue
             res = self.alg.solve_ik(self.model, self.chain_name, target,
@@ -230,8 +315,12 @@ class Arm:
         return np.vstack((jv / MM, j[3:]))
 
 
-def load_arm(model_spec: str, chain: str, tool: np.ndarray) -> Arm | str:
-    """An Arm on the Kinematics core, or the reason it is unavailable (a string)."""
+def load_arm(model_spec: str, chain: str, tool: np.ndarray,
+             limits: list[float] | None = None,
+             speeds: list[float] | None = None) -> Arm | str:
+    """An Arm on the Kinematics core, or the reason it is unavailable (a string). ``limits``
+    [deg] (each joint of the chain in -limit..limit) and ``speeds`` [deg/s] replace the
+    model's for this arm (a model file's URDF values can be tighter than the robot's)."""
     try:
         from rtcf_components.kinematics import algorithms
         from rtcf_components.kinematics.model import load_model
@@ -239,6 +328,33 @@ def load_arm(model_spec: str, chain: str, tool: np.ndarray) -> Arm | str:
         return f"the Kinematics core (components/kinematics) is not available: {e}"
     try:
         model = load_model(model_spec)
+        if limits or speeds:
+            model = with_limits(model, chain, limits, speeds)
         return Arm(model, chain, algorithms, tool)
     except Exception as e:     # ModelError and friends: report, do not crash the component
         return f"arm model {model_spec!r} chain {chain!r} could not be loaded: {e}"
+
+
+def with_limits(model: Any, chain: str, limits: list[float] | None,
+                speeds: list[float] | None) -> Any:
+    """The model with chain ``chain``'s joint limits [deg, symmetric] and speeds [deg/s]
+    replaced (immutable models: a new one). Raises ValueError on a wrong count."""
+    c = model.chain(chain)
+    lower, upper = np.array(model.lower), np.array(model.upper)
+    vel = np.array(model.max_velocity)
+    idx = np.asarray(c.index)
+    cl, cu = np.array(c.lower), np.array(c.upper)
+    for name, vals in (("joint_limits", limits), ("joint_speeds", speeds)):
+        if vals and (len(vals) != len(idx) or not all(float(v) > 0 for v in vals)):
+            raise ValueError(f"{name}: expected {len(idx)} values > 0, got {vals}")
+    if limits:
+        lim = np.radians(np.asarray(limits, dtype=float))
+        cl, cu = -lim, lim
+        lower[idx], upper[idx] = cl, cu
+    if speeds:
+        vel[idx] = np.radians(np.asarray(speeds, dtype=float))
+    new_chain = dataclasses.replace(c, lower=cl, upper=cu, cache={})
+    chains = dict(model.chains)
+    chains[chain] = new_chain
+    return dataclasses.replace(model, lower=lower, upper=upper, max_velocity=vel,
+                               chains=chains)

@@ -131,6 +131,10 @@ class BlendingPlanner(Component):
     category = "doosan"
     model = Param(str, "doosan_m1013", read_only=True, doc="arm model for the Kinematics core")
     chain = Param(str, "arm", read_only=True, doc="kinematic chain of the model")
+    joint_limits = Param(list, [], elem=float, unit="deg", read_only=True,
+                         doc="each joint within -limit..limit (empty: the model's)")
+    joint_speeds = Param(list, [], elem=float, unit="deg/s", read_only=True,
+                         doc="joint speed limits (empty: the model's)")
     use_arm = Param(bool, True, read_only=True,
                     doc="solve IK and drive qRef (NO: TCP pose output only)")
     initial_joints = Param(list, [0.0, 0.0, 90.0, 0.0, 90.0, 0.0], unit="deg", read_only=True,
@@ -176,7 +180,8 @@ class BlendingPlanner(Component):
         self.arm: Arm | None = None
         self.arm_reason = "use_arm is NO"
         if self.use_arm:
-            got = load_arm(self.model, self.chain, self.tool_matrix(self.tcp_offset))
+            got = load_arm(self.model, self.chain, self.tool_matrix(self.tcp_offset),
+                           self.joint_limits, self.joint_speeds)
             if isinstance(got, str):
                 self.arm_reason = got
             else:

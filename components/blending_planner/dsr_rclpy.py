@@ -18,7 +18,7 @@ accepted and unused. Runs in: the caller's thread (and a signal handler's).
 
 from __future__ import annotations
 
-import logging
+import logging as _logging
 import types
 from typing import Any
 
@@ -53,7 +53,7 @@ def _planner_unchecked() -> Any:
 class _Node:
     def __init__(self, name: str, namespace: str | None = None):
         self.name, self.namespace = name, namespace or ""
-        self._log = logging.getLogger(f"dsr.{name}")
+        self._log = _logging.getLogger(f"dsr.{name}")
 
     def create_publisher(self, msg_type: Any, topic: str, qos: Any = 10) -> _Publisher:
         return _Publisher(msg_type, topic)
@@ -90,6 +90,14 @@ def check_alive() -> None:
         raise DR_Error(DR_ERROR_STOP, "rclpy.shutdown() was called: the program is stopped",
                        True)
 
+
+def _get_logger(name: str = "dsr") -> Any:
+    return _Node(name).get_logger()
+
+
+# rclpy.logging (get_logger)
+logging = types.ModuleType("rclpy.logging")
+logging.get_logger = _get_logger
 
 # DR_init: the robot id, model and node a script sets before importing DSR_ROBOT2
 DR_init = types.SimpleNamespace(__dsr__id="dsr01", __dsr__model="m1013", __dsr__node=None)

@@ -312,9 +312,15 @@ def _task(name: str, start: Start, st: Settings, arm, pos: np.ndarray, quat: np.
             raise MotionError(f"{name}: the arm cannot follow the path at t = {k * st.dt:.3f} "
                               f"s (sample {k} of {len(pos)}, TCP at {p} mm): {ik.reason}")
         q = ik.q
+        if ik.deviation > 0:            # DR_AVOID: the TCP pose is the joints'
+            pos, quat = arm.fk_batch(q)
     peak = length * prof.peak
-    return Trajectory(name, st.dt, q, pos, quat, prof.T, prof.ta, len(pos) - 1,
+    traj = Trajectory(name, st.dt, q, pos, quat, prof.T, prof.ta, len(pos) - 1,
                       length=length, peak=peak)
+    if q is not None and ik.deviation > 0:
+        traj.note = (f"near a singularity the TCP left the path by up to "
+                     f"{ik.deviation:.3g} mm (DR_AVOID)")
+    return traj
 
 
 def _slerp_u(q0: np.ndarray, q1: np.ndarray, u: np.ndarray) -> np.ndarray:

@@ -78,7 +78,7 @@ def test_users_own_packages_named_like_the_components_neither_hide_nor_are_hidde
     assert mine.split() == ["kinematics", "dcm", "blending_planner", "sequence_player",
                             "simulator", "clients", "kinematics"]
     assert bundled.split() == ["rtcf_components.kinematics.proxy", "rtcf_components.dcm.proxy",
-                               "rtcf_components.blending_planner.dsr", "26"]
+                               "rtcf_components.blending_planner.dsr_motion", "26"]
 
 
 def test_naoqi_script_runs_against_the_system(module_launch, tmp_path):
@@ -138,3 +138,20 @@ def test_naoqi_walk_script_walks_the_simulated_nao(module_launch, tmp_path):
     assert lines["Fallen"] == ["False"]
     errors = [ln for ln in r.stdout.splitlines() if ln.startswith("RuntimeError")]
     assert len(errors) == 3 and "unknown posture 'Cartwheel'" in errors[0]
+
+
+def test_drl_motion_script_runs_against_the_system(module_launch, tmp_path):
+    """The DRL motion API through CORBA on arm_blending (issue 26): a doosan-robot2 style
+    program with only its import lines changed."""
+    system = module_launch(ROOT / "compositions" / "arm_blending.yaml", "BlendingPlanner0",
+                           "exec_cxt.periodic.sched_fifo:NO")
+    script = user_folder(tmp_path, "drl_motion.py")
+    r = run_script(script, env={"RTCF_NAMESERVER": f"localhost:{system.ns_port}"},
+                   timeout=240)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        "home 0", "approach 0", "down 0", "up 0", "over 0", "arc 0", "place 0",
+        "at [500.0, -300.0, 400.0] 2", "spline 0", "joints 0",
+        "home again [0.0, 0.0, 90.0, 0.0, 90.0, 0.0]", "moveb 0", "amovel 0", "busy True",
+        "mwait -1 True", "stopped between True", "DR_Error 1000 Invalid type : pos",
+        "DR_Error 1001 movej"]

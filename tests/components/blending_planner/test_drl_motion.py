@@ -18,12 +18,12 @@ import math
 import numpy as np
 import pytest
 
-pytest.importorskip("kinematics.algorithms")
+pytest.importorskip("rtcf_components.kinematics.algorithms")
 
-from blending_planner import BlendingPlanner                       # noqa: E402
-from blending_planner import commands as cm                        # noqa: E402
-from blending_planner.geometry import rot_zyz                      # noqa: E402
-from blending_planner.motion_service import (BLENDING, DONE, FAILED,  # noqa: E402
+from rtcf_components.blending_planner import BlendingPlanner                       # noqa: E402
+from rtcf_components.blending_planner import commands as cm                        # noqa: E402
+from rtcf_components.blending_planner.geometry import rot_zyz                      # noqa: E402
+from rtcf_components.blending_planner.motion_service import (BLENDING, DONE, FAILED,  # noqa: E402
                                              QSTOP, SSTOP, STARTED, STOPPED,
                                              UNTIL_STARTED)
 from rtcf.testing import Harness                                   # noqa: E402

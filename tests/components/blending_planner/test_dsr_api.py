@@ -10,11 +10,11 @@ import time
 import numpy as np
 import pytest
 
-pytest.importorskip("kinematics.algorithms")
+pytest.importorskip("rtcf_components.kinematics.algorithms")
 
-from blending_planner import BlendingPlanner, dsr                  # noqa: E402
-from blending_planner import dsr_motion, dsr_rclpy                  # noqa: E402
-from blending_planner.proxy import BlendingPlannerProxy             # noqa: E402
+from rtcf_components.blending_planner import BlendingPlanner, dsr                  # noqa: E402
+from rtcf_components.blending_planner import dsr_motion, dsr_rclpy                  # noqa: E402
+from rtcf_components.blending_planner.proxy import BlendingPlannerProxy             # noqa: E402
 from rtcf.testing import Harness                                    # noqa: E402
 
 HOME = [0.0, 0.0, 90.0, 0.0, 90.0, 0.0]

@@ -40,7 +40,7 @@ def main(args=None):
     print("up", movel(above, v=100, a=300, r=30))
     print("over", movel(posx(500, -100, 500, 0, 180, 0), r=30))
     print("arc", movec(posx(600, -200, 500, 0, 180, 0), posx(500, -300, 500, 0, 180, 0)))
-    print("place", movel(posx(0, 0, -100, 0, 0, 0), mod=DR_MV_MOD_REL, ref=DR_TOOL))
+    print("place", movel(posx(0, 0, 100, 0, 0, 0), mod=DR_MV_MOD_REL, ref=DR_TOOL))  # down
     pos, sol = get_current_posx()
     print("at", [round(v, 3) for v in pos[:3]], sol)
 
@@ -65,7 +65,7 @@ def main(args=None):
     print("stopped between", 351.4 < z < 651.4)
 
     try:
-        movel(posx(500, 0, 500, 0, 180), vel=100, acc=100)
+        movel([500, 0, 500, 0, 180], vel=100, acc=100)
     except DR_Error as e:
         print("DR_Error", e.type, e.msg)
     try:
