@@ -2,8 +2,9 @@
 math calls, the constants, DR_Error, and the ROS 2 boilerplate of the example scripts.
 
 A script written for a Doosan arm runs with its import lines changed (``from DSR_ROBOT2
-import *``, the DRL globals on the teach pendant, become ``from rtcf_components.clients.dsr import *``;
-see dsr_rclpy for rclpy / DR_init)::
+import *``, the DRL globals on the teach pendant, become
+``from rtcf_components.clients.dsr import *``; see dsr_rclpy for rclpy / DR_init), or
+unchanged through dsr_run::
 
     set_velx(100); set_accx(200)
     movej(posj(0, 0, 90, 0, 90, 0), vel=30, acc=60)

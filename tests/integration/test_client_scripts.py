@@ -155,3 +155,34 @@ def test_drl_motion_script_runs_against_the_system(module_launch, tmp_path):
         "home again [0.0, 0.0, 90.0, 0.0, 90.0, 0.0]", "moveb 0", "amovel 0", "busy True",
         "mwait -1 True", "stopped between True", "DR_Error 1000 Invalid type : pos",
         "DR_Error 1001 movej"]
+
+
+def test_a_ros2_style_dsr_script_runs_unchanged_and_stops_on_ctrl_c(module_launch, tmp_path):
+    """dsr_run: a script with a ROS 2 user's imports (rclpy, dsr_msgs2, DR_init,
+    DSR_ROBOT2) loops until Ctrl-C; its handler publishes RobotStop on 'stop' and shuts rclpy
+    down: the arm stops and the program ends (exit status 0)."""
+    import signal
+    import time
+    system = module_launch(ROOT / "compositions" / "arm_blending.yaml", "BlendingPlanner0",
+                           "exec_cxt.periodic.sched_fifo:NO")
+    script = user_folder(tmp_path, "dsr_ros2_style.py")
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.Popen(
+        [sys.executable, "-u", "-m", "rtcf_components.blending_planner.dsr_run",
+         "--nameserver", f"localhost:{system.ns_port}", script.name],
+        cwd=tmp_path, env=clean, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        first = proc.stdout.readline()
+        assert first.startswith("pass 1 [559.0, 34.5, 651.4] 2"), first + proc.stdout.read()
+        time.sleep(1.0)                               # inside the next pass's motions
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, out
+    lines = out.splitlines()
+    assert "signal_handler" in lines, out
+    assert lines[-1] in ("good-bye", "dsr_run: stopped (rclpy.shutdown() was called: the "
+                         "program is stopped)"), out

@@ -1,5 +1,6 @@
 """DSR_ROBOT2's calls (components/blending_planner/dsr.py) against a BlendingPlanner in this
-process: the servant without an ORB, its 100 Hz EC stepped by a thread at real time. The call forms, return values and DR_Error types of DSR_ROBOT2
+process: the servant without an ORB, its 100 Hz EC stepped by a thread at real time. The
+call forms, return values and DR_Error types of DSR_ROBOT2
 (doosan-robotics/doosan-robot2 at 443f0c587059c7c45aba6d523b0edad87de29fee) and what the
 DRL's motions do: sync, async, blending, stop, the state and math calls, user frames, TCPs,
 the functions not available, and the ROS 2 boilerplate of the example scripts."""

@@ -69,7 +69,7 @@ def main(args=None):
     except DR_Error as e:
         print("DR_Error", e.type, e.msg)
     try:
-        movej(posj(0, 0, 90, 0, 175, 0), vel=30, acc=60)
+        movej(posj(0, 0, 170, 0, 90, 0), vel=30, acc=60)      # joint3: +-160 deg
     except DR_Error as e:
         print("DR_Error", e.type, e.msg.split(":")[0])
     rclpy.shutdown()
