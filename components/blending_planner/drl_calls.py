@@ -182,6 +182,19 @@ class DrlCalls:
             return _ok(fr.from_base(p, r, ref_out, self.comp.frames, tool))
         return self._guard(run)
 
+    def singularity_handling(self, mode: int) -> Answer:
+        """DR_AVOID (0) or DR_TASK_STOP (1) for the motions planned next."""
+        def run() -> Answer:
+            arm = self._arm()
+            if mode not in (0, 1):
+                raise MotionError(f"mode must be 0 (DR_AVOID) or 1 (DR_TASK_STOP); "
+                                  f"{mode} (DR_VAR_VEL) is not available" if mode == 2 else
+                                  f"mode must be 0 (DR_AVOID) or 1 (DR_TASK_STOP), got {mode}",
+                                  DR_ERROR_RUNTIME if mode == 2 else DR_ERROR_VALUE)
+            arm.avoid = mode == 0
+            return _ok([])
+        return self._guard(run)
+
     # -- frames and TCPs -----------------------------------------------------------------------
     def set_user_frame(self, fid: int, pose: Sequence[float], ref: int) -> Answer:
         def run() -> Answer:

@@ -71,15 +71,15 @@ def get_robot_mode() -> int:
 
 
 def set_singularity_handling(mode: int = DR_AVOID) -> int:
-    """Only DR_TASK_STOP, what the planner does: a task motion whose path passes a
-    singularity (a joint over its speed limit) is refused before it moves."""
+    """How task motions pass a singularity, for those planned next: DR_AVOID (the default:
+    the TCP leaves the path as little as the joints' speed limits allow; the deviation comes
+    as a RuntimeWarning) or DR_TASK_STOP (such a motion raises DR_Error before it moves).
+    DR_VAR_VEL raises DR_Error(DR_ERROR_RUNTIME): not available."""
     if not is_int(mode):
         raise DR_Error(DR_ERROR_TYPE, "Invalid type : mode")
     if not DR_AVOID <= mode <= DR_VAR_VEL:
         raise DR_Error(DR_ERROR_VALUE, f"Invalid value : mode({mode})")
-    if mode != DR_TASK_STOP:
-        raise DR_Error(DR_ERROR_RUNTIME, "set_singularity_handling: only DR_TASK_STOP is "
-                       "available (a path through a singularity is refused before it moves)")
+    _state._result("set_singularity_handling", lambda s: s.setSingularityHandling, int(mode))
     return 0
 
 

@@ -295,6 +295,9 @@ class BlendingPlannerServiceImpl(Doosan__POA.BlendingPlannerService):
                   timeout=CALL_TIMEOUT)
         return True
 
+    def setSingularityHandling(self, mode):
+        return self._result(self.calls.singularity_handling(mode))
+
     # -- state and math --------------------------------------------------------------------------
     @staticmethod
     def _result(answer):

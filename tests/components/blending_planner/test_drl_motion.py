@@ -269,3 +269,26 @@ def test_spiral_and_periodic(h):
     assert len(p) == pytest.approx(1.5 * RATE, abs=1)
     assert np.linalg.norm(p[-1] - here) < 1e-6
     assert np.abs(p[:, 0] - here[0]).max() == pytest.approx(10.0, abs=0.05)
+
+
+@pytest.mark.parametrize("mode", ["avoid", "task_stop"])
+def test_a_path_from_a_wrist_singularity(h, mode):
+    """Joint 5 at 0 (the wrist's axes 4 and 6 in line) and a motion that tilts the tool at
+    once: DR_AVOID leaves the path a little within the joints' speed limits and says by how
+    much; DR_TASK_STOP refuses the motion before it moves."""
+    singular = [20.0, 20.0, 40.0, 20.0, 0.0, 90.0]
+    run(h, submit(h, cm.MoveJ(singular, [60.0] * 6, [120.0] * 6)))
+    h.comp.arm.avoid = mode == "avoid"
+    tid = motions(h).submit(cm.MoveSX([[600, 600, 600, 0, 175, 0]], [100.0, NONE],
+                                      [100.0, NONE]))
+    st, etype, reason = motions(h).wait(tid, UNTIL_STARTED, 60.0)
+    if mode == "avoid":
+        assert st == STARTED, reason
+        note = motions(h).status(tid)[3]
+        assert "left the path by up to" in note and "DR_AVOID" in note
+        q = run(h, tid)
+        assert state(h, tid) == DONE
+        assert np.linalg.norm(tcp(h, q[-1])[0] - [600, 600, 600]) < 1e-6
+        assert np.all(np.abs(np.diff(q, axis=0)) <= h.comp.arm.max_velocity * DT * 1.05 + 1e-9)
+    else:
+        assert st == FAILED and etype == 1001 and "IK branch change" in reason, reason
