@@ -32,6 +32,12 @@ class Motion:
     done: threading.Event = field(default_factory=threading.Event)
     outcome: str = ""             # "" completed, else why it ended early
     comp: Any = None
+    layer: Any = None             # its layer in the stream, once started
+
+    @property
+    def k(self) -> int:
+        """Index of the sample played last."""
+        return 0 if self.layer is None else self.layer.position()[0]
 
     # the trajectory view the stream plays
     @property
@@ -56,7 +62,7 @@ class Motion:
 
     # listener of its layer (EC thread)
     def started(self, layer: Layer) -> None:
-        pass
+        self.layer = layer
 
     def blending(self, layer: Layer) -> None:
         pass
@@ -276,6 +282,16 @@ class BlendingPlanner(Component):
             np.copyto(self.q_out.value.data, s.q)
             stamp(self.q_out.value, t)
             self.q_out.write()
+
+    @property
+    def q(self) -> np.ndarray | None:
+        """The joint reference [rad] written last (None without an arm)."""
+        return self.stream.q
+
+    @property
+    def pose_p(self) -> np.ndarray:
+        """The TCP reference position [mm] written last."""
+        return self.stream.p
 
     def cycle_period(self) -> float | None:
         """[s] period of the EC that runs this component, None if there is none."""

@@ -144,7 +144,8 @@ class BlendingPlannerCore:
         if not idle:
             return WAIT_RUNNING
         if newest is not None and newest.state in (FAILED, STOPPED):
-            self._refuse(newest.reason)
+            with self._error_lock:
+                self._error = newest.reason
             return WAIT_FAILED
         return WAIT_DONE
 
