@@ -18,7 +18,8 @@ measures the TCP of the measured joints (FK) against the geometry each call aske
   quick_stop_time / 2;
 * a sync movel with a radius blended into the next one.
 
-Writes DIR/dsr_movel.png, dsr_movec.png, dsr_movej.png, dsr_stop.png and prints a table.
+Writes DIR/dsr_movel.png, dsr_movec.png, dsr_movej.png, dsr_stop.png, the numbers in
+DIR/metrics.json, and prints them.
 Needs matplotlib (the demo extra). Takes about a minute of wall clock.
 """
 
@@ -109,7 +110,7 @@ def segments(qref: np.ndarray) -> list[tuple[int, int]]:
     return out
 
 
-def analyse(out_dir: Path, facts: dict) -> list[str]:
+def analyse(out_dir: Path, facts: dict) -> tuple[list[str], dict]:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -127,6 +128,7 @@ def analyse(out_dir: Path, facts: dict) -> list[str]:
     if len(seg) != 6:
         raise SystemExit(f"dsr_figures: expected 6 motions in the log, found {len(seg)}")
     rows = []
+    m = {}
     settle = int(0.25 / dt)
 
     # 1: movej HOME -> J_TARGET
@@ -138,6 +140,8 @@ def analyse(out_dir: Path, facts: dict) -> list[str]:
     lead = int(np.argmax(np.abs(d)))
     arrive_ref = float(np.abs(np.degrees(qr[e]) - J_TARGET).max())
     arrive_meas = float(np.abs(np.degrees(q[min(e + settle, n - 1)]) - J_TARGET).max())
+    m["movej"] = {"sync": sync, "lead_peak": float(vel[:, lead].max()),
+                  "arrive_ref_deg": arrive_ref, "arrive_meas_deg": arrive_meas}
     rows.append(f"movej: joints' progress differs by at most {sync:.2e} (same start, same "
                 f"end); leading joint{lead + 1} peaks at {vel[:, lead].max():.3f} deg/s "
                 f"(vel 60); reference on target within {arrive_ref:.2e} deg, measured "
@@ -168,6 +172,8 @@ def analyse(out_dir: Path, facts: dict) -> list[str]:
     sp = np.linalg.norm(np.diff(p_meas[s:e], axis=0), axis=1) / dt
     ramp = int(0.3 / dt)
     cruise = sp[ramp:-ramp]
+    m["movel"] = {"off_line_mm": float(off.max()), "cruise_min": float(cruise.min()),
+                  "cruise_max": float(cruise.max())}
     rows.append(f"movel: measured TCP within {off.max():.3f} mm of the line (reference "
                 f"{off_r.max():.2e} mm); measured cruise speed {cruise.mean():.2f} mm/s, "
                 f"{cruise.min():.2f}..{cruise.max():.2f} (v = {V_LINE:g}, +-"
@@ -194,6 +200,7 @@ def analyse(out_dir: Path, facts: dict) -> list[str]:
     pm = p_meas[s:e + settle]
     dev = np.linalg.norm(pm - centre, axis=1) - radius
     plane = pm[:, 2] - c0[2]
+    m["movec"] = {"radial_mm": float(np.abs(dev).max()), "plane_mm": float(np.abs(plane).max())}
     rows.append(f"movec: measured TCP within {np.abs(dev).max():.3f} mm of the circle "
                 f"(radius {radius:.1f} mm), {np.abs(plane).max():.3f} mm of its plane")
     fig, ax = plt.subplots(1, 2, figsize=(11, 4.5))
@@ -218,6 +225,7 @@ def analyse(out_dir: Path, facts: dict) -> list[str]:
     stop_ref = float(np.linalg.norm(p_ref[e] - p_ref[s + k0 + 1]))
     stop_meas = float(np.linalg.norm(p_meas[min(e + settle, n - 1)] - p_meas[s + k0 + 1]))
     doc = V_LINE * QUICK / 2
+    m["stop"] = {"ref_mm": stop_ref, "meas_mm": stop_meas, "documented_mm": doc}
     rows.append(f"stop(DR_QSTOP) at {V_LINE:g} mm/s: reference comes to rest "
                 f"{stop_ref:.3f} mm after the stop (documented: v x quick_stop_time / 2 = "
                 f"{doc:.1f} mm) in {(e - s - k0 - 1) * dt:.3f} s; measured TCP "
@@ -247,8 +255,10 @@ def analyse(out_dir: Path, facts: dict) -> list[str]:
                 f"{corner:.2f} mm from it; ends {np.linalg.norm(p_ref[e] - c2):.2e} mm "
                 f"from the target")
     fin = np.abs(np.array(facts["final_posj"]) - facts["final_desired"]).max()
+    m["blend"] = {"corner_mm": corner, "end_mm": float(np.linalg.norm(p_ref[e] - c2))}
+    m["current_minus_desired_deg"] = float(fin)
     rows.append(f"get_current_posj (measured) - get_desired_posj at rest: {fin:.4f} deg")
-    return rows
+    return rows, m
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -299,8 +309,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"arm_sim runs on localhost:{port} (process group {proc.pid}); the logs are "
               "written when it stops")
         return 0
-    for row in analyse(out, facts):
+    rows, metrics = analyse(out, facts)
+    for row in rows:
         print(row)
+    import json
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=1))
     print(f"wrote {out}/dsr_movej.png, dsr_movel.png, dsr_movec.png, dsr_stop.png")
     return 0
 
