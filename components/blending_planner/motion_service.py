@@ -192,7 +192,7 @@ class MotionCore:
         """Every motion was dropped (deactivation). Runs in: EC thread."""
         with self._cond:
             self.stop_reason = why
-            for t in list(self._queue):
+            for t in list(self._queue) + ([self._planning] if self._planning else []):
                 self._set_locked(t, STOPPED, DR_ERROR_STOP, why)
             self._queue.clear()
 
