@@ -30,6 +30,10 @@ TOOLS = {
 #: modules of a component package, besides component / service / proxy, that use rtcf
 SHELL_SIDE = {
     "blending_planner": {"dsr": "the DRL call library of user scripts, over the proxy",
+                         "dsr_motion": "DRL motion calls of user scripts: the proxy, CORBA",
+                         "dsr_state": "DRL state / math calls of user scripts, over dsr_motion",
+                         "dsr_rclpy": "rclpy / DR_init stand-ins of user scripts: the proxy",
+                         "dsr_run": "runs a doosan-robot2 script against the running planner",
                          "__init__": "re-exports the BlendingPlanner component class"},
     "controller_manager": {
         "hardware": "the shell's hardware bindings: its ports (ReadStatus, stamps)",

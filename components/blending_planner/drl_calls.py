@@ -12,7 +12,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import frames as fr
+from .frames import (BASE, TOOL, USER_MAX, USER_MIN, WORLD, FrameError, frame_pose, from_base,
+                     matrix, to_base, trans)
 from .commands import DR_ERROR_RUNTIME, DR_ERROR_TYPE, DR_ERROR_VALUE, MotionError, finite
 from .geometry import posx_from_pose, rot_from_quat
 
@@ -45,7 +46,7 @@ class DrlCalls:
             return fn()
         except MotionError as e:
             return _fail(e.reason, e.type)
-        except fr.FrameError as e:
+        except FrameError as e:
             return _fail(str(e))
         except TimeoutError:
             return _fail(f"{self.comp.instance_name} ran no cycle within {CALL_TIMEOUT} s: is "
@@ -97,7 +98,7 @@ class DrlCalls:
         """posx of the TCP in ref (BASE, WORLD or a user frame) and the solution space;
         which 2: the flange (the TCP without its offset) of the current joints."""
         def run() -> Answer:
-            if ref == fr.TOOL:
+            if ref == TOOL:
                 raise MotionError("ref must be DR_BASE, DR_WORLD or a user frame, got 1 "
                                   "(DR_TOOL)")
             q, _, p, _, _, _, quat = self._state(1 if which == 2 else which)
@@ -109,13 +110,13 @@ class DrlCalls:
                 sol = arm.solution_space(q)
             else:
                 r, sol = rot_from_quat(quat), 0
-            return _ok(fr.from_base(p, r, ref, self.comp.frames) + [sol])
+            return _ok(from_base(p, r, ref, self.comp.frames) + [sol])
         return self._guard(run)
 
     def task_velocity(self, which: int, ref: int) -> Answer:
         """[vx, vy, vz] mm/s and [wx, wy, wz] deg/s of the TCP, in the axes of ref."""
         def run() -> Answer:
-            if ref == fr.TOOL:
+            if ref == TOOL:
                 raise MotionError("ref must be DR_BASE, DR_WORLD or a user frame, got 1")
             q, dq, p, p_prev, dt, busy, _ = self._state(which)
             arm = self.comp.arm
@@ -124,7 +125,7 @@ class DrlCalls:
                 lin, ang = v[:3], np.degrees(v[3:])
             else:
                 lin, ang = (p - p_prev) / dt if busy else np.zeros(3), np.zeros(3)
-            _, rot = fr.frame_pose(ref, self.comp.frames, None)
+            _, rot = frame_pose(ref, self.comp.frames, None)
             return _ok(list(rot.T @ lin) + list(rot.T @ ang))
         return self._guard(run)
 
@@ -134,7 +135,7 @@ class DrlCalls:
             arm = self._arm()
             qd = finite("pos", q, 6)
             p, r = arm.tcp_pose(np.radians(qd))
-            return _ok(fr.from_base(p, r, self._base_or_world(ref), self.comp.frames))
+            return _ok(from_base(p, r, self._base_or_world(ref), self.comp.frames))
         return self._guard(run)
 
     def ikin(self, x: Sequence[float], sol: int, ref: int) -> Answer:
@@ -143,7 +144,7 @@ class DrlCalls:
             xs = finite("pos", x, 6)
             if not 0 <= sol <= 7:
                 raise MotionError(f"sol_space must be 0..7, got {sol}")
-            p, r = fr.to_base(xs, self._base_or_world(ref), self.comp.frames)
+            p, r = to_base(xs, self._base_or_world(ref), self.comp.frames)
             near = self._state(0)[0]
             q, why = arm.solve_in_space(p, r, sol, near)
             if q is None:
@@ -152,7 +153,7 @@ class DrlCalls:
         return self._guard(run)
 
     def _base_or_world(self, ref: int) -> int:
-        if ref not in (fr.BASE, fr.WORLD):
+        if ref not in (BASE, WORLD):
             raise MotionError(f"ref must be 0 (DR_BASE) or 2 (DR_WORLD), got {ref}")
         return ref
 
@@ -160,9 +161,9 @@ class DrlCalls:
               ref_out: int) -> Answer:
         def run() -> Answer:
             ps, ds = finite("pos", pos, 6), finite("delta", delta, 6)
-            if ref_out == fr.TOOL:
+            if ref_out == TOOL:
                 raise MotionError("ref_out must be DR_BASE, DR_WORLD or a user frame")
-            return _ok(fr.trans(ps, ds, ref, ref_out, self.comp.frames))
+            return _ok(trans(ps, ds, ref, ref_out, self.comp.frames))
         return self._guard(run)
 
     def solution_space(self, q: Sequence[float]) -> Answer:
@@ -175,11 +176,11 @@ class DrlCalls:
         def run() -> Answer:
             ps = finite("pose_in", pos, 6)
             tool = None
-            if fr.TOOL in (ref_in, ref_out):
+            if TOOL in (ref_in, ref_out):
                 _, _, p, _, _, _, quat = self._state(0)
                 tool = (p, rot_from_quat(quat))
-            p, r = fr.to_base(ps, ref_in, self.comp.frames, tool)
-            return _ok(fr.from_base(p, r, ref_out, self.comp.frames, tool))
+            p, r = to_base(ps, ref_in, self.comp.frames, tool)
+            return _ok(from_base(p, r, ref_out, self.comp.frames, tool))
         return self._guard(run)
 
     def singularity_handling(self, mode: int) -> Answer:
@@ -199,24 +200,24 @@ class DrlCalls:
     def set_user_frame(self, fid: int, pose: Sequence[float], ref: int) -> Answer:
         def run() -> Answer:
             xs = finite("pos", pose, 6)
-            if ref not in (fr.BASE, fr.WORLD):
+            if ref not in (BASE, WORLD):
                 raise MotionError(f"ref must be 0 (DR_BASE) or 2 (DR_WORLD), got {ref}")
             comp = self.comp
             frames = dict(comp.frames)
             if fid == 0:
-                free = [i for i in range(fr.USER_MIN, fr.USER_MAX + 1) if i not in frames]
+                free = [i for i in range(USER_MIN, USER_MAX + 1) if i not in frames]
                 if not free:
                     raise MotionError("all user frames 101..200 are in use")
                 fid2 = free[0]
-            elif fr.USER_MIN <= fid <= fr.USER_MAX:
+            elif USER_MIN <= fid <= USER_MAX:
                 if fid not in frames:
                     raise MotionError(f"user frame {fid} is not set: overwrite needs an "
                                       "existing one")
                 fid2 = fid
             else:
                 raise MotionError(f"id must be 101..200, got {fid}")
-            p, r = fr.to_base(xs, ref, frames)
-            frames[fid2] = fr.matrix(p, r)
+            p, r = to_base(xs, ref, frames)
+            frames[fid2] = matrix(p, r)
             comp.frames = frames                  # one assignment: readers see old or new
             return _ok([fid2])
         return self._guard(run)
@@ -224,9 +225,9 @@ class DrlCalls:
     def get_user_frame(self, fid: int) -> Answer:
         def run() -> Answer:
             f = self.comp.frames.get(fid)
-            if f is None or not fr.USER_MIN <= fid <= fr.USER_MAX:
+            if f is None or not USER_MIN <= fid <= USER_MAX:
                 raise MotionError(f"user frame {fid} is not set")
-            return _ok(posx_from_pose(f[:3, 3], f[:3, :3]) + [fr.BASE])
+            return _ok(posx_from_pose(f[:3, 3], f[:3, :3]) + [BASE])
         return self._guard(run)
 
     def set_tcp(self, name: str) -> Answer:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import frames as fr
+from .frames import FrameError, TOOL, frame_pose, relative, target
 from .commands import (DR_COND_NONE, DR_ERROR_RUNTIME, HOME_MECHANIC, REL,
                        Command, MotionError, MoveC, MoveHome, MoveJ, MoveJX, MoveL,
                        MovePeriodic, MoveSJ, MoveSpiral, MoveSX)
@@ -135,15 +135,15 @@ def _fmt(x) -> str:
 
 def _target(x, ref: int, mod: int, start: Start, st: Settings) -> tuple:
     try:
-        return fr.target(list(x), ref, mod, (start.p, start.r), st.frames)
-    except fr.FrameError as e:
+        return target(list(x), ref, mod, (start.p, start.r), st.frames)
+    except FrameError as e:
         raise MotionError(str(e)) from None
 
 
 def _frame(ref: int, start: Start, st: Settings) -> tuple:
     try:
-        return fr.frame_pose(ref, st.frames, (start.p, start.r))
-    except fr.FrameError as e:
+        return frame_pose(ref, st.frames, (start.p, start.r))
+    except FrameError as e:
         raise MotionError(str(e)) from None
 
 
@@ -346,10 +346,10 @@ def _line(cmd: MoveL, start: Start, st: Settings, arm) -> Trajectory:
 def _circle(cmd: MoveC, start: Start, st: Settings, arm) -> Trajectory:
     via, _ = _target(cmd.pos1, cmd.ref, cmd.mod, start, st)
     if cmd.mod == REL:        # pos2 relative to pos1 (spec 4.2, as moveb)
-        via_pose = fr.relative((start.p, start.r), list(cmd.pos1), cmd.ref, st.frames,
-                               (start.p, start.r))
-        end, r2 = fr.relative(via_pose, list(cmd.pos2), cmd.ref, st.frames,
-                              (start.p, start.r))
+        via_pose = relative((start.p, start.r), list(cmd.pos1), cmd.ref, st.frames,
+                            (start.p, start.r))
+        end, r2 = relative(via_pose, list(cmd.pos2), cmd.ref, st.frames,
+                           (start.p, start.r))
     else:
         end, r2 = _target(cmd.pos2, cmd.ref, cmd.mod, start, st)
     try:
@@ -416,9 +416,9 @@ def _task_spline(cmd: MoveSX, start: Start, st: Settings, arm) -> Trajectory:
     for x in cmd.points:
         if cmd.mod == REL:
             try:
-                poses.append(fr.relative(poses[-1], list(x), cmd.ref, st.frames,
-                                         (start.p, start.r)))
-            except fr.FrameError as e:
+                poses.append(relative(poses[-1], list(x), cmd.ref, st.frames,
+                                      (start.p, start.r)))
+            except FrameError as e:
                 raise MotionError(str(e)) from None
         else:
             poses.append(_target(x, cmd.ref, cmd.mod, start, st))
@@ -528,7 +528,7 @@ def _periodic(cmd: MovePeriodic, start: Start, st: Settings, arm) -> Trajectory:
         d[:, i] = amp[i] * env * np.sin(2.0 * math.pi * t / period[i])
     pos = start.p + d[:, :3] @ frot.T
     rd = _axis_rotations(np.radians(d[:, 3:]))
-    if cmd.ref == fr.TOOL:
+    if cmd.ref == TOOL:
         rots = start.r @ rd
     else:
         rots = frot @ rd @ frot.T @ start.r

@@ -16,6 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow    # a MuJoCo arm_sim process for ~30 s
 def test_the_drl_motions_on_the_simulated_arm(tmp_path):
     pytest.importorskip("matplotlib")
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "dsr_figures.py"), "--out",

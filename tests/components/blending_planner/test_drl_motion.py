@@ -271,6 +271,7 @@ def test_spiral_and_periodic(h):
     assert np.abs(p[:, 0] - here[0]).max() == pytest.approx(10.0, abs=0.05)
 
 
+@pytest.mark.slow    # IK of a path through a singularity, damped steps: seconds
 @pytest.mark.parametrize("mode", ["avoid", "task_stop"])
 def test_a_path_from_a_wrist_singularity(h, mode):
     """Joint 5 at 0 (the wrist's axes 4 and 6 in line) and a motion that tilts the tool at
