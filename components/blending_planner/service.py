@@ -43,6 +43,8 @@ class BlendingPlannerCore:
         self.comp = comp
         self.motions = motions
         self._lock = threading.Lock()        # one request planned at a time
+        self._not_planning = threading.Event()  # clear while a moveBlending is planned
+        self._not_planning.set()
         self._error = ""
         self._error_lock = threading.Lock()
         self._newest: tuple[Motion, float] | None = None    # accepted motion, its deadline
@@ -69,20 +71,23 @@ class BlendingPlannerCore:
         """Runs in: an ORB thread (or any thread but the EC's)."""
         if not self._lock.acquire(blocking=False):
             return self._refuse("another moveBlending request is being planned")
+        self._not_planning.clear()      # waitMotion / mwait / check_motion see it planned
         try:
             motion = self._prepare(Request(segments, int(pos_cnt), list(vel), list(acc),
                                            float(time), int(ref), int(mode), int(sync_type)))
+            if not isinstance(motion, str):
+                with self._error_lock:
+                    self._error = ""
+                self._newest = (motion, _time.monotonic() + self._limit(motion))
+                self.newest_is_moveb = True
         except TimeoutError:
-            return self._refuse(f"{self.comp.instance_name} ran no cycle within "
-                                f"{CALL_TIMEOUT} s: is its execution context running?")
+            motion = (f"{self.comp.instance_name} ran no cycle within {CALL_TIMEOUT} s: is "
+                      f"its execution context running?")
         finally:
+            self._not_planning.set()
             self._lock.release()
         if isinstance(motion, str):
             return self._refuse(motion)
-        with self._error_lock:
-            self._error = ""
-        self._newest = (motion, _time.monotonic() + self._limit(motion))
-        self.newest_is_moveb = True
         if int(sync_type) != SYNC:
             return True
         why = self._wait(motion, "SYNC")
@@ -119,6 +124,11 @@ class BlendingPlannerCore:
         if not 0.0 <= timeout <= MAX_WAIT_CHUNK:      # NaN fails too
             self._refuse(f"waitMotion: timeout must be 0..{MAX_WAIT_CHUNK:g} s, got {timeout!r}")
             return WAIT_FAILED
+        # a moveBlending still being planned (its caller may have timed out) counts as running
+        t0 = _time.monotonic()
+        if not self._not_planning.wait(timeout):
+            return WAIT_RUNNING
+        timeout = max(0.0, timeout - (_time.monotonic() - t0))
         if not self.newest_is_moveb:
             return self._wait_drl(timeout)
         newest = self._newest
@@ -151,6 +161,8 @@ class BlendingPlannerCore:
 
     def move_wait(self) -> bool:
         """Doosan's mwait: True once no motion runs. Runs in: an ORB thread."""
+        while not self._not_planning.wait(MAX_WAIT_CHUNK):     # a moveBlending being planned
+            pass
         if not self.newest_is_moveb:
             while True:
                 got = self._wait_drl(MAX_WAIT_CHUNK)
@@ -172,7 +184,8 @@ class BlendingPlannerCore:
         moving = self._ec_call(lambda: self.comp.stream.busy)
         if moving:
             return DR_STATE_BUSY
-        return DR_STATE_INIT if self.motions.pending() else DR_STATE_IDLE
+        planning = self.motions.pending() or not self._not_planning.is_set()
+        return DR_STATE_INIT if planning else DR_STATE_IDLE
 
     def _prepare(self, req: Request) -> Motion | str:
         comp = self.comp

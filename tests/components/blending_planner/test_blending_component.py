@@ -240,3 +240,27 @@ def test_stop_in_the_final_ramp_lets_the_motion_end_normally(h):
     run_until_idle(h)
     t.join(5)
     assert out["r"] is True and svc(h).tcp_pose()[:3] == pytest.approx([500, 0, 300])
+
+
+def test_a_motion_being_planned_counts_as_running_for_wait_motion(h):
+    """A client whose moveBlending call timed out while the server still plans, then waits
+    (waitMotion, mwait): the planned motion is waited for, not reported done."""
+    from rtcf_components.blending_planner.planner import WAIT_DONE, WAIT_RUNNING
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault("r", move(h, [line(500, 0, 300)])))
+    t.start()
+    while svc(h)._not_planning.is_set() and t.is_alive():   # planning waits for a cycle
+        t.join(0.001)
+    assert svc(h).wait_motion(0.05) == WAIT_RUNNING
+    mwait = threading.Thread(target=lambda: out.setdefault("mwait", svc(h).move_wait()))
+    mwait.start()
+    while t.is_alive():
+        h.step()
+        t.join(0.01)
+    assert out["r"] is True and h.comp.motion is not None
+    assert svc(h).wait_motion(0.0) == WAIT_RUNNING
+    assert mwait.is_alive()
+    run_until_idle(h)
+    mwait.join(5)
+    assert out["mwait"] is True
+    assert svc(h).wait_motion(0.0) == WAIT_DONE
