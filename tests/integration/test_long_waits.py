@@ -3,9 +3,11 @@
 wait_interpolation work for any motion length, while a hung or dead server still ends the
 wait with a CORBA exception instead of hanging the client.
 
-The client call timeout is made small (0.5 s) on the test's own references, and the motions
-last about 1.5 s: a single blocking call (the old SYNC moveBlending, hrpsys's
-waitInterpolation) times out, the chunked waits (0.2 s per call) do not. Setup: the session's
+The client call timeout is made small (2.5 s) on the test's own references, and the motions
+last about 6 s: a single blocking call (the old SYNC moveBlending, hrpsys's
+waitInterpolation) times out, the chunked waits (0.2 s per call) do not. The other calls
+(planning a motion takes a few calls into the EC thread) and the answer of each wait get
+the rest of the 2.5 s, which a loaded machine needs (1 s was not always enough at load 17). Setup: the session's
 private omniNames and ``python -m rtcf.manager`` with a BlendingPlanner and a SequencePlayer
 on 100 Hz periodic ECs, stopped at teardown.
 """
@@ -22,6 +24,7 @@ import pytest
 from omniORB import CORBA
 
 from integration_support import wait_until
+from rtcf_components.blending_planner.planner import DR_STATE_BUSY
 
 pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
 
@@ -35,8 +38,9 @@ execution_contexts:
   - {name: e, kind: periodic, rate: 100, members: [seq]}
 activate: all
 """
-SHORT_MS = 500          # the test's client call timeout [ms]
+SHORT_MS = 2500         # the test's client call timeout [ms]
 CHUNK = 0.2             # [s] one bounded wait call
+V = 10.0                # [mm/s] the arm's speed: 60 mm take 6 s
 N = 26                  # NAO joints
 
 
@@ -78,11 +82,14 @@ def close(a, b, tol=1e-6):
 def test_a_single_sync_call_times_out_where_moveb_does_not(bp):
     # the old way, one blocking call: longer than the call timeout
     with pytest.raises(CORBA.TIMEOUT):
-        bp.service.moveBlending(down(-60), 1, [40.0, -10000.0], [400.0, -10000.0], 0.0, 0,
+        bp.service.moveBlending(down(-60), 1, [V, -10000.0], [400.0, -10000.0], 0.0, 0,
                                 1, 0)
-    assert bp.move_wait(), bp.last_error()          # mwait across several bounded calls
+    # the call timed out on our side; the planner goes on (on a loaded machine it may still
+    # be planning): once the motion runs, mwait across several bounded calls sees it end
+    wait_until(lambda: bp.service.checkMotion() == DR_STATE_BUSY, what="the motion running")
+    assert bp.move_wait(), bp.last_error()
     # moveb (SYNC) of the same length returns True once the motion has ended
-    assert bp.moveb(down(60), vel=40, acc=400, mod=1), bp.last_error()
+    assert bp.moveb(down(60), vel=V, acc=400, mod=1), bp.last_error()
     plan = bp.last_plan()
     assert plan.duration > 2 * SHORT_MS / 1000
     assert close(bp.tcp_pose()[:3], list(plan.samples[-1].pose)[:3])
@@ -90,14 +97,14 @@ def test_a_single_sync_call_times_out_where_moveb_does_not(bp):
 
 
 def test_a_stopped_motion_is_reported_by_the_chunked_wait(bp):
-    assert bp.amoveb(down(-60), vel=40, acc=400, mod=1), bp.last_error()
+    assert bp.amoveb(down(-60), vel=V, acc=400, mod=1), bp.last_error()
     stopper = threading.Timer(0.5, bp.stop)
     stopper.start()
     assert not bp.move_wait()
     stopper.join()
     assert "stopped" in bp.last_error()
     assert bp.move_wait()                   # mwait with nothing running: at once, True
-    assert bp.moveb(down(60), vel=40, acc=400, mod=1), bp.last_error()
+    assert bp.moveb(down(60), vel=V, acc=400, mod=1), bp.last_error()
 
 
 @pytest.mark.parametrize("timeout", [-1.0, math.nan, math.inf, 61.0])
@@ -113,8 +120,8 @@ def test_dsr_moveb_and_mwait_outlast_the_call_timeout(bp, naming):
         omniORB.setClientCallTimeout(p.service, SHORT_MS)
         p.wait_chunk = CHUNK
         seg = [dsr.posb(dsr.DR_LINE, dsr.posx(0, 0, -60, 0, 0, 0))]
-        assert dsr.moveb(seg, v=40, a=400, mod=dsr.DR_MV_MOD_REL) == 0, dsr.get_last_error()
-        assert dsr.amoveb([dsr.posb(dsr.DR_LINE, dsr.posx(0, 0, 60, 0, 0, 0))], v=40, a=400,
+        assert dsr.moveb(seg, v=V, a=400, mod=dsr.DR_MV_MOD_REL) == 0, dsr.get_last_error()
+        assert dsr.amoveb([dsr.posb(dsr.DR_LINE, dsr.posx(0, 0, 60, 0, 0, 0))], v=V, a=400,
                           mod=dsr.DR_MV_MOD_REL) == 0
         assert dsr.check_motion() == dsr.DR_STATE_BUSY
         assert dsr.mwait() == 0
@@ -125,13 +132,13 @@ def test_dsr_moveb_and_mwait_outlast_the_call_timeout(bp, naming):
 
 def test_sequence_player_waits_longer_than_the_call_timeout(seq):
     from rtcf_components.sequence_player.proxy import wait_interpolation
-    assert seq.setJointAngles([0.1] * N, 1.5)
+    assert seq.setJointAngles([0.1] * N, 6.0)
     with pytest.raises(CORBA.TIMEOUT):
         seq.waitInterpolation()                    # hrpsys's single call: too long here
     assert wait_interpolation(seq, chunk=CHUNK)
     assert seq.isEmpty()
     assert seq.addJointGroup("head", ["HeadYaw", "HeadPitch"])
-    assert seq.setJointAnglesOfGroup("head", [0.3, -0.2], 1.5)
+    assert seq.setJointAnglesOfGroup("head", [0.3, -0.2], 6.0)
     assert seq.waitInterpolationFor("head", 0.1) == 1     # still playing
     assert wait_interpolation(seq, "head", chunk=CHUNK)
     assert seq.waitInterpolationFor("nogroup", 0.0) == 0
@@ -142,8 +149,8 @@ def test_sequence_player_waits_longer_than_the_call_timeout(seq):
 def test_a_hung_then_dead_server_ends_the_wait(bp, seq, system):
     """Last in the module: it stops the system."""
     from rtcf_components.sequence_player.proxy import wait_interpolation
-    assert bp.amoveb(down(-60), vel=40, acc=400, mod=1), bp.last_error()
-    assert seq.setJointAngles([0.0] * N, 3.0)
+    assert bp.amoveb(down(-60), vel=V, acc=400, mod=1), bp.last_error()
+    assert seq.setJointAngles([0.0] * N, 12.0)
     os.killpg(system.pid, signal.SIGSTOP)          # hung: every call times out
     try:
         with pytest.raises(CORBA.TIMEOUT):
