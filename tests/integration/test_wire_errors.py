@@ -377,19 +377,14 @@ def test_reader_killed_writer_keeps_running_and_drops_the_connector(launch, it, 
     p.wait_count(10, 3)
 
     r.kill()                                        # kill -9: no notify_disconnect
-    t0 = time.monotonic()
     it.wait_until(lambda: [c.connector_id for c in it.connector_profiles(wout)]
                   != [] and dead_cid not in [c.connector_id for c in
                                              it.connector_profiles(wout)],
                   timeout=6, what="the dead reader's connector to disappear")
-    dropped_after = time.monotonic() - t0
-    assert dropped_after < 6
     assert len(it.connector_profiles(wout)) == 1    # the probe's connection stays
-    # the writer runs on: Active, and its cycles still deliver to the probe at ~100 Hz
+    # the writer runs on: Active, and its cycles still deliver to the probe
     assert it.component_state(wref) == "ACTIVE"
-    n0 = p.count
-    time.sleep(1.0)
-    assert p.count - n0 >= 50, p.count - n0
+    p.wait_count(p.count + 50)
     assert w.alive(), w.log()
 
 
@@ -417,25 +412,24 @@ def test_reader_hung_writer_recovers(launch, it, probe, sub):
                       timeout=12, what="the hung reader's connector to disappear")
         print(f"dropped after {time.monotonic() - t0:.2f} s")
         assert it.component_state(wref) == "ACTIVE"
-        n0 = p.count
-        time.sleep(1.0)
-        assert p.count - n0 >= 50, p.count - n0
+        p.wait_count(p.count + 50)                  # the writer's cycles go on
     finally:
         os.killpg(r.pid, signal.SIGCONT)
 
 
-def test_absurd_buffer_length_is_refused_or_cheap(wire, it, RTC):
+def test_absurd_buffer_length_is_refused(wire, it, RTC):
     """Buffers are preallocated in the ORB thread serving connect(): an absurd
-    dataport.buffer.length must not make that call take seconds and gigabytes."""
+    dataport.buffer.length (over rtcf.ports.MAX_BUFFER_LENGTH) is refused before anything is
+    allocated, so the call cannot take seconds and gigabytes."""
+    from rtcf.ports import MAX_BUFFER_LENGTH
     gin = wire.port("wgain", "in")
-    t0 = time.monotonic()
-    code, cp = gin.connect(it.make_profile([gin], {"dataport.buffer.length": "1000000"}))
-    took = time.monotonic() - t0
+    code, cp = gin.connect(it.make_profile([gin], {"dataport.buffer.length":
+                                                   str(16 * MAX_BUFFER_LENGTH)}))
     if code == RTC.RTC_OK:
         gin.disconnect(cp.connector_id)
+    assert code == RTC.BAD_PARAMETER
     assert no_connectors(it, gin)
     assert it.component_state(wire.ref("wgain")) == "ACTIVE"
-    assert took < 1.0, f"connect took {took:.1f} s"
 
 
 def test_reader_stopped_with_sigterm_disconnects_cleanly(launch, it, probe):
