@@ -57,7 +57,7 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def _run(tmp_path: Path, text: str, ns: str, *overrides: str,
-         timeout: float = 30) -> subprocess.CompletedProcess:
+         timeout: float = 300) -> subprocess.CompletedProcess:
     """Run a manager to its end (a launch expected to fail)."""
     path = _write(tmp_path, f"run{time.monotonic_ns() % 10**8}", text)
     return subprocess.run(_cmd(path, ns, *overrides), capture_output=True, text=True,
@@ -86,7 +86,7 @@ class _Started:
             if p.poll() is None:
                 try:
                     os.killpg(p.pid, signal.SIGTERM)
-                    p.wait(8)
+                    p.wait(30)
                 except (ProcessLookupError, subprocess.TimeoutExpired):
                     pass
         for pid in list(self.pids) + [p.pid for p in self.procs]:
@@ -222,7 +222,6 @@ def test_failing_child_process_leaves_the_live_names_alone(launch, it, tmp_path,
             time.sleep(0.01)
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
-    t0 = time.monotonic()
     try:
         cp = _run(tmp_path, MULTI_FAILING.format(gen=gen, rec=rec), f"localhost:{naming.port}")
     finally:
@@ -230,7 +229,7 @@ def test_failing_child_process_leaves_the_live_names_alone(launch, it, tmp_path,
         watcher.join(5)
     assert cp.returncode == 2, cp.stderr
     assert "process 'other' failed" in cp.stderr and "InitFails" in cp.stderr, cp.stderr
-    assert time.monotonic() - t0 < 20
+    assert "not ready within" not in cp.stderr, cp.stderr   # the child's report, no timeout
     assert not moved, f"the live names moved during the failed launch: {moved[:5]}"
     assert it.component_state(refs[gen]) == "ACTIVE" and live.alive()
     assert not _processes_with("rtcf.manager", "--process other", "multifail")
@@ -240,10 +239,9 @@ def test_child_with_a_name_the_naming_service_cannot_carry_fails_at_once(tmp_pat
     """It used to leave the main process running 30 s before giving up."""
     text = MULTI_FAILING.replace("name: broken", "name: br\u00f6ken\u540d").replace(
         "broken]", "br\u00f6ken\u540d]").format(gen="ngen", rec="nrec")
-    t0 = time.monotonic()
     cp = _run(tmp_path, text, f"localhost:{naming.port}")
     assert cp.returncode == 2 and "outside Latin-1" in cp.stderr, cp.stderr
-    assert time.monotonic() - t0 < 10, "the launch took its time to fail"
+    assert "not ready within" not in cp.stderr, cp.stderr   # the child's report, no timeout
 
 
 def test_child_process_dying_while_running_ends_the_launch_non_zero(tmp_path, naming,
@@ -258,7 +256,7 @@ def test_child_process_dying_while_running_ends_the_launch_non_zero(tmp_path, na
     children = _processes_with("rtcf.manager", "--process other", f"sys{len(started.procs) - 1}")
     assert len(children) == 1, children
     os.kill(next(iter(children)), signal.SIGKILL)
-    assert proc.wait(20) == 1, proc.log_path.read_text()
+    assert proc.wait(120) == 1, proc.log_path.read_text()
     assert "a process of the system exited" in proc.log_path.read_text()
 
 
@@ -288,7 +286,7 @@ def test_taking_a_live_name_warns_naming_both_and_gives_it_back(launch, it, tmp_
     assert f"of this process (pid {second.pid})" in text, text
     assert not client.resolve(f"{HOST}.host_cxt/{gen}.rtc")._is_equivalent(gref)
     os.killpg(second.pid, signal.SIGTERM)
-    assert second.wait(10) == 0
+    assert second.wait(60) == 0
     # the first system's component has its name back; the second's own name is gone
     assert client.resolve(f"{HOST}.host_cxt/{gen}.rtc")._is_equivalent(gref)
     assert not _resolves(client, f"other{tag}")
@@ -321,14 +319,14 @@ def test_kill_9_of_a_launcher_leaves_nothing(tmp_path, naming, started, ns):
     launcher = started.start(tmp_path, MULTI.format(gen=names[0], rec=names[1],
                                                     rec2=names[2]), f"localhost:{port}")
     client = _Client(f"127.0.0.1:{port}")
-    deadline = time.monotonic() + 25
+    deadline = time.monotonic() + 120
     while not all(_resolves_safe(client, n) for n in names):
         assert launcher.poll() is None, launcher.log_path.read_text()
         assert time.monotonic() < deadline, launcher.log_path.read_text()
         time.sleep(0.1)
     yaml_path = str(tmp_path / "sys0.yaml")
     want = 3 if ns == "shared" else 5
-    settle = time.monotonic() + 5
+    settle = time.monotonic() + 30
     while True:
         # a process forked by one of them shows its parent's command line until it execs
         # (a reaper, for one), so the count is taken once it is steady
@@ -347,7 +345,7 @@ def test_kill_9_of_a_launcher_leaves_nothing(tmp_path, naming, started, ns):
     os.kill(launcher.pid, signal.SIGKILL)
     launcher.wait(5)
     t0 = time.monotonic()
-    while time.monotonic() - t0 < 8:
+    while time.monotonic() - t0 < 60:
         left = {pid: cmd for pid, cmd in system.items() if Path(f"/proc/{pid}").exists()
                 and _not_zombie(pid)}
         if not left:
@@ -386,7 +384,7 @@ def _resolves_safe(client, instance: str) -> bool:
 
 def _wait_bound(proc: subprocess.Popen, client, *instances: str) -> None:
     """Until every instance resolves to a live object (the started manager still runs)."""
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120
     while not all(_resolves_safe(client, i) for i in instances):
         assert proc.poll() is None and time.monotonic() < deadline, proc.log_path.read_text()
         time.sleep(0.1)
@@ -403,30 +401,37 @@ def _not_zombie(pid: int) -> bool:
 
 def test_components_listed_again_after_a_naming_service_restart(tmp_path, started):
     """Re-registration is on without being asked for (OpenRTM-aist's default); the
-    interval is naming.update.interval (1 s here)."""
+    interval is naming.update.interval: a manager at 1 s is listed again after the naming
+    service restarts, while one at 600 s, started beside it, is not yet (its first check
+    is due 600 s after its start). The contrast shows the interval at work, however slow
+    the machine."""
     from rtcf.corba.orb import init_orb
     port = nm.free_port()
-    ns = nm.ensure_naming_service(port=port, timeout=15)
+    ns = nm.ensure_naming_service(port=port, timeout=60)
     try:
         tag = f"{time.monotonic_ns() % 10**6}"
         gen, rec = f"rgen{tag}", f"rrec{tag}"
+        slow_gen, slow_rec = f"lgen{tag}", f"lrec{tag}"
         proc = started.start(tmp_path, LIVE.format(gen=gen, rec=rec), f"localhost:{port}",
                              "naming.update.interval:1")
+        slow = started.start(tmp_path, LIVE.format(gen=slow_gen, rec=slow_rec).replace(
+            "name: live", "name: live600"), f"localhost:{port}", "naming.update.interval:600")
         client = nm.NamingClient(init_orb({}), f"127.0.0.1:{port}")
-        deadline = time.monotonic() + 20
-        while not _resolves_safe(client, gen):
-            assert proc.poll() is None and time.monotonic() < deadline, \
-                proc.log_path.read_text()
+        deadline = time.monotonic() + 120
+        while not (_resolves_safe(client, gen) and _resolves_safe(client, slow_gen)):
+            assert proc.poll() is None and slow.poll() is None and \
+                time.monotonic() < deadline, proc.log_path.read_text()
             time.sleep(0.1)
         ns.stop()                                   # the naming service dies...
-        ns = nm.ensure_naming_service(port=port, timeout=15)   # ...a fresh one, empty
+        ns = nm.ensure_naming_service(port=port, timeout=60)   # ...a fresh one, empty
         t0 = time.monotonic()
         while not (_resolves_safe(client, gen) and _resolves_safe(client, rec)):
-            assert time.monotonic() - t0 < 2.0, \
-                f"not listed again within 2 s (2 intervals):\n{proc.log_path.read_text()}"
+            assert time.monotonic() - t0 < 120, \
+                f"not listed again:\n{proc.log_path.read_text()}"
             time.sleep(0.05)
         print(f"listed again {time.monotonic() - t0:.2f} s after the restart "
               "(naming.update.interval 1 s)")
+        assert not _resolves_safe(client, slow_gen) and not _resolves_safe(client, slow_rec)
     finally:
         ns.stop()
 
@@ -435,7 +440,7 @@ def _start_restart(cmd: list[str], port: int) -> subprocess.Popen:
     """Run an offered omniNames restart command; returns once it answers on ``port``."""
     restart = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
                                start_new_session=True)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while not nm.naming_service_alive("127.0.0.1", port):
         assert restart.poll() is None, f"the offered restart command failed: {cmd}"
         assert time.monotonic() < deadline
@@ -447,7 +452,7 @@ def test_offered_restart_command_works_while_the_data_file_exists(tmp_path):
     from rtcf.corba.orb import init_orb
     port = nm.free_port()
     data = tmp_path / "ns"
-    ns = nm.ensure_naming_service(port=port, log_dir=data, timeout=15)
+    ns = nm.ensure_naming_service(port=port, log_dir=data, timeout=60)
     restart = None
     try:
         client = nm.NamingClient(init_orb({}), f"127.0.0.1:{port}")
@@ -461,7 +466,7 @@ def test_offered_restart_command_works_while_the_data_file_exists(tmp_path):
         restart.terminate()
         restart.wait(5)
         # and rtcf itself restarts it from the same folder (no -start with a data file)
-        ns = nm.ensure_naming_service(port=port, log_dir=data, timeout=15)
+        ns = nm.ensure_naming_service(port=port, log_dir=data, timeout=60)
         assert ns.started
         assert client.resolve("kept.host_cxt/x.rtc") is not None
     finally:
@@ -485,7 +490,7 @@ def test_printed_restart_command_works_after_omninames_was_killed(tmp_path, star
     client = _Client(f"127.0.0.1:{port}")
     restart = None
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 120
         while not _resolves_safe(client, gen):
             assert proc.poll() is None and time.monotonic() < deadline, \
                 proc.log_path.read_text()
@@ -498,7 +503,7 @@ def test_printed_restart_command_works_after_omninames_was_killed(tmp_path, star
                  if "nsguard" not in c}
         assert len(names) == 1, names
         os.kill(next(iter(names)), signal.SIGKILL)         # omniNames dies
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while nm.naming_service_alive("127.0.0.1", port):
             assert time.monotonic() < deadline
             time.sleep(0.1)
@@ -513,8 +518,8 @@ def test_printed_restart_command_works_after_omninames_was_killed(tmp_path, star
             restart.terminate()
             restart.wait(5)
         os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(15)
-    deadline = time.monotonic() + 5
+        proc.wait(60)
+    deadline = time.monotonic() + 60
     while folder.exists():                                 # gone with the system
         assert time.monotonic() < deadline, f"{folder} left behind"
         time.sleep(0.1)
@@ -529,7 +534,7 @@ def test_naming_service_started_on_the_loopback_address_asked_for(tmp_path, star
                          f"127.0.0.2:{port}")
     try:
         client = _Client(f"127.0.0.2:{port}")
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 120
         while not _resolves_safe(client, f"agen{tag}"):
             assert proc.poll() is None and time.monotonic() < deadline, \
                 proc.log_path.read_text()
@@ -540,7 +545,7 @@ def test_naming_service_started_on_the_loopback_address_asked_for(tmp_path, star
         assert not nm.naming_service_alive("127.0.0.1", port)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(10)
+        proc.wait(60)
     assert not glob.glob(f"/tmp/rtcf-omninames-{port}-*")
 
 
@@ -561,7 +566,7 @@ def test_kill_9_of_a_single_process_manager_unbinds_its_names(tmp_path, naming, 
     proc.wait(5)
     t0 = time.monotonic()
     while _names_left(client, gen, rec) or any(_not_zombie(p) for p in reapers):
-        assert time.monotonic() - t0 < 6, (_names_left(client, gen, rec), reapers)
+        assert time.monotonic() - t0 < 60, (_names_left(client, gen, rec), reapers)
         time.sleep(0.1)
 
 
