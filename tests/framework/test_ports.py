@@ -135,15 +135,14 @@ def test_block_times_out_when_nobody_reads(link):
     assert out.write(TimedDouble(data=1.0)) is True
     t0 = time.monotonic()
     assert out.write(TimedDouble(data=2.0)) is False
-    elapsed = time.monotonic() - t0
-    assert 0.03 < elapsed < 3.0
+    assert time.monotonic() - t0 >= 0.05      # it waited its timeout (deadline-based)
     assert c.publisher.last_status == PortStatus.BUFFER_TIMEOUT
     assert values_of(inp) == [1.0]
 
 
 def test_block_waits_for_the_reader(link):
     out, inp, _ = link({"buffer.length": 1, "buffer.write.full_policy": "block",
-                        "buffer.write.timeout": 5.0})
+                        "buffer.write.timeout": 60.0})
     out.write(TimedDouble(data=1.0))
     got = []
 
@@ -153,10 +152,8 @@ def test_block_waits_for_the_reader(link):
         got.append(inp.value.data)
     t = threading.Thread(target=reader)
     t.start()
-    t0 = time.monotonic()
-    assert out.write(TimedDouble(data=2.0)) is True
-    assert time.monotonic() - t0 < 4.0
-    t.join(5.0)
+    assert out.write(TimedDouble(data=2.0)) is True    # room made by the reader, no timeout
+    t.join(60.0)
     assert got == [1.0]
     assert values_of(inp) == [2.0]
 
@@ -175,9 +172,9 @@ def test_read_empty_policy_block_waits_for_a_writer(link):
     out, inp, _ = link({"buffer.read.empty_policy": "block", "buffer.read.timeout": 0.05})
     t0 = time.monotonic()
     assert inp.read() is ReadStatus.NO_DATA
-    assert time.monotonic() - t0 > 0.03
+    assert time.monotonic() - t0 >= 0.05      # it waited its timeout (deadline-based)
     inp2 = InPort("in2", TimedDouble)
-    out2, _, _ = link({"buffer.read.empty_policy": "block", "buffer.read.timeout": 5.0},
+    out2, _, _ = link({"buffer.read.empty_policy": "block", "buffer.read.timeout": 60.0},
                       inp=inp2)
     timer = threading.Timer(0.05, lambda: out2.write(TimedDouble(data=3.0)))
     timer.start()
