@@ -91,8 +91,10 @@ def test_refusals_over_corba_and_the_component_keeps_running(bp):
 
 
 def test_stop_halts_the_motion(bp):
+    z0 = bp.tcp_pose()[2]
     assert bp.amoveb([rel_line(0, 0, -150)], vel=50, acc=200, mod=1), bp.last_error()
-    time.sleep(0.8)
+    # stopped once it is on its way (20 mm of the 150 mm): early however slow the machine
+    wait_until(lambda: z0 - bp.tcp_pose()[2] > 20.0, what="the TCP 20 mm on its way")
     assert bp.stop() is True
     # decelerates within v/a = 0.25 s, then holds
     wait_until(lambda: bp.stop() is False, timeout=5, what="the motion to end")

@@ -208,7 +208,14 @@ def test_error_then_rtreset_returns_to_inactive(procs, it):
     it.wait_state(ref, "INACTIVE", timeout=3)
     it.rtsh("rtact", path)
     it.wait_state(ref, "ACTIVE", timeout=3)
-    time.sleep(0.3)                               # fail=NO took effect: it keeps running
+    # fail=NO took effect: it keeps running, cycle after cycle (its EC's count moves on)
+    from rtcf.corba.nv import from_nvlist
+
+    def cycles() -> int:
+        ec = it.component_ec(ref)._narrow(it.stubs("RTC").ExecutionContextService)
+        return int(from_nvlist(ec.get_profile().properties)["stats.cycles"])
+    c0 = cycles()
+    it.wait_until(lambda: cycles() >= c0 + 10, what="ten more cycles")
     assert it.component_state(ref) == "ACTIVE"
 
 
@@ -255,8 +262,8 @@ def test_rtcon_rtdis_between_processes(procs, it, probe, props, sub):
     it.wait_until(lambda: not connectors_between(it, gen_out, gain_in), 3,
                   what="connector gone at the OutPort")
     assert it.connector_profiles(gain_in) == []
-    time.sleep(0.3)
-    assert p.quiet_for(0.8), "data still arrives after rtdis"
+    # what was on its way may still land; then nothing more (the generator writes at 50 Hz)
+    it.wait_until(lambda: p.quiet_for(0.8), what="no more data after rtdis")
     # the composition's own connection is untouched
     assert len(it.connector_profiles(a.port("shrec", "in"))) == 1
 
@@ -276,8 +283,7 @@ def test_rtcon_within_one_process(procs, it, probe):
     it.rtsh("rtdis", "-i", cid, a.path("shgen", "out"))
     it.wait_until(lambda: not connectors_between(it, gen_out, gain_in), 3,
                   what="connector removed by rtdis -i")
-    time.sleep(0.3)
-    assert p.quiet_for(0.6)
+    it.wait_until(lambda: p.quiet_for(0.6), what="no more data after rtdis -i")
 
 
 def test_rtcon_twice_makes_one_connector(procs, it):

@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 
-from test_tool_commands import one_line_error, run, tool
+from test_tool_commands import connectors, one_line_error, run, tool, wait_connected
+
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
 
 DOTTED = """
 name: dotted
@@ -121,10 +123,11 @@ def test_dotted_port_names_are_addressed(system: Any, ns: str, it: Any,
     cp = run("rtcf-print", "--nameserver", ns, "dot:arm", "-n", "1", "-t", "5")
     one_line_error(cp, "dot has no port 'arm'", "arm.q", "arm.qRef.echo")
     # inject into arm.qRef, read it back from arm.qRef.echo
+    before = connectors(system, "dot", "arm.qRef.echo")
     proc = subprocess.Popen([tool("rtcf-print"), "--nameserver", ns, "dot:arm.qRef.echo",
-                             "-n", "1", "--json", "-t", "20"], stdout=subprocess.PIPE,
+                             "-n", "1", "--json", "-t", "120"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)
+    wait_connected(it, system, "dot", "arm.qRef.echo", before + 1, "rtcf-print connected")
     inj = run("rtcf-inject", "-n", ns, "dot:arm.qRef", "[4, 5]", "-c", "3", "-r", "10")
     assert inj.returncode == 0, inj.stderr
     out, err = proc.communicate(timeout=30)

@@ -16,6 +16,8 @@ import pytest
 
 from test_web_view import WebServer
 
+pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
+
 
 @pytest.fixture
 def aist(naming: Any, tmp_path: Path, it: Any) -> Any:
@@ -33,7 +35,7 @@ def _post(server: WebServer, path: str, body: dict) -> tuple[int, dict]:
     req = urllib.request.Request(server.url + path, data=json.dumps(body).encode(),
                                  headers={"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(req, timeout=10) as r:
+        with urllib.request.urlopen(req, timeout=60) as r:
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read())
