@@ -39,6 +39,7 @@ SHELL_SIDE = {
         "hardware": "the shell's hardware bindings: its ports (ReadStatus, stamps)",
         "sim_hardware": "the shell's simulator binding: its qRef in-port (ReadStatus)",
         "cli": "rtcf-controllers, a CORBA client of the manager's service",
+        "web": "the web view's controllers panel: a CORBA client, in the view's process",
     },
     "examples": {"components": "the example components themselves (shells)",
                  "__init__": "re-exports the example components"},
@@ -121,6 +122,33 @@ def test_the_framework_imports_no_component():
                  for p in _py_files(ROOT / "rtcf") for line, name in imports_of(p)
                  if name.split(".")[0] in names]
     assert not offenders, "rtcf/ imports a component package:\n" + "\n".join(offenders)
+
+
+def test_the_framework_names_no_components_interface():
+    """Nor does rtcf/ hard-code a component's IDL: no string in rtcf/ names a module of the
+    project's own IDL (idl/*.idl: RTController, NAO, OpenHRP, ...) or one of its service
+    types; the web view and the tools reach components' services through plug-ins."""
+    import re
+    modules = set()
+    types = set()
+    for idl in sorted((ROOT / "idl").glob("*.idl")):
+        text = idl.read_text()
+        modules |= set(re.findall(r"^\s*module\s+(\w+)", text, re.M))
+        types |= set(re.findall(r"^\s*interface\s+(\w+Service)\b", text, re.M))
+    offenders = []
+    for p in _py_files(ROOT / "rtcf"):
+        tree = ast.parse(p.read_text(), str(p))
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                  ast.AsyncFunctionDef))
+                and n.body and isinstance(n.body[0], ast.Expr)}      # prose may name them
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and id(node) not in docs:
+                hit = sorted(set(re.findall(r"\w+", node.value)) & (modules | types))
+                if hit:
+                    offenders.append(f"{p.relative_to(ROOT)}:{node.lineno}: {hit}")
+    assert not offenders, "rtcf/ names a component's interface:\n" + "\n".join(offenders)
 
 
 def package_graph() -> dict[str, dict[str, list[str]]]:

@@ -23,8 +23,8 @@ from typing import Any, Callable
 
 from aiohttp import WSMsgType, web
 
-from .controllers import Controllers
 from .hosts import HostPolicy, check_allowed
+from .panels import load_panels
 from .system import ActionError, SystemView
 from .taps import DEFAULT_PUSH_RATE, TapSet
 from ..tools.session import ToolError
@@ -122,9 +122,15 @@ class WebView:
                  live_interval: float = 0.5, structure_interval: float = 3.0,
                  plot_hz: float = 25.0, parent_pid: int | None = None,
                  foxglove: tuple[str, int] | None = None):
-        self.view = SystemView(nameservers)
+        panels, panel_errors = load_panels()     # brought by component packages
+        self.view = SystemView(nameservers, panels.values(), panel_errors)
         self.taps = TapSet(push_rate)
-        self.ctrls = Controllers(self.view)
+        self.panels: dict[str, Any] = {}         # name -> (Panel, its server side)
+        for name, panel in panels.items():
+            try:
+                self.panels[name] = (panel, panel.make(self.view))
+            except Exception as e:               # a broken plug-in: the view goes on
+                self.view.panel_errors.append(f"web panel {name!r}: {type(e).__name__}: {e}")
         self.pool = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="rtcf-web")
         self.pages: set[Page] = set()
         self.live_interval = live_interval
@@ -153,8 +159,9 @@ class WebView:
         app.router.add_post("/api/state", self.post_state)
         app.router.add_post("/api/param", self.post_param)
         app.router.add_post("/api/configset", self.post_configset)
-        app.router.add_get("/api/controllers/{cid}", self.get_controllers)
-        app.router.add_post("/api/controllers/{cid}/switch", self.post_switch)
+        app.router.add_get("/panels/{name}.js", self.panel_script)
+        app.router.add_get("/api/{panel}/{cid}", self.get_panel)
+        app.router.add_post("/api/{panel}/{cid}/{action}", self.post_panel)
         app.router.add_static("/static", STATIC, follow_symlinks=False)
         app.on_startup.append(self._on_startup)
         app.on_cleanup.append(self._on_cleanup)
@@ -352,22 +359,35 @@ class WebView:
         cid, set_id = await self._body(request, "component", "set")
         return await self._answer(self.view.activate_set, cid, set_id)
 
-    async def get_controllers(self, request: web.Request) -> web.Response:
+    # -- panels of component packages (rtcf/web/panels.py) -------------------------------
+    def _panel(self, request: web.Request) -> tuple[Any, Any]:
+        name = request.match_info.get("panel") or request.match_info.get("name", "")
+        if name not in self.panels:
+            raise web.HTTPNotFound(text=f"no web panel {name[:40]!r} (installed: "
+                                        f"{', '.join(self.panels) or 'none'})")
+        return self.panels[name]
+
+    async def panel_script(self, request: web.Request) -> web.StreamResponse:
+        panel, _ = self._panel(request)
+        return web.FileResponse(panel.script, headers={"Content-Type":
+                                                       "application/javascript"})
+
+    async def get_panel(self, request: web.Request) -> web.Response:
+        """GET /api/<panel>/<cid>: the panel's data for one component."""
+        _, backend = self._panel(request)
         try:
-            data = await self.call(self.ctrls.describe, request.match_info["cid"])
+            data = await self.call(backend.describe, request.match_info["cid"])
         except ActionError as e:
             return web.json_response({"ok": False, "error": str(e)}, status=400)
-        return web.json_response({"ok": True, **data})
+        return web.json_response({"ok": True, **data}, dumps=json_text)
 
-    async def post_switch(self, request: web.Request) -> web.Response:
-        what = "{\"start\": [names], \"stop\": [names]}"
-        body = await self._json(request, what)
-        start, stop = body.get("start", []), body.get("stop", [])
-        if not (isinstance(start, list) and isinstance(stop, list)
-                and all(isinstance(n, str) for n in start + stop)):
-            raise web.HTTPBadRequest(text=f"expected {what}")
-        return await self._answer(self.ctrls.switch, request.match_info["cid"], start, stop,
-                                  refresh=False)
+    async def post_panel(self, request: web.Request) -> web.Response:
+        """POST /api/<panel>/<cid>/<action> with a JSON object: one of the panel's
+        operations; its refusal comes back as a 400 with the reason."""
+        _, backend = self._panel(request)
+        body = await self._json(request, "a JSON object")
+        return await self._answer(backend.act, request.match_info["cid"],
+                                  request.match_info["action"], body, refresh=False)
 
 
 # -- the command ----------------------------------------------------------------------------
@@ -409,7 +429,8 @@ def _rate(text: str) -> float:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(
         prog="rtcf-web", description="Serve the live web view of the RT components found "
-        "in the naming services (states, ECs, live plots, parameters, controllers).")
+        "in the naming services (states, ECs, live plots, parameters, and the panels of "
+        "component packages).")
     ap.add_argument("-n", "--nameserver", action="append", metavar="HOST:PORT",
                     help="naming service (repeatable; default: RTCTREE_NAMESERVERS, else "
                     "localhost:2809)")

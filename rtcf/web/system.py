@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from typing import Any
+from typing import Any, Iterable
 
 from ..corba.idl import ensure_stubs, stub_module
 from ..errors import ActionError
@@ -34,7 +34,8 @@ def _state_name(st: Any) -> str:
         return str(st).replace("_STATE", "")
 
 
-def _corba_error(e: Exception) -> str:
+def corba_error(e: Exception) -> str:
+    """A CORBA exception in a few words for the page (its type and description)."""
     text = getattr(e, "description", "") or getattr(e, "reason", "") or ""
     return f"{type(e).__name__}{': ' + text if text else ''}"
 
@@ -47,7 +48,11 @@ class SystemView:
     and the configuration sets; ``refresh_live`` only asks each component's state in each
     of its ECs and each EC's profile (its ``stats.*`` timing), which is what changes."""
 
-    def __init__(self, nameservers: list[str] | None):
+    def __init__(self, nameservers: list[str] | None, panels: Iterable[Any] = (),
+                 panel_errors: Iterable[str] = ()):
+        """panels: the installed web panels (rtcf/web/panels.py): a component whose ports
+        provide an interface a panel serves lists it (``entry["panels"]``); panel_errors:
+        the panels left out, shown with the view's errors."""
         from ..tools.session import Session
         self.session = Session(nameservers, CALL_TIMEOUT_MS)
         ensure_stubs()
@@ -60,6 +65,8 @@ class SystemView:
         self._ecs: dict[str, Any] = {}         # ec id -> ExecutionContextService ref
         self.structure: dict[str, Any] = {"components": [], "connections": [], "ecs": []}
         self.errors: list[str] = []
+        self.panels = list(panels)
+        self.panel_errors = list(panel_errors)
         self.updated = 0.0
 
     def _refs(self, cid: str, address: str, ec_ids: list[str]) -> dict | None:
@@ -100,10 +107,9 @@ class SystemView:
                 entry = {"id": cid, "path": c.address, "name": c.name, "type": c.type_name,
                          "category": c.category, "description": c.description,
                          "ports": ports, "ecs": ec_ids, "states": {}, "state": c.state,
-                         "controller_manager": any(
-                             i["polarity"] == "provided"
-                             and i["type"].endswith("ControllerManagerService")
-                             for p in ports for i in p["interfaces"]),
+                         "panels": [pn.name for pn in self.panels if any(
+                             i["polarity"] == "provided" and pn.serves(i["type"])
+                             for p in ports for i in p["interfaces"])],
                          "config": None}
                 if c.state != "UNREACHABLE":
                     refs = self._refs(cid, c.address, ec_ids)
@@ -166,7 +172,7 @@ class SystemView:
         try:
             prof = ec_ref._narrow(self.RTC.ExecutionContextService).get_profile()
         except Exception as e:
-            return {"error": _corba_error(e)}
+            return {"error": corba_error(e)}
         return {"rate": float(prof.rate), "stats": _stats(from_nvlist(prof.properties))}
 
     def refresh_live(self) -> dict[str, Any]:
@@ -194,8 +200,10 @@ class SystemView:
         return structure
 
     def snapshot(self) -> dict[str, Any]:
-        return {**self.structure, "errors": list(self.errors), "time": self.updated,
-                "nameservers": self.nameservers}
+        return {**self.structure, "errors": self.panel_errors + list(self.errors),
+                "time": self.updated, "nameservers": self.nameservers,
+                "panels": [{"name": p.name, "title": p.title,
+                            "script": f"/panels/{p.name}.js"} for p in self.panels]}
 
     def port_handle(self, cid: str, port: str) -> Any:
         """The session's PortHandle of an out port (for a tap). ActionError when it is not
@@ -251,7 +259,7 @@ class SystemView:
         except (self.SDO.InvalidParameter, self.SDO.InternalError) as e:
             raise ActionError(_named(entry["name"], e.description)) from None
         except Exception as e:
-            raise ActionError(f"{entry['name']}: {what}{_corba_error(e)}") from None
+            raise ActionError(f"{entry['name']}: {what}{corba_error(e)}") from None
 
     def set_param(self, cid: str, set_id: str, name: str, value: str) -> str:
         """Set ``name`` in configuration set ``set_id`` to ``value`` (a string, as rtconf

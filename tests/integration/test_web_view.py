@@ -355,6 +355,17 @@ def test_controllers_listed_and_switched(browser: Any, launch: Any, tmp_path: Pa
             urllib.request.urlopen(req, timeout=60)
         assert e.value.code == 400
         assert "no controller named 'nosuch'" in json.loads(e.value.read())["error"]
+        # the panel is the controller manager package's (an rtcf.web_panels entry point):
+        # the page loads its script, and only the manager's entry names it
+        with urllib.request.urlopen(f"{server.url}panels/controllers.js", timeout=5) as r:
+            assert r.headers["Content-Type"].startswith("application/javascript")
+            assert b'rtcf.panel("controllers"' in r.read()
+        with urllib.request.urlopen(f"{server.url}api/system", timeout=5) as r:
+            system = json.loads(r.read())
+        assert {"name": "controllers", "title": "Controllers",
+                "script": "/panels/controllers.js"} in system["panels"]
+        named = {c["name"]: c["panels"] for c in system["components"]}
+        assert named["ControllerManager0"] == ["controllers"] and named["DCM0"] == []
     finally:
         server.stop()
 

@@ -10,9 +10,10 @@ const PALETTE = ["#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2
 const view = {
   system: null, selected: null, structureSig: "", configSig: "", ws: null,
   plots: {},                        // key -> {u, data, labels, count, dropped, el}
-  controllers: null, ctrlTimer: null, cy: null,
+  panels: {},                       // name -> {render} registered by a panel's script
+  panelData: {}, panelTimer: null, panelScripts: new Set(), cy: null,
 };
-window.rtcf = view;                 // for the browser tests and the curious
+window.rtcf = view;                 // for the browser tests, the panels and the curious
 
 // -- small helpers ---------------------------------------------------------------------
 function el(tag, attrs, ...children) {
@@ -80,6 +81,7 @@ function connect() {
 // -- the system --------------------------------------------------------------------------
 function onSystem(sys) {
   view.system = sys;
+  loadPanelScripts(sys.panels || []);
   document.getElementById("naming").textContent =
     `naming ${sys.nameservers.join(", ")} · ${sys.components.length} components · ` +
     `updated ${new Date(sys.time * 1000).toLocaleTimeString()}` +
@@ -215,12 +217,12 @@ function select(id) {
   if (view.cy) { view.cy.elements().unselect(); view.cy.getElementById(id).select(); }
   document.querySelectorAll("#components tbody tr").forEach(
     tr => tr.classList.toggle("selected", tr.dataset.id === id));
-  clearInterval(view.ctrlTimer);
-  view.controllers = null;
+  clearInterval(view.panelTimer);
+  view.panelData = {};
   const c = comp(id);
-  if (c && c.controller_manager) {
-    loadControllers(id);
-    view.ctrlTimer = setInterval(() => loadControllers(id), 1000);
+  if (c && c.panels && c.panels.length) {
+    loadPanels(id);
+    view.panelTimer = setInterval(() => loadPanels(id), 1000);
   }
   drawDetails(true);
 }
@@ -236,7 +238,8 @@ function drawDetails(force) {
     body.textContent = "Select a component in the graph or the table.";
     return;
   }
-  const sig = JSON.stringify([c.id, c.states, c.config, view.controllers]);
+  const sig = JSON.stringify([c.id, c.states, c.config, view.panelData,
+                              Object.keys(view.panels)]);
   const editing = body.contains(document.activeElement) &&
                   document.activeElement.tagName === "INPUT";
   if (!force && (sig === view.configSig || editing)) return;
@@ -258,7 +261,7 @@ function drawDetails(force) {
     el("td", {}, p.kind === "out" ? el("button", {class: "plot", dataset: {port: p.name},
         onclick: () => plot(c.id, p.name)}, "▶ plot") : "")))));
   if (c.config && c.config.sets.length) parts.push(...configSection(c));
-  if (c.controller_manager) parts.push(...controllerSection(c));
+  for (const name of c.panels || []) parts.push(...panelSection(name, c));
   body.replaceChildren(...parts);
 }
 
@@ -290,42 +293,49 @@ function configSection(c) {
   return out;
 }
 
-// -- controllers -----------------------------------------------------------------------
-async function loadControllers(id) {
-  try {
-    const r = await fetch(`/api/controllers/${id}`);
-    const j = await r.json();
+// -- panels of component packages (rtcf/web/panels.py) ----------------------------------
+// A panel's script (/panels/<name>.js) registers its renderer with rtcf.panel(name, def):
+// def.render(c, data, ui) returns the elements of its section; data is the answer of
+// GET /api/<name>/<component id>, fetched every second while the component is selected.
+view.ui = {el, fmt, post, say, reload: () => view.selected && loadPanels(view.selected)};
+view.panel = (name, def) => { view.panels[name] = def; drawDetails(true); };
+
+function loadPanelScripts(panels) {
+  for (const p of panels) {
+    if (view.panelScripts.has(p.name)) continue;
+    view.panelScripts.add(p.name);
+    document.body.append(el("script", {src: p.script}));
+  }
+}
+
+async function loadPanels(id) {
+  const c = comp(id);
+  for (const name of (c && c.panels) || []) {
+    let data;
+    try {
+      const r = await fetch(`/api/${name}/${id}`);
+      const j = await r.json();
+      data = j.ok ? j : {error: j.error};
+    } catch (e) {
+      data = {error: String(e)};
+    }
     if (view.selected !== id) return;
-    view.controllers = j.ok ? j : {error: j.error};
-  } catch (e) {
-    view.controllers = {error: String(e)};
+    view.panelData[name] = data;
   }
   drawDetails();
 }
 
-function controllerSection(c) {
-  const out = [el("h3", {}, "Controllers")];
-  const d = view.controllers;
-  if (!d) { out.push(el("div", {class: "muted"}, "loading…")); return out; }
+function panelSection(name, c) {
+  const info = ((view.system && view.system.panels) || []).find(p => p.name === name);
+  const out = [el("h3", {}, info ? info.title : name)];
+  const p = view.panels[name], d = view.panelData[name];
+  if (!p || !d) { out.push(el("div", {class: "muted"}, "loading…")); return out; }
   if (d.error) { out.push(el("div", {class: "error-text"}, d.error)); return out; }
-  const m = d.manager;
-  out.push(el("div", {class: "muted"},
-    `ticks ${m.ticks} · p99 late ${fmt(m.lateness_p99_us)} µs · overruns ${m.ec_overruns}` +
-    ` · overhead ${fmt(m.overhead_mean_us, 1)} µs · switches ${m.switches}`));
-  out.push(el("div", {class: "scroll"}, el("table", {class: "controllers"},
-    el("tr", {}, ...["name", "state", "updates", "µs mean / max", "over-runs", ""].map(
-      h => el("th", {}, h))),
-    ...d.controllers.map(k => el("tr", {dataset: {controller: k.name}},
-      el("td", {title: k.type}, k.name, el("div", {class: "muted small"}, k.type)),
-      el("td", {}, el("span", {class: `state ${k.state === "running" ? "ACTIVE" : "INACTIVE"}`},
-                      k.state)),
-      el("td", {class: "num"}, k.updates),
-      el("td", {class: "num"}, `${fmt(k.mean_us, 1)} / ${fmt(k.max_us, 0)}`),
-      el("td", {class: "num" + (k.overruns ? " warn" : "")}, k.overruns),
-      el("td", {}, el("button", {onclick: () => post(`/api/controllers/${c.id}/switch`,
-          k.state === "running" ? {start: [], stop: [k.name]} : {start: [k.name], stop: []})
-          .then(() => loadControllers(c.id))},
-        k.state === "running" ? "stop" : "start")))))));
+  try {
+    out.push(...p.render(c, d, view.ui));
+  } catch (e) {                                  // a broken panel: its own section only
+    out.push(el("div", {class: "error-text"}, `panel ${name}: ${e}`));
+  }
   return out;
 }
 

@@ -1,14 +1,21 @@
-"""The controllers of a controller manager, through its provided
-RTController::ControllerManagerService (idl/ControllerManagerService.idl): list, statistics
-and switch, as plain data for the page. Runs in: the web server's worker threads."""
+"""The controller manager's panel of the web view (an ``rtcf.web_panels`` entry point, see
+rtcf/web/panels.py): its controllers through its provided
+RTController::ControllerManagerService (idl/ControllerManagerService.idl), listed with their
+statistics and the manager's, and switched (start / stop). The page's part is
+``web_panel.js`` beside this file. Runs in: the web server's worker threads."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from ..corba.client import provided_ior
-from ..corba.idl import stub_module
-from .system import ActionError, SystemView, _corba_error
+from rtcf.corba.client import provided_ior
+from rtcf.corba.idl import stub_module
+from rtcf.errors import ActionError
+from rtcf.web.panels import Panel
+from rtcf.web.system import SystemView, corba_error
+
+from .switching import Strictness
 
 SWITCH_TIMEOUT = 2.0      # [s] switchController waits at most this for the loop
 
@@ -56,7 +63,7 @@ class Controllers:
             types = list(svc.listControllerTypes())
         except Exception as e:
             self._services.pop(entry["id"], None)
-            raise ActionError(f"{entry['name']}: {_corba_error(e)}") from None
+            raise ActionError(f"{entry['name']}: {corba_error(e)}") from None
         per = {c.name: c for c in stats.controllers}
         ctrls = []
         for i in infos:
@@ -79,17 +86,30 @@ class Controllers:
                             "overhead_mean_us": stats.overhead_mean * 1e6,
                             "switches": int(stats.switches)}}
 
+    def act(self, cid: str, action: str, body: dict[str, Any]) -> str:
+        """The panel's operations: ``switch`` with ``{"start": [...], "stop": [...]}``."""
+        if action != "switch":
+            raise ActionError(f"controllers: unknown operation {action!r} (switch)")
+        start, stop = body.get("start", []), body.get("stop", [])
+        if not (isinstance(start, list) and isinstance(stop, list)
+                and all(isinstance(n, str) for n in start + stop)):
+            raise ActionError('switch: expected {"start": [names], "stop": [names]}')
+        return self.switch(cid, start, stop)
+
     def switch(self, cid: str, start: list[str], stop: list[str]) -> str:
         """switchController(start, stop, STRICT): the manager's refusal comes back as an
         ActionError with its message."""
         entry, svc = self._service(cid)
-        mod = stub_module("RTController")
         try:
-            ok, message = svc.switchController(list(start), list(stop), mod.STRICT,
-                                               SWITCH_TIMEOUT)
+            ok, message = svc.switchController(list(start), list(stop),
+                                               int(Strictness.STRICT), SWITCH_TIMEOUT)
         except Exception as e:
-            raise ActionError(f"{entry['name']}: switch failed: {_corba_error(e)}") from None
+            raise ActionError(f"{entry['name']}: switch failed: {corba_error(e)}") from None
         if not ok:
             raise ActionError(f"{entry['name']}: switch refused: {message}")
         return f"{entry['name']}: started {', '.join(start) or '-'}, stopped " \
                f"{', '.join(stop) or '-'}"
+
+
+PANEL = Panel(name="controllers", title="Controllers", interface="ControllerManagerService",
+              script=Path(__file__).with_name("web_panel.js"), make=Controllers)
