@@ -56,7 +56,8 @@ class Panel:
 
     def serves(self, interface_type: str) -> bool:
         """True for a provided interface of this panel's type (``IDL:...:1.0``, a scoped
-        ``RTController::ControllerManagerService`` or the plain name)."""
+        ``RTController::ControllerManagerService`` or the plain name). Runs in: any
+        thread."""
         base = interface_type.split(":")[-2] if interface_type.startswith("IDL:") \
             else interface_type
         return base.split("::")[-1].split("/")[-1] == self.interface

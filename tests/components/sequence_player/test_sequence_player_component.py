@@ -79,7 +79,9 @@ def test_profile_ports_and_service(h):
                  "SequencePlayerService"):
         c.port(name)
     prov = c.port("SequencePlayerService").provided
-    assert list(prov) == ["service0"] and prov["service0"].type_name == "SequencePlayerService"
+    assert list(prov) == ["service0", "local"]
+    assert prov["service0"].type_name == "SequencePlayerService" and not prov["service0"].local
+    assert prov["local"].type_name == "SequencePlayerLocal" and prov["local"].local  # NAOqi
     assert c.core.dof == N and c.core.joint_names[2] == "LShoulderPitch"
 
 
