@@ -98,7 +98,7 @@ def test_sync_returns_when_the_motion_ends(h):
     h.step(50)
     assert t.is_alive()
     run_until_idle(h)
-    t.join(5)
+    t.join(60)
     assert out["r"] is True
 
 
@@ -149,7 +149,7 @@ def test_sync_stopped_returns_false_with_reason(h):
     h.step(20)
     svc(h).stop()
     run_until_idle(h)
-    t.join(5)
+    t.join(60)
     assert out["r"] is False and "stopped" in svc(h).last_error()
 
 
@@ -238,7 +238,7 @@ def test_stop_in_the_final_ramp_lets_the_motion_end_normally(h):
     h.step(int(1.3 * RATE))                     # T = 1.5 s: decelerating from 1.0 s
     assert svc(h).stop()
     run_until_idle(h)
-    t.join(5)
+    t.join(60)
     assert out["r"] is True and svc(h).tcp_pose()[:3] == pytest.approx([500, 0, 300])
 
 
@@ -261,6 +261,6 @@ def test_a_motion_being_planned_counts_as_running_for_wait_motion(h):
     assert svc(h).wait_motion(0.0) == WAIT_RUNNING
     assert mwait.is_alive()
     run_until_idle(h)
-    mwait.join(5)
+    mwait.join(60)
     assert out["mwait"] is True
     assert svc(h).wait_motion(0.0) == WAIT_DONE

@@ -98,10 +98,14 @@ def test_movej_movel_sync_and_the_pose_they_leave(arm):
     assert dsr.get_current_velj() == pytest.approx([0.0] * 6)
 
 
-def stop_when_moving():
+def stop_when_on_its_way(y_from: float, y_to: float) -> None:
+    """Stop the arm once it is 80 mm on its way from y_from to y_to (however slowly the
+    machine runs the EC, the stop lands mid-path)."""
     while dsr.check_motion() != dsr.DR_STATE_BUSY:
         time.sleep(0.01)
-    time.sleep(1.0)
+    while abs(dsr.get_current_posx()[0][1] - y_from) < 80.0:
+        time.sleep(0.01)
+    assert abs(y_to - y_from) > 160.0
     dsr.stop(dsr.DR_QSTOP)
 
 
@@ -110,13 +114,15 @@ def test_async_check_motion_mwait_and_stop_from_another_thread(arm):
     far = dsr.posx(pos[0], pos[1] + 250, pos[2], pos[3], pos[4], pos[5])
     assert dsr.amovel(far, vel=100, acc=400) == 0
     assert dsr.check_motion() == dsr.DR_STATE_BUSY
-    time.sleep(0.2)
-    v = dsr.get_desired_velx()
+    deadline = time.monotonic() + 60                 # a few cycles into the motion
+    while (v := dsr.get_desired_velx())[1] <= 0:
+        assert time.monotonic() < deadline, v
+        time.sleep(0.01)
     assert 0 < v[1] <= 100.0 * 1.001 and abs(v[0]) < 1.0
     assert dsr.mwait() == 0
     assert dsr.get_current_posx()[0][:3] == pytest.approx(far[:3], abs=1e-6)
     back = dsr.posx(pos)
-    stopper = threading.Thread(target=stop_when_moving)
+    stopper = threading.Thread(target=stop_when_on_its_way, args=(far[1], pos[1]))
     stopper.start()
     assert dsr.movel(back, vel=100, acc=400) == -1          # stopped: the sync call says so
     stopper.join()

@@ -72,10 +72,11 @@ def in_thread(fn, *args):
     return t, box
 
 
-def step_until_done(ec, t, limit=200):
-    for _ in range(limit):
-        if not t.is_alive():
-            return
+def step_until_done(ec, t, wait=60.0):
+    """Tick the stepped EC until the call in thread ``t`` has returned (a minute at most:
+    on a loaded machine the thread may take long to get there)."""
+    deadline = time.monotonic() + wait
+    while t.is_alive() and time.monotonic() < deadline:
         time.sleep(0.002)
         ec.step(1)
     t.join(1.0)
@@ -124,7 +125,7 @@ def test_servant_load_switch_unload_round_trip(system):
     ok, msg = s.switchController(["arm_pd", "head_traj"], ["head_pd"], R.STRICT, 2.0)
     assert not ok and "'head_traj' depends on 'head_pd'" in msg
     assert not cm.core.switch_pending
-    t, box = in_thread(s.switchController, ["arm_pd", "head_traj"], [], R.STRICT, 2.0)
+    t, box = in_thread(s.switchController, ["arm_pd", "head_traj"], [], R.STRICT, 60.0)
     step_until_done(ec, t)
     assert box and box[0][0], box
     states = {c.name: c.state for c in s.listControllers()}
@@ -133,7 +134,7 @@ def test_servant_load_switch_unload_round_trip(system):
     assert not ok and "is running" in msg
     ok, msg = s.unloadController("head_pd")
     assert not ok and "'head_traj' depends on it" in msg
-    t, box = in_thread(s.switchController, [], ["arm_pd"], R.BEST_EFFORT, 2.0)
+    t, box = in_thread(s.switchController, [], ["arm_pd"], R.BEST_EFFORT, 60.0)
     step_until_done(ec, t)
     assert box[0][0]
     ok, msg = s.unloadController("arm_pd")

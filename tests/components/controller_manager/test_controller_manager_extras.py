@@ -73,7 +73,7 @@ def rig(tmp_path, monkeypatch):
 
 
 def switch(ec, cm, start=(), stop=(), strictness=R.STRICT):
-    t, box = in_thread(cm.service.switchController, list(start), list(stop), strictness, 1.0)
+    t, box = in_thread(cm.service.switchController, list(start), list(stop), strictness, 60.0)
     step_until_done(ec, t)
     return box[0]
 

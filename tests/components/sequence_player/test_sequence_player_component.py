@@ -41,13 +41,20 @@ def qref(h) -> list[np.ndarray]:
 
 
 class Blocking:
-    """Run a blocking servant call in a thread; ``done`` tells whether it returned."""
+    """Run a blocking servant call in a thread; ``done`` tells whether it returned. It
+    returns once the call has registered its completion with the player (or has already
+    returned), so that the ticks the test gives next count for it."""
 
     def __init__(self, fn, *args):
         self.result = self.error = None
+        comp = fn.__self__.comp                   # the servant's component
+        waiting = len(comp._waiters)
         self.t = threading.Thread(target=self._run, args=(fn, args), daemon=True)
         self.t.start()
-        time.sleep(0.05)            # let it register its completion
+        deadline = time.monotonic() + 60
+        while len(comp._waiters) <= waiting and self.t.is_alive():
+            assert time.monotonic() < deadline, "the call did not register its completion"
+            time.sleep(0.001)
 
     def _run(self, fn, args):
         try:
@@ -59,15 +66,16 @@ class Blocking:
     def done(self) -> bool:
         return not self.t.is_alive()
 
-    def join(self, timeout: float = 5.0) -> "Blocking":
+    def join(self, timeout: float = 60.0) -> "Blocking":
         self.t.join(timeout)
         assert self.done
         return self
 
 
 def settle(b: Blocking) -> bool:
-    """Give a blocking call that should have returned the time to return."""
-    b.t.join(1.0)
+    """Give a blocking call that should have returned the time to return (a minute: a
+    loaded machine is slow; one that returns does so at once)."""
+    b.t.join(60.0)
     return b.done
 
 
