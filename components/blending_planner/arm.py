@@ -81,11 +81,13 @@ class Arm:
         return t @ self.tool_inv
 
     def solve_path(self, pos: np.ndarray, quat: np.ndarray, q_seed: np.ndarray,
-                   dt: float) -> PathIK:
+                   dt: float, seeded: bool = False, last: bool = True) -> PathIK:
         """IK of every sample to POS_TOL / ROT_TOL, each warm-started from the previous
         solution (the closed-form solutions of the chain next). Fails at the
         first sample without a solution, or where a joint would have to move faster than its
-        limit between two samples (a branch flip: the arm could not follow). Runs in: the
+        limit between two samples (a branch flip: the arm could not follow). ``seeded``:
+        sample 0 is q_seed itself (a stretch continuing a solved path, which may be off the
+        path there); ``last``: the path ends here, so it must end on it. Runs in: the
         caller's thread (an ORB thread), never the EC thread."""
         n = len(pos)
         out = np.empty((n, self.n))
@@ -93,7 +95,9 @@ class Arm:
         step_max = self.max_velocity * dt * 1.05 + 1e-9
         deviated = np.zeros(n, dtype=bool)
         worst = 0.0
-        for k in range(n):
+        if seeded and n:
+            out[0] = q
+        for k in range(1 if seeded else 0, n):
             if k % YIELD_EVERY == YIELD_EVERY - 1:
                 time.sleep(0)       # let the EC thread of this process take the GIL
             target = self.flange_target(pos[k], rot_from_quat(quat[k]))
@@ -131,7 +135,7 @@ class Arm:
                               f" limit of {np.degrees(self.max_velocity[j]):.4g} deg/s "
                               "(singularity or IK branch change)")
             out[k] = q = res.q
-        if deviated[-1]:
+        if last and deviated[-1]:
             return PathIK(False, out, n - 1, f"the motion ends {worst:.3g} mm off its "
                           "target: the singularity is too close to it")
         return PathIK(True, out, deviation=worst, deviated=deviated)
@@ -149,7 +153,7 @@ class Arm:
             e = np.concatenate((target[:3, 3] - t[:3, 3],
                                 alg.rotation_log(target[:3, :3] @ t[:3, :3].T)))
             dq = j.T @ np.linalg.solve(j @ j.T + AVOID_DAMPING * np.eye(6), e)
-            room = step_max - np.abs(q - start)
+            room = step_max * (1.0 - 1e-9) - np.abs(q - start)   # within it after rounding
             scale = np.min(np.where(np.abs(dq) > 1e-15, np.maximum(room, 0.0) /
                                     np.maximum(np.abs(dq), 1e-15), np.inf))
             if scale <= 1e-12:
@@ -235,15 +239,38 @@ class Arm:
                     return PathIK(False, q[:a + exact.index], a + exact.index, exact.reason)
                 q[a:b + 1] = exact.q
         step_max = self.max_velocity * dt * 1.05 + 1e-9
-        jump = np.abs(np.diff(q, axis=0))
-        bad = np.argwhere(jump > step_max)
-        if bad.size:
+        deviation = knots.deviation
+        done_to = 0             # samples before this one were solved one by one
+        while True:
+            jump = np.abs(np.diff(q, axis=0))
+            bad = np.argwhere(jump > step_max)
+            if not bad.size:
+                return PathIK(True, q, deviation=deviation)
             k, j = int(bad[0, 0]) + 1, int(bad[0, 1])
-            return PathIK(False, q[:k], k, f"{self.joint_names[j]} would move "
-                          f"{np.degrees(jump[k - 1, j]):.3g} deg in one cycle of {dt:g} s, "
-                          f"over its limit of {np.degrees(self.max_velocity[j]):.4g} deg/s "
-                          "(singularity or IK branch change)")
-        return PathIK(True, q, deviation=knots.deviation)
+            i = int(np.searchsorted(idx, k - 1, side="right")) - 1    # knot at or before
+            if not self.avoid or int(idx[i]) < done_to:
+                return PathIK(False, q[:k], k, f"{self.joint_names[j]} would move "
+                              f"{np.degrees(jump[k - 1, j]):.3g} deg in one cycle of "
+                              f"{dt:g} s, over its limit of "
+                              f"{np.degrees(self.max_velocity[j]):.4g} deg/s "
+                              "(singularity or IK branch change)")
+            # DR_AVOID knots a cycle's limits apart can still have a spline between them
+            # that is too fast: solve that stretch sample by sample, knot to knot, until
+            # it meets the knots again
+            a = int(idx[i])
+            for c in idx[i + 1:]:
+                c = int(c)
+                got = self.solve_path(pos[a:c + 1], quat[a:c + 1], q[a], dt, seeded=True,
+                                      last=c == n - 1)
+                if not got.ok:
+                    return PathIK(False, q[:a + got.index], a + got.index, got.reason)
+                deviation = max(deviation, got.deviation)
+                met = c > k and np.all(np.abs(got.q[-1] - q[c]) <= step_max)
+                q[a:c + 1] = got.q
+                a = c
+                if met:
+                    break
+            done_to = a
 
     def solution_space(self, q: np.ndarray) -> int:
         """Doosan's solution space 0..7 of a configuration (``sol`` of movejx / ikin, the
