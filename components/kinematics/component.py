@@ -77,6 +77,12 @@ class Kinematics(Component):
         self.pose_ports = [(c, self.add_out_port(pose_port_name(c.name), TimedPose3D),
                             _getter(c.index)) for c in self.robot.chains.values()]
         self._clipped = np.zeros(n)                   # commanded angles within the limits
+        self._shape = (n,)
+        # the pose ports' values are recomputed only when the angles (or the pose
+        # parameters) changed since they were last filled (_gen against _filled), and only
+        # for ports someone reads
+        self._gen = 0
+        self._filled = [-1] * len(self.pose_ports)
         warm_up(self.robot)                           # compile the formulas now
         # two buffers per source: the EC thread fills one and publishes it by swapping a
         # reference; ORB threads copy the published one (no lock shared with the EC)
@@ -90,38 +96,62 @@ class Kinematics(Component):
         port.provide("service0", "KinematicsService", self.service)
 
     def on_execute(self, ec: Any) -> None:
-        """Runs in: EC thread. Take the newest angles, then write every chain's pose."""
+        """Runs in: EC thread. Take the newest angles, then write the pose of every chain
+        whose port has a reader (a connection or a listener): computed again only when the
+        angles or the pose parameters changed, else the previous pose stamped anew."""
         for port, source in ((self.q_in, "sensors"), (self.cmd_in, "commands")):
-            if port.read_newest() is ReadStatus.NEW:
+            if port.in_use() and port.read_newest() is ReadStatus.NEW:
                 self._publish(source, port.value.data)
-        q = self._latest[self.pose_source]
-        if q is None:
-            q = self._latest["sensors"]
-        elif self.pose_source == "commands":
-            q = np.clip(q, self.robot.lower, self.robot.upper, out=self._clipped)
-        if q is None:
-            return                                    # no angles yet: nothing to report
-        space = self.pose_space
-        S = space_transform(self.robot, q, space, self.odometry) if space != FRAME_TORSO else None
-        ql = q.tolist()                               # floats: what the formulas run fastest on
-        for chain, port, angles in self.pose_ports:
-            if S is None:
-                x, y, z, r, p, w = chain_pose6d(self.robot, chain, angles(ql))
-            else:
-                x, y, z, r, p, w = position6d(S @ chain_fk(self.robot, chain, angles(ql)))
+        q = None
+        gen, filled, S, ql = self._gen, self._filled, None, None
+        for i, (chain, port, angles) in enumerate(self.pose_ports):
+            if not port.in_use():
+                continue                              # no reader: nothing to compute or send
             v = port.value
-            v.data.position.x, v.data.position.y, v.data.position.z = x, y, z
-            v.data.orientation.r, v.data.orientation.p, v.data.orientation.y = r, p, w
+            if filled[i] != gen:
+                if ql is None:
+                    q = self._pose_angles()
+                    if q is None:
+                        return                        # no angles yet: nothing to report
+                    space = self.pose_space
+                    if space != FRAME_TORSO:
+                        S = space_transform(self.robot, q, space, self.odometry)
+                    ql = q.tolist()                   # floats: what the formulas run fastest on
+                if S is None:
+                    x, y, z, r, p, w = chain_pose6d(self.robot, chain, angles(ql))
+                else:
+                    x, y, z, r, p, w = position6d(S @ chain_fk(self.robot, chain, angles(ql)))
+                d = v.data
+                d.position.x, d.position.y, d.position.z = x, y, z
+                d.orientation.r, d.orientation.p, d.orientation.y = r, p, w
+                filled[i] = gen
             stamp(v, ec.planned)
             port.write()
 
+    def on_params_changed(self, names: set[str]) -> None:
+        """Runs in: EC thread. A new pose space, source or odometry changes every pose."""
+        if names & {"pose_space", "pose_source", "odometry"}:
+            self._gen += 1
+
+    def _pose_angles(self) -> np.ndarray | None:
+        """The angles the pose ports use (commands clamped to the limits), None before any.
+        Runs in: EC thread."""
+        q = self._latest[self.pose_source]
+        if q is None:
+            return self._latest["sensors"]
+        if self.pose_source == "commands":
+            return np.clip(q, self.robot.lower, self.robot.upper, out=self._clipped)
+        return q
+
     def _publish(self, source: str, data: np.ndarray) -> None:
-        if data.shape != (self.n_joints,):
+        if data.shape != self._shape:
             self._warn.warning("%s: got %d joint angles, expected %d (model order of %s): "
                                "ignored", "q" if source == "sensors" else "qCommand",
                                data.size, self.n_joints, self.robot.name)
             return
-        if not np.all(np.isfinite(data)):
+        # one sum for the finite check: a NaN or an infinity makes it non-finite; only
+        # then (or when huge finite values overflow it) look closer
+        if not math.isfinite(sum(data.tolist())) and not np.all(np.isfinite(data)):
             self._warn.warning("%s: non-finite joint angles ignored",
                                "q" if source == "sensors" else "qCommand")
             return
@@ -129,6 +159,7 @@ class Kinematics(Component):
         np.copyto(a, data)
         self._latest[source] = a
         self._bufs[source] = [b, a]
+        self._gen += 1
 
     # -- the model API (any thread: answers from the last completed cycle) ------------------
     def angles(self, use_sensors: bool) -> np.ndarray:

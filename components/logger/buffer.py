@@ -29,20 +29,23 @@ class SampleBuffer:
         self.data = np.zeros((self.max_samples, columns)) if columns else np.zeros((0, 0))
         self.count = 0
         self.dropped = 0
+        self._shape = (columns,) if columns else None   # a sample's shape, once known
 
     def append(self, stamp: float, values: np.ndarray) -> bool:
         """Keep one sample (``stamp`` [s], ``values`` 1-D); False when it was dropped.
         Runs in: the owner's thread (the EC thread for the component)."""
-        if self.data.shape[1] == 0 and self.count == 0 and values.size:
-            self.data = np.zeros((self.max_samples, values.size))   # once, at the first
         k = self.count
-        if k >= self.max_samples or values.shape != (self.data.shape[1],):
-            self.dropped += 1
-            return False
-        self.t[k] = stamp
-        self.data[k] = values
-        self.count = k + 1
-        return True
+        if values.shape == self._shape and k < self.max_samples:
+            self.t[k] = stamp
+            self.data[k] = values
+            self.count = k + 1
+            return True
+        if self._shape is None and k == 0 and values.size:
+            self._shape = (values.size,)
+            self.data = np.zeros((self.max_samples, values.size))   # once, at the first
+            return self.append(stamp, values)
+        self.dropped += 1
+        return False
 
     def samples(self) -> tuple[np.ndarray, np.ndarray]:
         """(t, data) kept so far (copies). Runs in: any thread (between appends)."""

@@ -46,10 +46,12 @@ class SampleLogger(Component):
 
     def on_execute(self, ec: Any) -> None:
         """Runs in: EC thread. Copies every new sample into the buffer."""
-        buf = self.buffer
-        while self.inp.read() is ReadStatus.NEW:
-            v = self.inp.value
-            buf.append(v.tm.sec + v.tm.nsec * 1e-9, v.data)
+        inp = self.inp
+        read, append, new = inp.read, self.buffer.append, ReadStatus.NEW
+        while read() is new:
+            v = inp.value
+            tm = v.tm
+            append(tm.sec + tm.nsec * 1e-9, v.data)
 
     @property
     def count(self) -> int:

@@ -184,3 +184,52 @@ def test_arm_model_has_one_pose_port():
         assert st is ReadStatus.NEW
         assert pose_of(s)[2] == pytest.approx(1.4525)
         assert h.comp.get_position("Torso", 2, True) == [0.0, 0.0, 0.0, 0.0, -0.0, 0.0]
+
+
+def test_a_pose_port_without_reader_is_neither_computed_nor_written(h):
+    from rtcf.ports import InPort, connect, disconnect
+    port = h.comp.ports["lArmPose"]
+    disconnect(next(iter(port.connectors)), port)          # the harness's probe goes
+    assert not port.in_use()
+    q = body(LArm=K6)
+    h.write("q", TimedDoubleSeq(data=q))
+    h.step(3)
+    assert port.writes == 0 and pose_of(port.value) == [0.0] * 6     # nothing computed
+    assert h.read("rArmPose")[0] is ReadStatus.NEW                  # the others as before
+    late = InPort("late", port.data_type)                             # a reader comes
+    connect(port, late, {"subscription_type": "flush"})
+    h.step()                                                          # no new angles
+    assert late.read() is ReadStatus.NEW
+    np.testing.assert_allclose(pose_of(late.value),
+                               position6d(chain_fk(NAO, "LArm", K6)), atol=1e-12)
+    assert late.value.tm.nsec == 4_000_000                            # this cycle's stamp
+
+
+def test_unchanged_angles_send_the_same_pose_stamped_each_cycle(h):
+    h.write("q", TimedDoubleSeq(data=body(Head=[0.5, 0.3])))
+    h.step(3)
+    samples = h.read_all("headPose")
+    assert len(samples) == 3
+    assert [s.tm.nsec for s in samples] == [1_000_000, 2_000_000, 3_000_000]
+    assert pose_of(samples[0]) == pose_of(samples[1]) == pose_of(samples[2])
+
+
+def test_a_new_pose_space_is_applied_without_new_angles(h):
+    h.write("q", TimedDoubleSeq(data=body()))
+    h.step()
+    _, torso = h.read("lLegPose")
+    h.set_param("pose_space", 2)
+    h.step(2)                                    # live at the end of the first cycle
+    _, robot = h.read_latest("lLegPose")
+    np.testing.assert_allclose(pose_of(robot)[:3], [0, 0.05, 0], atol=1e-12)
+    assert pose_of(torso)[:3] != pose_of(robot)[:3]
+
+
+def test_huge_finite_angles_are_taken(h):
+    q = body(Head=[1e200, 0.0])                  # its square overflows: still finite
+    h.write("q", TimedDoubleSeq(data=q))
+    h.step()
+    assert h.comp.angles(True)[0] == 1e200
+    h.write("q", TimedDoubleSeq(data=body(Head=[np.inf, 0.0])))
+    h.step()
+    assert h.comp.angles(True)[0] == 1e200

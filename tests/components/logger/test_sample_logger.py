@@ -55,3 +55,9 @@ def test_equal_streams_have_equal_digests(tmp_path):
     _, b = run(tmp_path, "d", rows)
     _, c = run(tmp_path, "e", rows[:-1] + [[0.0, 0.0]])
     assert a.digest() == b.digest() != c.digest()
+
+
+def test_an_empty_first_sample_is_dropped_and_the_width_taken_from_the_next(tmp_path):
+    got, comp = run(tmp_path, "f", [[], [1.0, 2.0], [3.0, 4.0]])
+    assert got["data"].tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert comp.dropped == 1
