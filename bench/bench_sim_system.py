@@ -54,19 +54,58 @@ def rate_of(path: Path) -> float:
     return max(float(ec["rate"]) for ec in data["execution_contexts"])
 
 
-def fast_in_process(name: str, seconds: float) -> list:
-    """Stepped ECs back to back in this process: [name, mode, sim s, wall s, RTF, us/cycle]."""
+PHYSICS = {"nao_sim": ("nao_v5", 0.01), "arm_sim": ("m1013", 0.001)}   # model, EC period
+SQUARE_VEL = 150.0                                   # mm/s: the arm's square (see --motion)
+
+
+def fast_in_process(name: str, seconds: float, rounds: int = 1,
+                    motion: bool = False) -> list:
+    """Stepped ECs back to back in this process, next to the bare physics of the same model
+    and period in the same run (``rounds`` alternations of ``seconds / rounds`` each):
+    [name, mode, sim s, wall s, RTF, wall us/cycle, CPU us/cycle, bare CPU us/cycle,
+    x physics]. CPU is the process's CPU time (the cycles run in the time base's thread,
+    this one waits): on a loaded machine it counts the work, not the waits for a core.
+    With ``motion`` (arm_sim), the BlendingPlanner streams a blended square (moveBlending,
+    scenarios.runs.SQUARE at SQUARE_VEL) through the whole run."""
+    import mujoco
+
     from rtcf.testing import SimSystem
+    from rtcf_components.simulator import SimModel, Simulation
     logs = {"nao_sim": ("qLog", "sensorLog"), "arm_sim": ("qLog", "qRefLog")}[name]
+    model_name, period = PHYSICS[name]
+    bare = Simulation(SimModel.load(model_name), period)
+    m, d, substeps = bare.mj_model, bare.mj_data, bare.substeps
+    step = mujoco.mj_step
+    wall = cpu = bare_cpu = 0.0
+    cycles = 0
     with SimSystem(SYSTEMS[name], params={k: {"path": ""} for k in logs}) as s:
         s.advance(0.05)                                   # start-up cycles excluded
+        if motion:
+            from rtcf_components.scenarios.runs import SQUARE
+            core = s["BlendingPlanner0"].service.core
+            if not core.move_blending(SQUARE, len(SQUARE), [SQUARE_VEL, -10000.0],
+                                      [600.0, -10000.0], 0.0, 1, 0, 1):
+                raise RuntimeError(f"moveBlending refused: {core.last_error()}")
         ecs = list(s.manager.ecs.values())
-        c0, t0 = sum(ec.cycles for ec in ecs), time.perf_counter()
-        s.advance(seconds)
-        wall = time.perf_counter() - t0
-        cycles = sum(ec.cycles for ec in ecs) - c0
-    return [name, "in process (SimSystem)", seconds, wall, seconds / wall,
-            wall / cycles * 1e6]
+        chunk = seconds / rounds
+        n_bare = int(round(chunk / period))
+        for _ in range(rounds):
+            c0, t0, p0 = sum(ec.cycles for ec in ecs), time.perf_counter(), time.process_time()
+            s.advance(chunk)
+            wall += time.perf_counter() - t0
+            cpu += time.process_time() - p0
+            cycles += sum(ec.cycles for ec in ecs) - c0
+            p0 = time.process_time()
+            for _ in range(n_bare):
+                step(m, d, substeps)
+            bare_cpu += time.process_time() - p0
+        if motion and s["BlendingPlanner0"].motion is None:
+            print(f"# note: the {name} motion ended before the run did")
+    per_period = cpu / (seconds / period)
+    bare_per_period = bare_cpu / (n_bare * rounds)
+    how = "in process (SimSystem)" + (", moving" if motion else "")
+    return [name, how, seconds, wall, seconds / wall, wall / cycles * 1e6,
+            cpu / cycles * 1e6, bare_per_period * 1e6, per_period / bare_per_period]
 
 
 def simulation_mode_available() -> bool:
@@ -88,14 +127,16 @@ def fast_scripts_run(name: str, seconds: float) -> list:
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         return [name, f"scripts/run failed ({proc.returncode}): "
-                f"{(proc.stderr or proc.stdout).strip()[-200:]}", seconds, wall, None, None]
+                f"{(proc.stderr or proc.stdout).strip()[-200:]}", seconds, wall, None, None,
+                None, None, None]
     m = re.search(r"simulation: ([\d.]+) s of simulated time in ([\d.]+) s wall",
                   proc.stdout + proc.stderr)
     if m is None:
-        return [name, "scripts/run, factor 0: no simulation report", seconds, wall, None, None]
+        return [name, "scripts/run, factor 0: no simulation report", seconds, wall, None,
+                None, None, None, None]
     sim_s, wall_s = float(m.group(1)), float(m.group(2))
     return [name, f"scripts/run, factor 0 (whole command {wall:.2f} s)", sim_s, wall_s,
-            sim_s / wall_s, None]
+            sim_s / wall_s, None, None, None, None]
 
 
 def paced_in_process(name: str, seconds: float, warmup: float, overrides: list[str]) -> list:
@@ -197,6 +238,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=10.0, help="per run")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--fast-rounds", type=int, default=4,
+                    help="fast: alternations of the system and its bare physics")
     ap.add_argument("--warmup", type=float, default=6.0)
     ap.add_argument("--only", choices=("fast", "realtime"), action="append")
     ap.add_argument("--system", choices=tuple(SYSTEMS), action="append")
@@ -206,12 +249,17 @@ def main() -> int:
     names = args.system or list(SYSTEMS)
     print(machine_line())
     if "fast" in parts:
-        rows = [fast_in_process(n, args.seconds) for n in names]
+        rows = [fast_in_process(n, args.seconds, args.fast_rounds) for n in names]
+        if "arm_sim" in names:
+            rows.append(fast_in_process("arm_sim", args.seconds, args.fast_rounds, True))
         if simulation_mode_available():
             rows += [fast_scripts_run(n, args.seconds) for n in names]
         print("simulation time as fast as possible (real-time factor achieved = simulated s "
-              "/ wall s):")
-        print(table(["system", "how", "sim [s]", "wall [s]", "RTF", "wall/cycle [us]"], rows,
+              "/ wall s; CPU: the process's CPU time; bare: mj_step of the same model and "
+              "period alternated with the system in the same run; x physics = CPU per "
+              "simulated second / bare CPU per simulated second):")
+        print(table(["system", "how", "sim [s]", "wall [s]", "RTF", "wall/cycle [us]",
+                     "CPU/cycle [us]", "bare CPU/period [us]", "x physics"], rows,
                     digits=2))
         print()
     if "realtime" in parts:
