@@ -10,6 +10,7 @@ import yaml
 from rtcf import rtcconf
 from rtcf.composition import parse_composition
 from rtcf.manager import Manager
+from rtcf.ports import InPort, connect
 
 pytest.importorskip("rtcf_components.kinematics.algorithms")
 
@@ -26,6 +27,9 @@ def test_arm_blending_composition_drives_the_driver():
     m.build(parse_composition(data, "arm_blending.yaml"))
     try:
         bp, driver = m.components["BlendingPlanner0"], m.components["driver"]
+        kin = m.components["Kinematics0"]
+        reader = InPort("armPose", kin.port("armPose").data_type)    # armPose has a reader
+        connect(kin.port("armPose"), reader, {"subscription_type": "flush"})
         ec = m.ecs["arm"]
         ec.step(2)
         core = bp.service.core
@@ -43,8 +47,8 @@ def test_arm_blending_composition_drives_the_driver():
         assert np.linalg.norm(p - np.array(core.tcp_pose()[:3])) < 0.2
         # Kinematics0 (same cycle, after the planner) gives the flange pose of qRef: with
         # tcp_offset 0 it is the TCP pose the planner wrote, within the IK tolerance
-        kin = m.components["Kinematics0"]
-        arm_pose = kin.port("armPose").value.data
+        reader.read_newest()
+        arm_pose = reader.value.data
         tcp = bp.port("tcpPose").value.data
         for a, b in ((arm_pose.position.x, tcp.position.x), (arm_pose.position.y,
                      tcp.position.y), (arm_pose.position.z, tcp.position.z)):
