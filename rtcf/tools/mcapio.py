@@ -30,16 +30,16 @@ import json
 import os
 import struct
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from rtcf import datatypes as dt
 from rtcf.corba.cdr import codec_for
 from rtcf.errors import RecordingError
-from .values import (from_plain, json_schema, json_text, omgidl_schema, schema_name,
-                     to_json_value)
+from .values import from_plain, json_encoder, json_schema, omgidl_schema, schema_name
 
 __all__ = ["ENCODINGS", "CDR_LE", "ChannelSpec", "RecordingError", "channel_schema",
-           "encode_cdr", "encode_json", "publish_ns", "open_recording", "Recording",
+           "encode_cdr", "encode_json", "json_message_encoder", "publish_ns", "publish_ns_of",
+           "open_recording", "Recording",
            "decode_message", "payload_le"]
 
 ENCODINGS = ("json", "cdr")
@@ -74,7 +74,12 @@ def has_tm(cls: type) -> bool:
 def publish_ns(cls: type, payload: bytes, default: int) -> int:
     """The sample's ``tm`` in ns read from its bare little-endian CDR (tm comes first in
     every Timed type); ``default`` when the type has no tm or the payload is short."""
-    if has_tm(cls) and len(payload) >= 8:
+    return publish_ns_of(payload, default) if has_tm(cls) else default
+
+
+def publish_ns_of(payload: bytes, default: int) -> int:
+    """publish_ns of a payload of a Timed type."""
+    if len(payload) >= 8:
         sec, nsec = _TM.unpack_from(payload, 0)
         return sec * 1_000_000_000 + nsec
     return default
@@ -85,8 +90,17 @@ def encode_cdr(payload: bytes) -> bytes:
 
 
 def encode_json(cls: type, payload: bytes) -> bytes:
-    sample = codec_for(cls, True).decode(payload)
-    return json_text(to_json_value(sample), compact=True).encode()
+    """The JSON message of a bare little-endian CDR payload (ValueError if malformed)."""
+    return json_message_encoder(cls)(payload)
+
+
+def json_message_encoder(cls: type) -> Callable[[bytes], bytes]:
+    """encode_json of one type, its codec and JSON text function looked up once."""
+    decode, text = codec_for(cls, True).decode, json_encoder(cls)
+
+    def encode(payload: bytes) -> bytes:
+        return text(decode(payload)).encode()
+    return encode
 
 
 def _nan_for_none(v: Any) -> Any:

@@ -17,7 +17,8 @@ import time
 from typing import Any
 
 from .cli import add_nameserver_arg, check_output, positive, run_tool, sigterm_as_interrupt
-from .mcapio import ENCODINGS, ChannelSpec, channel_schema, encode_cdr, encode_json, publish_ns
+from .mcapio import (CDR_LE, ENCODINGS, ChannelSpec, channel_schema, has_tm,
+                     json_message_encoder, publish_ns_of)
 
 __all__ = ["McapRecorder", "main"]
 
@@ -96,6 +97,11 @@ class McapRecorder:
             os.unlink(self.part)
             raise
         self.written = [0] * len(specs)
+        # per channel, made once: (channel id, has a tm, CDR payload -> JSON message or
+        # None for cdr)
+        self._out = [(cid, has_tm(spec.cls),
+                      json_message_encoder(spec.cls) if encoding == "json" else None)
+                     for cid, spec in zip(self.channel_ids, specs)]
         self._good = (self._stream.pos, 0)     # (file size, messages) at a record boundary
         self.kept: int | None = None
         self.bad = [0] * len(specs)
@@ -111,20 +117,19 @@ class McapRecorder:
 
     def _write(self, item: tuple) -> None:
         key, t_ns, data = item
-        spec = self.specs[key]
-        pub = publish_ns(spec.cls, data, t_ns)
-        if self.encoding == "cdr":
-            msg = encode_cdr(data)
+        cid, timed, to_json = self._out[key]
+        pub = publish_ns_of(data, t_ns) if timed else t_ns
+        if to_json is None:
+            msg = CDR_LE + data
         else:
             try:
-                msg = encode_json(spec.cls, data)
+                msg = to_json(data)
             except (ValueError, TypeError):
                 self.bad[key] += 1         # a malformed payload: counted, not written
                 return
-        self.written[key] += 1
+        n = self.written[key] = self.written[key] + 1
         before = self._stream.pos
-        self.writer.add_message(self.channel_ids[key], log_time=t_ns, data=msg,
-                                publish_time=pub, sequence=self.written[key])
+        self.writer.add_message(cid, log_time=t_ns, data=msg, publish_time=pub, sequence=n)
         self.bytes += len(msg)
         if self._stream.pos != before:   # a chunk went out whole, this message with it
             self._good = (self._stream.pos, sum(self.written))
