@@ -277,19 +277,12 @@ class Liveness:
 
     # -- removal ------------------------------------------------------------------------------
     def drop(self, ps: Any, cid: str, reason: str) -> None:
-        """Remove a connection on our side, then tell the other ports (short timeouts), then
-        report it. Runs in: the liveness thread (or any non-EC thread)."""
+        """Remove a connection on our side, report it (log, port listeners, connection
+        listeners), then tell the other ports (short timeouts). Runs in: the liveness thread (or any non-EC thread)."""
         cp = ps.forget_connector(cid)
         if cp is None:
             return                                 # already gone (an orderly disconnect)
-        for port in cp.ports:
-            if port is None or port._is_equivalent(ps.ref):
-                continue
-            try:
-                target = self.rt.local_servant(port) or ps.probe_ref(port)
-                target.notify_disconnect(cid)
-            except CORBA.Exception:
-                pass                               # dead or hung: its own check removes it
+        # reported here first: telling a hung peer may take its whole call timeout
         event = ConnectionEvent(time.time(), ps.full_name, cid, cp.name, reason)
         self.lost += 1
         self.events.append(event)
@@ -304,3 +297,11 @@ class Liveness:
                 cb(event)
             except Exception:
                 log.exception("connection listener failed")
+        for port in cp.ports:
+            if port is None or port._is_equivalent(ps.ref):
+                continue
+            try:
+                target = self.rt.local_servant(port) or ps.probe_ref(port)
+                target.notify_disconnect(cid)
+            except CORBA.Exception:
+                pass                               # dead or hung: its own check removes it
