@@ -84,20 +84,24 @@ class ECSettings:
             return self.real_time_factor
         return sim.real_time_factor if sim is not None else 1.0
 
-    def make_time_base(self, factor: float) -> SimTimeBase:
-        """The process's simulation time base at ``factor``, pacing with the EC settings."""
+    def make_time_base(self, factor: float, driven: bool = False) -> SimTimeBase:
+        """The process's simulation time base at ``factor``, pacing with the EC settings;
+        ``driven``: a follower of a lockstep simulation across processes (rtcf.lockstep),
+        whose instants its leader runs."""
         return SimTimeBase(factor, spin=self.spin, spin_yield=self.spin_yield,
-                           sched_fifo=self.sched_fifo)
+                           sched_fifo=self.sched_fifo, driven=driven)
 
 def make_ec(decl: ECDecl, settings: ECSettings,
-            time_base: SimTimeBase | None = None) -> ExecutionContext:
+            time_base: SimTimeBase | None = None, rank: int | None = None) -> ExecutionContext:
     """The execution context ``decl`` declares: on ``time_base`` when the process runs in
     simulation time (every EC kind then is a SimulationEC), else a SteppedEC or a
-    PeriodicEC (with its cycle trace when exec_cxt.periodic.trace is set)."""
+    PeriodicEC (with its cycle trace when exec_cxt.periodic.trace is set). ``rank``: the
+    EC's place at a shared simulated instant in a lockstep simulation across processes
+    (rtcf.lockstep.plan); otherwise its creation order."""
     common: dict[str, Any] = dict(name=decl.name, sync_transition=settings.sync_transition,
                                   transition_timeout=settings.transition_timeout)
     if time_base is not None:
-        return SimulationEC(decl.rate, time_base=time_base, **common)
+        return SimulationEC(decl.rate, time_base=time_base, rank=rank, **common)
     ec: ExecutionContext
     if decl.kind == "stepped":
         ec = SteppedEC(decl.rate, **common)

@@ -124,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rtcf: {e}", file=sys.stderr)
         for launch in started:
             launch.stop()
+        if mgr.lockstep is not None:
+            mgr.lockstep.unbind()
         mgr.shutdown()
         return EXIT_BAD_INPUT
     return _run(args, conf, mgr, composition, started[0] if started else None)
@@ -162,12 +164,11 @@ def _build(args: argparse.Namespace, argv: list[str] | None, conf: rtcconf.Conf,
         raise CompositionError("a composition with several processes needs CORBA "
                                "(drop --no-corba)")
     if multi and mgr.simulation_factor(composition) is not None:
-        raise CompositionError(
-            f"{composition.source_file}: simulation time runs every execution context "
-            f"in lockstep in one process, but this composition spans processes "
-            f"{', '.join(procs)}: put every component in one "
-            f"process, or set rtcf.simulation.enable: NO")
-    mgr.sim_stop_at = args.duration
+        # one simulated clock across the processes (the plan is checked before anything
+        # starts); a follower's --duration is the leader's business
+        mgr.lockstep = launcher.Lockstep(composition, args.process or launcher.MAIN, conf)
+    lock = mgr.lockstep
+    mgr.sim_stop_at = args.duration if lock is None or lock.leader else None
     mgr.check(composition)                 # the whole system, before the ORB
     from . import realtime
     mgr.realtime = realtime.before_start(conf, mgr.log)
@@ -180,13 +181,18 @@ def _build(args: argparse.Namespace, argv: list[str] | None, conf: rtcconf.Conf,
     # nothing binds a name or activates before every process is ready: the launcher, and
     # each child it started, build on hold and go together
     channel = launcher.ChildChannel.from_env() if args.process else None
-    held = not args.process or channel is not None
+    held = not args.process or channel is not None or lock is not None
     try:
         mgr.build(launcher.split(composition, args.process or launcher.MAIN), hold=held)
+        if lock is not None and lock.follower:
+            lock.join(mgr)                # before ready: the leader waits for every join
     except BaseException as e:
         if channel is not None:
             channel.report({"failed": str(e)})
         raise
+    if channel is None and lock is not None and lock.follower:
+        mgr.go()                          # started by hand: joined, now bind and activate
+        return
     if channel is not None:
         channel.report({"ready": launcher.component_iors(mgr)})
         if not channel.wait_go(mgr):
@@ -196,15 +202,23 @@ def _build(args: argparse.Namespace, argv: list[str] | None, conf: rtcconf.Conf,
         return
     if args.process:
         return
-    launch = launcher.Launcher(mgr, composition, child_args(argv))
+    if lock is not None:
+        lock.start_leader(mgr)
+    launch = launcher.Launcher(mgr, composition, child_args(argv),
+                               env=lock.child_env(mgr) if lock is not None else None)
     started.append(launch)
     launch.start_children()
     launch.wait_ready()
+    if lock is not None:          # the launched processes joined before they were ready
+        lock.wait_joined(launch.hand_started(), mgr)
     launch.connect_cross()
     mgr.corba.ensure_naming()     # this process starts an omniNames if needed
     mgr.go(bind=False)            # first: the children's components may use ours
     launch.go()
     mgr.go(activate=False)
+    if lock is not None:
+        mgr.time_base.on_fault = lambda fault: mgr.request_stop()
+        lock.start(mgr)           # every process joined and activated: time starts
 
 
 def _run(args: argparse.Namespace, conf: rtcconf.Conf, mgr: Manager,
@@ -221,13 +235,29 @@ def _run(args: argparse.Namespace, conf: rtcconf.Conf, mgr: Manager,
             web = start_web(conf, mgr.log)
         else:
             mgr.log.warning("web view not started: it needs CORBA (drop --no-corba)")
+    lock = mgr.lockstep
+    alive = None
+    if launch is not None:
+        alive = launch.alive
+    elif lock is not None and lock.follower and launcher.ChildChannel.from_env() is None:
+        alive = lock.leader_alive             # started by hand: it ends with the leader
+    elif args.process:
+        alive = launcher.parent_alive
+    tb = mgr.time_base
     try:
-        mgr.run(args.duration, 0 if args.quiet else 1.0,
-                alive=launch.alive if launch is not None else
-                launcher.parent_alive if args.process else None)
+        mgr.run(None if lock is not None and lock.follower else args.duration,
+                0 if args.quiet else 1.0, alive=alive)
         if launch is not None and not launch.alive():
             code = 1          # a process of the system ended on its own: the system failed
+            mgr.log.error("process %s of the system exited", ", ".join(launch.exited()))
+        if tb is not None and tb.fault is not None:
+            code = 1          # a lockstep step failed: the message names the process
+            print(f"rtcf: {tb.fault}", file=sys.stderr)
     finally:
+        if lock is not None:
+            lock.finish(str(tb.fault) if tb is not None and tb.fault is not None
+                        else "the run ended")
+            lock.unbind()
         if web is not None:
             web.stop()
         if launch is not None:

@@ -115,6 +115,7 @@ _NUMBER_KEYS = (("exec_cxt.periodic.spin_us", 0.0, False),
                 ("rtcf.connector.check_interval", 0.0, True),
                 ("rtcf.connector.suspect_timeout", 0.0, True),
                 ("rtcf.connector.call_timeout", 0.0, True),
+                ("rtcf.simulation.step_timeout", 0.0, True),
                 ("exec_cxt.periodic.trace_cycles", 16.0, False),
                 ("manager.realtime.switch_interval_us", 0.0, True))
 

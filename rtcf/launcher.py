@@ -187,10 +187,12 @@ class Launcher:
     """Starts the child managers and wires the cross-process connections. Runs in: the
     launcher's main thread."""
 
-    def __init__(self, manager: Any, composition: Composition, child_args: list[str]):
+    def __init__(self, manager: Any, composition: Composition, child_args: list[str],
+                 env: dict[str, str] | None = None):
         self.manager = manager
         self.composition = composition
         self.child_args = child_args
+        self.env = dict(env or {})                 # added to each child's environment
         self.children: dict[str, subprocess.Popen] = {}
         self._reports: dict[str, int] = {}         # process -> read end of its report pipe
         self._iors: dict[str, str] = {}            # instance -> IOR a child reported
@@ -206,7 +208,8 @@ class Launcher:
             cmd = [sys.executable, "-m", "rtcf.manager", *self.child_args,
                    "--process", name, "--quiet"]
             rfd, wfd = os.pipe()
-            env = dict(os.environ, **{PARENT_ENV: str(os.getpid()), REPORT_ENV: str(wfd)})
+            env = dict(os.environ, **self.env,
+                       **{PARENT_ENV: str(os.getpid()), REPORT_ENV: str(wfd)})
             try:
                 self.children[name] = subprocess.Popen(cmd, start_new_session=True, env=env,
                                                        stdin=subprocess.PIPE,
@@ -355,6 +358,15 @@ class Launcher:
     def alive(self) -> bool:
         return all(p.poll() is None for p in self.children.values())
 
+    def hand_started(self) -> list[str]:
+        """The processes of the composition this launcher did not start (other hosts)."""
+        return [p for p in processes(self.composition)[1:] if p not in self.children]
+
+    def exited(self) -> list[str]:
+        """``name (exit code N)`` of each child that has ended."""
+        return [f"{name} (exit code {p.returncode})" for name, p in self.children.items()
+                if p.poll() is not None]
+
     def stop(self, timeout: float = 10.0) -> None:
         for fd in self._reports.values():
             try:
@@ -372,6 +384,7 @@ class Launcher:
             if p.poll() is None:
                 try:
                     os.killpg(p.pid, signal.SIGTERM)
+                    os.killpg(p.pid, signal.SIGCONT)    # a stopped child handles it now
                 except ProcessLookupError:
                     pass
         deadline = time.monotonic() + timeout
@@ -381,3 +394,166 @@ class Launcher:
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
+
+
+# -- lockstep: one simulated clock across processes (rtcf.lockstep) ---------------------------
+
+LEADER_ENV = "RTCF_LOCKSTEP_LEADER"     # set for a launched follower: the leader's IOR
+JOIN_TIMEOUT = READY_TIMEOUT            # [s] for a follower to find the leader and join
+
+
+class Lockstep:
+    """A process's part in a lockstep simulation across processes: the plan of the whole
+    composition's instants (rtcf.lockstep.plan, checked before anything starts), and the
+    leader's or a follower's orchestration. The leader (process ``main``) holds simulated
+    time from its build until every other process has joined and activated its components;
+    a process joins before it reports ready (launched) or right after its build (started by
+    hand, finding the leader in the naming service under ``<composition>.lockstep``).
+    Runs in: the main thread."""
+
+    def __init__(self, composition: Composition, process: str, conf: Any):
+        from . import lockstep, rtcconf
+        self.composition = composition
+        self.process = process
+        self.leader = process == MAIN
+        self.parts = lockstep.plan(composition, lambda inst: process_of(composition, inst))
+        self.mine = lockstep.parts_of(self.parts, process)
+        self.step_timeout = rtcconf.get_float(conf, "rtcf.simulation.step_timeout", 5.0, gt=0)
+        self.servant: Any = None
+        self.controller: Any = None
+        self._bound: list[tuple[Any, Any]] = []
+        self._checked = 0.0
+
+    @property
+    def follower(self) -> bool:
+        return not self.leader
+
+    def rank(self, ec_name: str) -> int | None:
+        """The rank of this process's part of EC ``ec_name`` (the order at an instant)."""
+        for part in self.mine:
+            if part.ec == ec_name:
+                return part.rank
+        return None
+
+    def _name(self) -> list[tuple[str, str]]:
+        return [(self.composition.name, "lockstep")]
+
+    # -- leader -------------------------------------------------------------------------------
+    def start_leader(self, manager: Any) -> None:
+        """After the (held) build: schedule the other processes' parts on the time base,
+        serve the Leader interface, bind it as ``<composition>.lockstep``."""
+        from .corba.lockstep import LeaderServant
+        from .simtime import RemotePart
+        tb = manager.time_base
+        remote: dict[str, list[Any]] = {}
+        expected: dict[str, list[str]] = {}
+        for part in self.parts:
+            if part.process == MAIN:
+                continue
+            names = expected.setdefault(part.process, [])
+            rp = RemotePart(part.ec, part.rate, part.rank, part.process, len(names))
+            names.append(part.ec)
+            remote.setdefault(part.process, []).append(rp)
+            tb.add_remote(rp)
+        self.servant = LeaderServant(tb, expected, remote, self.step_timeout)
+        rt = manager.corba
+        self.servant.ref = rt.activate(self.servant)
+        rt.ensure_naming()
+        for client in rt.naming:
+            try:
+                client.bind(self._name(), self.servant.ref)
+                self._bound.append((client, self.servant.ref))
+            except Exception as e:
+                log.warning("binding %s.lockstep in %s failed: %s", self.composition.name,
+                            client.url, e)
+        log.info("lockstep leader of %s: %d part(s) in %d other process(es)",
+                 self.composition.name, sum(map(len, remote.values())), len(remote))
+
+    def child_env(self, manager: Any) -> dict[str, str]:
+        return {LEADER_ENV: manager.corba.orb.object_to_string(self.servant.ref)}
+
+    def wait_joined(self, processes: list[str], manager: Any,
+                    timeout: float = JOIN_TIMEOUT) -> None:
+        missing = self.servant.wait_joined(
+            processes, timeout, lambda: getattr(manager, "_stop_flag", False))
+        if missing:
+            raise CompositionError(
+                f"{self.composition.source_file}: lockstep: process"
+                f"{'es' if len(missing) > 1 else ''} {', '.join(map(repr, missing))} did not "
+                f"join the simulation within {timeout:g} s")
+
+    def start(self, manager: Any) -> None:
+        """Every process has joined and activated: refuse later joins, let time run."""
+        self.servant.close()
+        manager.time_base.release()
+
+    def finish(self, reason: str) -> None:
+        if self.servant is not None and self.leader:
+            self.servant.finish(reason)
+
+    def unbind(self) -> None:
+        for client, ref in self._bound:
+            try:
+                held = client.resolve(self._name())
+                if held._is_equivalent(ref):
+                    client.unbind(self._name())
+            except Exception:
+                pass
+        self._bound.clear()
+
+    # -- follower -----------------------------------------------------------------------------
+    def join(self, manager: Any, timeout: float = JOIN_TIMEOUT) -> None:
+        """After the build: serve the Follower interface, find the leader (the launcher's
+        environment, else the naming service) and join it with this process's parts.
+        CompositionError when refused or not found."""
+        from .corba.idl import stub_module
+        from .corba.lockstep import FollowerServant, RemoteLeader
+        Lockstep_ = stub_module("Lockstep")
+        rt = manager.corba
+        tb = manager.time_base
+        ecs = [manager.ecs[p.ec] for p in self.mine]
+        self.servant = FollowerServant(tb, ecs, lambda reason: manager.request_stop())
+        self.servant.ref = rt.activate(self.servant)
+        leader = self._find_leader(manager, timeout)
+        try:
+            leader.join(self.process, self.servant.ref, [p.ec for p in self.mine])
+        except Lockstep_.Refused as e:
+            raise CompositionError(f"process {self.process}: the lockstep simulation refused "
+                                   f"it: {e.reason}") from None
+        self.controller = RemoteLeader(leader)
+        tb.controller = self.controller
+        log.info("process %s joined the lockstep simulation of %s", self.process,
+                 self.composition.name)
+
+    def _find_leader(self, manager: Any, timeout: float) -> Any:
+        from .corba.idl import stub_module
+        Lockstep_ = stub_module("Lockstep")
+        rt = manager.corba
+        ior = os.environ.get(LEADER_ENV, "")
+        if ior:
+            return rt.orb.string_to_object(ior)._narrow(Lockstep_.Leader)
+        rt.ensure_naming()
+        deadline = time.monotonic() + timeout
+        while True:
+            for client in rt.naming:
+                try:
+                    ref = client.resolve(self._name())._narrow(Lockstep_.Leader)
+                    if ref is not None and not ref._non_existent():
+                        return ref
+                except Exception:
+                    continue
+            if time.monotonic() > deadline or getattr(manager, "_stop_flag", False):
+                raise CompositionError(
+                    f"process {self.process}: no lockstep leader of {self.composition.name} "
+                    f"({self.composition.name}.lockstep) in the naming service within "
+                    f"{timeout:g} s: start the launcher (process main)")
+            time.sleep(0.1)
+
+    def leader_alive(self) -> bool:
+        """A follower started by hand: False once the leader has gone (checked once a
+        second). Runs in: the main thread's run loop."""
+        now = time.monotonic()
+        if self.controller is None or now - self._checked < 1.0:
+            return True
+        self._checked = now
+        return self.controller.alive()

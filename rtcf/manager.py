@@ -63,6 +63,7 @@ class Manager:
         self.corba: Any = None
         self.time_base: SimTimeBase | None = None   # simulation mode: the one time base
         self.sim_stop_at: float | None = None       # simulated time where the run ends
+        self.lockstep: Any = None     # rtcf.launcher.Lockstep: simulated time across processes
         want_corba = corba if corba is not None else rtcconf.get_bool(
             self.conf, "manager.corba_servant", True)
         self.corba_enabled = want_corba
@@ -228,8 +229,12 @@ class Manager:
         """The composition's ECs (rtcf.build.make_ec), on the process's simulation time
         base when it runs in simulation time (made on first use)."""
         factor = self.simulation_factor(composition)
+        lock = self.lockstep
         if factor is not None and self.time_base is None:
-            self.time_base = self.ec_settings.make_time_base(factor)
+            self.time_base = self.ec_settings.make_time_base(
+                factor, driven=lock is not None and lock.follower)
+            if lock is not None and lock.leader:
+                self.time_base.hold()     # until every process has joined (rtcf.launcher)
             if self.sim_stop_at is not None:
                 self.time_base.set_stop_time(self.sim_stop_at)
             enable_process_simulation(self.time_base)
@@ -241,7 +246,8 @@ class Manager:
             if d.name in self.ecs:
                 raise CompositionError(f"{composition.source_file}: execution context "
                                        f"{d.name!r} already exists in this process")
-            out[d.name] = make_ec(d, self.ec_settings, self.time_base)
+            out[d.name] = make_ec(d, self.ec_settings, self.time_base,
+                                  rank=lock.rank(d.name) if lock is not None else None)
         return out
 
     # -- lifecycle -----------------------------------------------------------------------

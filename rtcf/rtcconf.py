@@ -301,6 +301,9 @@ _DEFAULTS: dict[str, str] = {
     # (0 = as fast as possible, 1 = real time) overrides the composition's when set
     "rtcf.simulation.enable": "",
     "rtcf.simulation.real_time_factor": "",
+    # a simulation across processes (rtcf.lockstep): how long the leader waits for a process
+    # to answer one step [s] before it ends the run naming that process
+    "rtcf.simulation.step_timeout": "5",
     # real-time process settings (rtcf.realtime): lock memory where permitted, freeze the
     # start-up heap after activation, the interpreter's switch interval [us]
     "manager.realtime.mlockall": "YES",

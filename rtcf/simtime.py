@@ -59,6 +59,7 @@ from .execution import HISTORY, ExecutionContext
 from .overrun import OVERRUN_POLICIES, RESYNC_LAG, check_policy, next_deadline
 from .pacer import Pacer, set_thread_fifo
 from .lifecycle import LifeCycleState, ReturnCode
+from .lockstep import LockstepError
 from .log import get_logger
 from .validate import check_factor
 
@@ -114,7 +115,7 @@ class SimTimeBase:
     def __init__(self, real_time_factor: float = 1.0, *, wall_clock: Clock | None = None,
                  name: str = "sim", spin: float = 200e-6, spin_yield: bool = False,
                  sched_fifo: bool = False, priority: int = 50,
-                 overrun_policy: str = "catch_up"):
+                 overrun_policy: str = "catch_up", driven: bool = False):
         problem = check_factor(real_time_factor)
         if problem:
             raise ConfigError(f"simulation time: real_time_factor: {problem}, got "
@@ -160,6 +161,13 @@ class SimTimeBase:
         self._reanchor = True               # pacing starts afresh at the next instant
         self._pacer = Pacer(self._wall, spin=self.spin, spin_yield=self.spin_yield)
         self.overrun_policy = overrun_policy
+        # lockstep across processes (rtcf.lockstep, rtcf/corba/lockstep.py)
+        self.driven = bool(driven)          # a follower: instants come from run_step()
+        self.controller: Any = None         # a follower: the leader's time control
+        self.fault: LockstepError | None = None   # what ended a lockstep run
+        self.on_fault: Callable[[LockstepError], None] | None = None
+        self.remote_calls = 0               # leader: steps sent to other processes
+        self._last_step = -INF              # follower: the instant of its last step
         # statistics (read by the manager's status line and report)
         self.instants = 0
         self.resyncs = 0
@@ -169,32 +177,47 @@ class SimTimeBase:
         self.wall_reached: float | None = None   # wall clock when the stop time was reached
 
     # -- the contract ---------------------------------------------------------------------
+    # In a follower process of a lockstep simulation (``controller`` set) the time control
+    # calls act on the leader's time base: the system has one simulated clock.
     @property
     def real_time_factor(self) -> float:
-        return self._factor
+        c = self.controller
+        return c.real_time_factor if c is not None else self._factor
 
     @property
     def paused(self) -> bool:
-        return self._paused
+        c = self.controller
+        return c.paused if c is not None else self._paused
 
-    def pause(self) -> None:
+    def pause(self, wait: bool = True) -> None:
         """Stop simulated time after the current instant. From another thread it returns
         once no cycle runs any more (``now`` then stays put); from the time base thread
-        (a hook, a command) it takes effect when the current instant ends."""
+        (a hook, a command), or with ``wait`` False, it takes effect when the current
+        instant ends."""
+        if self.controller is not None:
+            self.controller.pause(wait=wait and not self.in_thread())
+            return
         with self._cond:
             self._paused = True
             self._reanchor = True
             self._wake_locked()
-        self._wait_instant()
+        if wait:
+            self._wait_instant()
 
     def resume(self) -> None:
-        """Let simulated time run again (paced from now on at the factor)."""
+        """Let simulated time run again (paced from now on at the factor). After a lockstep
+        fault it stays paused (the run is ending)."""
+        if self.controller is not None:
+            self.controller.resume()
+            return
+        if self.fault is not None:
+            return
         with self._cond:
             self._paused = False
             self._reanchor = True
             self._wake_locked()
 
-    def advance(self, seconds: float) -> float:
+    def advance(self, seconds: float, wait: bool = True) -> float:
         """Run every cycle due in the next ``seconds`` of simulated time (the instants t
         with now <= t < now + seconds), unpaced, and stay paused; return the new ``now``.
         Pauses first if running. ValueError for a negative, NaN or infinite value. From
@@ -202,7 +225,9 @@ class SimTimeBase:
         it only sets the target and returns it (the cycles run after the current instant).
         At the stop time (``set_stop_time``) it returns there."""
         s = _seconds(seconds, "advance")
-        if self.in_thread():
+        if self.controller is not None:
+            return self.controller.advance(s, wait=wait and not self.in_thread())
+        if self.in_thread() or not wait:
             with self._cond:
                 self._paused = True
                 self._target = max(self._target or self.now, self.now) + s
@@ -229,12 +254,30 @@ class SimTimeBase:
         problem = check_factor(factor)
         if problem:
             raise ValueError(f"set_real_time_factor: {problem}, got {show_value(factor)}")
+        if self.controller is not None:
+            self.controller.set_real_time_factor(float(factor))
+            return
         with self._cond:
             self._factor = float(factor)
             self._reanchor = True
             self._wake_locked()
 
     # -- extras for the manager and tests ---------------------------------------------------
+    def hold(self) -> None:
+        """Simulated time does not advance until release() (holds count): the leader of a
+        lockstep simulation holds it from its build until every process has joined and
+        activated its components."""
+        with self._cond:
+            self._holds += 1
+            self._reanchor = True
+        self._wait_instant()
+
+    def release(self) -> None:
+        with self._cond:
+            self._holds -= 1
+            self._reanchor = True
+            self._wake_locked()
+
     @contextlib.contextmanager
     def held(self) -> Iterator["SimTimeBase"]:
         """A context in which simulated time does not advance (requests and commands are
@@ -345,9 +388,19 @@ class SimTimeBase:
         st = self.stats()
         target = "as fast as possible" if st["real_time_factor"] == 0 else \
             f"target {st['real_time_factor']:g}"
-        return (f"simulation: {st['now']:.3f} s of simulated time in "
+        line = (f"simulation: {st['now']:.3f} s of simulated time in "
                 f"{st['wall_elapsed']:.3f} s wall, real-time factor "
                 f"{st['achieved_factor']:.2f} ({target}), {st['instants']} instants")
+        remote = {e.process for e in self._ecs if not e.local}
+        if remote:
+            line += (f"; lockstep: {self.remote_calls} steps to {len(remote)} other "
+                     f"process{'es' if len(remote) > 1 else ''} "
+                     f"({', '.join(sorted(remote))})")
+        elif self.driven:
+            line += "; lockstep: stepped by the leader"
+        if self.fault is not None:
+            line += f"\n{self.fault}"
+        return line
 
     def __repr__(self) -> str:
         state = "paused" if self._paused else "held" if self._holds else "running"
@@ -355,11 +408,62 @@ class SimTimeBase:
                 f"{state}>")
 
     # -- internals: registration -------------------------------------------------------------
-    def _register(self, ec: "SimulationEC") -> int:
-        """The creation rank of a new EC (the order of ECs at a shared instant)."""
+    def _register(self, ec: "SimulationEC", rank: float | None = None) -> float:
+        """The rank of a new EC (the order of ECs at a shared instant): ``rank`` when given
+        (a lockstep plan's), else its creation order."""
         with self._cond:
             self._created += 1
-            return self._created
+            return float(self._created) if rank is None else float(rank)
+
+    # -- lockstep: parts that run in other processes (the leader) ------------------------------
+    @property
+    def lockstep(self) -> bool:
+        """Part of a lockstep simulation across processes (a follower, or a leader with
+        parts in other processes)."""
+        return self.driven or any(not e.local for e in self._ecs)
+
+    def add_remote(self, part: "RemotePart") -> None:
+        """Schedule a part of the system that runs in another process (a lockstep leader):
+        at each of its instants the time base steps it there, in rank order with the local
+        ECs. Runs in: any thread (before simulated time starts)."""
+        self.call(lambda: self._attach_remote(part))
+
+    def _attach_remote(self, part: "RemotePart") -> None:
+        part._schedule_from(self.now)
+        self._ecs = sorted([*self._ecs, part], key=lambda e: e._rank)
+        self._refresh_due()
+
+    def run_step(self, t: float, parts: list["SimulationEC"]) -> None:
+        """A follower's instant, asked for by the leader: one cycle of each of ``parts`` at
+        simulated time ``t`` [s], in the order given, in the calling thread (an ORB thread),
+        which counts as the time base thread meanwhile. LockstepError when a part's next
+        instant is not ``t`` (out of step). Runs in: the leader's step call."""
+        with self._run_lock:
+            prev, self._ident = self._ident, threading.get_ident()
+            try:
+                if self.wall_started is None:
+                    self.wall_started = self._wall.now()
+                for ec in parts:
+                    if abs(ec._next - t) > EPS:
+                        raise LockstepError(
+                            "?", [ec.name], t, f"out of step: execution context {ec.name!r} "
+                            f"of this process is due at {ec._next:.9f} s")
+                if t != self._last_step:
+                    self.instants += 1
+                    self._last_step = t
+                self.now = t
+                for ec in parts:
+                    ec._sim_cycle(t, 0.0)
+                # now: every cycle of this process before it has run (its next instant)
+                due = INF
+                for ec in self._ecs:
+                    if ec._next < due:
+                        due = ec._next
+                self._next_due = due
+                if due < INF:
+                    self.now = due
+            finally:
+                self._ident = prev
 
     def _attach(self, ec: "SimulationEC") -> None:
         """Runs in: the time base thread. Schedule ``ec`` from the current time and run
@@ -445,7 +549,8 @@ class SimTimeBase:
         with self._run_lock:
             now = self.now
             for ec in self._ecs:
-                ec._apply_pending(now)
+                if ec.local:
+                    ec._apply_pending(now)
 
     def _idle(self, timeout: float | None) -> None:
         """Wait for a wake-up (or ``timeout`` [s]); nothing when one is pending."""
@@ -481,8 +586,8 @@ class SimTimeBase:
                 self.stop_reached.set()
                 self._idle(None)
                 continue
-            if self._holds or (self._paused and target is None):
-                self._reanchor = True
+            if self._holds or (self._paused and target is None) or self.driven:
+                self._reanchor = True       # (a follower's instants come from run_step)
                 self._idle(None)
                 continue
             limit = target if target is not None else INF
@@ -511,9 +616,30 @@ class SimTimeBase:
             if reach:
                 self._reach(limit, t)
             else:
-                self._instant(t, limit, lateness)
+                try:
+                    self._instant(t, limit, lateness)
+                except LockstepError as e:
+                    self._failed(e)
+                    continue
                 if paced:
                     self._after_instant(t)
+
+    def _failed(self, fault: LockstepError) -> None:
+        """A process of a lockstep simulation failed a step: simulated time pauses at the
+        instant that could not complete (nothing is dropped or made up) and the run ends
+        (``on_fault``, the manager). Runs in: the time base thread."""
+        with self._cond:
+            self.fault = fault
+            self._paused = True
+            self._target = None
+            self._cond.notify_all()
+        self.log.error("%s", fault)
+        cb = self.on_fault
+        if cb is not None:
+            try:
+                cb(fault)
+            except Exception:
+                self.log.exception("the lockstep fault handler failed")
 
     def _pace_wait(self, seconds: float) -> bool:
         """The pacer's timed wait: idle (applying nothing) for ``seconds`` at most; True
@@ -559,23 +685,97 @@ class SimTimeBase:
                 self._cond.notify_all()
 
     def _instant(self, t: float, limit: float, lateness: float) -> None:
-        """Run the cycles of every EC due at ``t``, in creation order; then time reaches
-        the next instant (or ``limit``)."""
+        """Run the cycles of every EC due at ``t``, in rank order; then time reaches the
+        next instant (or ``limit``). Consecutive due parts of one other process (a lockstep
+        leader's RemoteParts) go in one step call: one round trip per process and instant.
+        A failed step raises LockstepError with ``now`` left at ``t``."""
         with self._run_lock:
             if self._holds or (self._paused and self._target is None):
                 return                  # paused while this thread was deciding
             if self.wall_started is None:
                 self.wall_started = self._wall.now()
             self.now = t
-            due = INF
+            batch: list[RemotePart] = []
             for ec in self._ecs:
                 if ec._next == t:
-                    ec._sim_cycle(t, lateness)
+                    if ec.local:
+                        if batch:
+                            self._step_remote(t, batch)
+                            batch = []
+                        ec._sim_cycle(t, lateness)
+                    else:
+                        if batch and batch[0].remote is not ec.remote:
+                            self._step_remote(t, batch)
+                            batch = []
+                        batch.append(ec)
+            if batch:
+                self._step_remote(t, batch)
+            due = INF
+            for ec in self._ecs:
                 if ec._next < due:
                     due = ec._next
             self._next_due = due
             self.instants += 1
             self.now = due if due < limit else limit
+
+    def _step_remote(self, t: float, parts: list["RemotePart"]) -> None:
+        """One step call to the process of ``parts`` (all due at ``t``); their grids move on
+        once it has answered. LockstepError names the process and the ECs."""
+        remote = parts[0].remote
+        if remote is None:
+            raise LockstepError(parts[0].process, [p.name for p in parts], t,
+                                "the process has not joined")
+        self.remote_calls += 1
+        remote.step(t, parts)           # raises LockstepError
+        for part in parts:
+            part._advance()
+
+
+class RemotePart:
+    """A lockstep leader's view of a part of the system (an EC's members in another
+    process): its grid of instants (cycle k at k / rate, as a SimulationEC's) and the
+    process that runs it (``remote``: a client with ``step(t, parts)``, see
+    rtcf/corba/lockstep.py). Runs in: the time base thread."""
+
+    __slots__ = ("name", "rate", "_rank", "remote", "index", "_k", "_next", "cycles",
+                 "process")
+    local = False
+
+    def __init__(self, name: str, rate: float, rank: float, process: str, index: int,
+                 remote: Any = None):
+        self.name = name
+        self.rate = float(rate)
+        self._rank = float(rank)
+        self.process = process
+        self.index = index               # its place in the follower's list of parts
+        self.remote = remote
+        self._k = 0
+        self._next = INF
+        self.cycles = 0
+
+    def _schedule_from(self, t: float) -> None:
+        self._k = first_instant(t, self.rate)
+        self._next = self._k / self.rate
+
+    def _advance(self) -> None:
+        self._k += 1
+        self._next = self._k / self.rate
+        self.cycles += 1
+
+    def __repr__(self) -> str:
+        return f"<RemotePart {self.name!r} of process {self.process!r} at {self.rate:g} Hz>"
+
+
+def first_instant(t: float, rate: float) -> int:
+    """The index k of the first instant k / rate at or after ``t`` (within EPS)."""
+    k = math.ceil(t * rate - EPS * rate)
+    if k < 0:
+        k = 0
+    while k / rate < t - EPS:
+        k += 1
+    while k > 0 and (k - 1) / rate >= t - EPS:
+        k -= 1
+    return k
 
 
 class SimulationEC(ExecutionContext):
@@ -586,8 +786,11 @@ class SimulationEC(ExecutionContext):
 
     kind = "PERIODIC"
 
+    local = True           # runs here (a lockstep leader's RemotePart runs elsewhere)
+
     def __init__(self, rate: float = 1000.0, name: str = "",
-                 time_base: SimTimeBase | None = None, **kw: Any):
+                 time_base: SimTimeBase | None = None, rank: float | None = None,
+                 **kw: Any):
         if not isinstance(time_base, SimTimeBase):
             raise ConfigError(f"execution context {name}: a SimulationEC needs a SimTimeBase,"
                               f" got {show_value(time_base)}")
@@ -596,7 +799,7 @@ class SimulationEC(ExecutionContext):
         self._base = time_base
         self._k = 0            # index of the next cycle on this EC's grid
         self._next = INF       # its instant [s]
-        self._rank = time_base._register(self)
+        self._rank = time_base._register(self, rank)
 
     simulated = True
 
@@ -626,7 +829,7 @@ class SimulationEC(ExecutionContext):
     def resume(self) -> None:
         self._base.resume()
 
-    def advance(self, seconds: float) -> float:
+    def advance(self, seconds: float, wait: bool = True) -> float:
         return self._base.advance(seconds)
 
     # -- control --------------------------------------------------------------------------
@@ -685,6 +888,13 @@ class SimulationEC(ExecutionContext):
         # callers may wait for them (sync transitions, Component.call)
         return True
 
+    def set_rate(self, rate: float) -> ReturnCode:
+        """As every EC's; PRECONDITION_NOT_MET in a lockstep simulation across processes,
+        whose grids of instants are the whole system's (fixed by the composition)."""
+        if self._base.lockstep:
+            return ReturnCode.PRECONDITION_NOT_MET
+        return super().set_rate(rate)
+
     def _rate_changed(self) -> None:
         """Runs in: the time base thread (set_rate). The new grid starts at the first
         multiple of the new period at or after the current time."""
@@ -694,16 +904,8 @@ class SimulationEC(ExecutionContext):
 
     # -- driven by the time base (its thread) ----------------------------------------------
     def _schedule_from(self, t: float) -> None:
-        rate = self.rate
-        k = math.ceil(t * rate - EPS * rate)
-        if k < 0:
-            k = 0
-        while k / rate < t - EPS:
-            k += 1
-        while k > 0 and (k - 1) / rate >= t - EPS:
-            k -= 1
-        self._k = k
-        self._next = k / rate
+        self._k = first_instant(t, self.rate)
+        self._next = self._k / self.rate
 
     def _sim_cycle(self, t: float, lateness: float) -> None:
         i = self.cycles % HISTORY

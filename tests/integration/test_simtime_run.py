@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -118,7 +119,10 @@ def test_bad_composition_value_is_refused(tmp_path):
     assert "system.yaml: simulation.real_time_factor: expected a number >= 0" in cp.stderr
 
 
-def test_multi_process_simulation_is_refused(tmp_path):
+def test_a_simulation_split_over_processes_runs_on_one_clock(tmp_path, naming):
+    """Issue 21: no longer refused. Here the launcher's process hosts no component: it only
+    keeps simulated time and steps processes a and b (the default EC's two parts, at the
+    default 1000 Hz) in order, every instant."""
     text = """
 name: split
 components:
@@ -126,12 +130,14 @@ components:
   - {type: Recorder, module: examples, name: rec, process: b}
 connections:
   - {from: gen.out, to: rec.in}
-simulation: {real_time_factor: 1}
+simulation: {real_time_factor: 0}
 """
-    cp = run_manager(tmp_path, text, duration=0.1, args=("--quiet",))
-    assert cp.returncode == 2, cp.stderr[-2000:]
-    assert ("system.yaml: simulation time runs every execution context in lockstep in one "
-            "process, but this composition spans processes main, a, b") in cp.stderr
+    cp = run_manager(tmp_path, text, f"corba.nameservers:localhost:{naming.port}",
+                     "exec_cxt.periodic.sched_fifo:NO", duration=0.5, args=("--quiet",))
+    assert cp.returncode == 0, cp.stderr[-3000:]
+    assert "simulation: 0.500 s of simulated time" in cp.stderr
+    assert "lockstep: 1000 steps to 2 other processes (a, b)" in cp.stderr, cp.stderr[-3000:]
+    assert re.search(r"rec: 500 samples, gaps 0 \(0 missing\)", cp.stderr), cp.stderr[-3000:]
 
 
 def test_help_says_duration_is_simulated_in_simulation_time(tmp_path):

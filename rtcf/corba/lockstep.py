@@ -1,0 +1,288 @@
+"""The lockstep wire (``idl/Lockstep.idl``): a leader's time base steps the execution
+contexts of follower processes, one ``step(t, parts)`` call per process and instant
+(rtcf.lockstep has the design, rtcf.simtime the time bases).
+
+* :class:`FollowerServant` (in a follower): ``step`` runs the process's parts at the given
+  simulated time in the calling ORB thread and returns once they have run; ``finish`` ends
+  the process.
+* :class:`RemoteFollower` (in the leader): the client of one follower, what a RemotePart
+  calls; every CORBA failure (the process died: COMM_FAILURE, TRANSIENT; it hangs:
+  TIMEOUT after ``step_timeout``; refused: out of step) becomes a LockstepError naming the
+  process and its execution contexts.
+* :class:`LeaderServant` (in the leader): ``join`` (refused once simulated time has
+  started, for a process the composition does not place, twice, or with other parts) and
+  the time control of the whole system for components of other processes.
+* :class:`RemoteLeader` (in a follower): that time control as the follower time base's
+  ``controller``.
+* :class:`OpenRTMMember` (in the leader): an OpenRTM-aist component in the loop, stepped
+  through its own EC's ``OpenRTM::ExtTrigExecutionContextService::tick()``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable
+
+import omniORB
+from omniORB import CORBA
+
+from ..lockstep import LockstepError
+from ..log import get_logger
+from .idl import stub_module
+
+Lockstep = stub_module("Lockstep")
+Lockstep__POA = stub_module("Lockstep__POA")
+OpenRTM = stub_module("OpenRTM")
+RTC = stub_module("RTC")
+log = get_logger("lockstep")
+
+DEFAULT_STEP_TIMEOUT = 5.0      # [s] rtcf.simulation.step_timeout
+LEADER_PROPERTY = "rtcf.lockstep.leader"   # component profile property: the leader's IOR
+
+
+def _why(e: Exception, timeout: float) -> str:
+    """A CORBA failure of a step in words."""
+    if isinstance(e, CORBA.TIMEOUT):
+        return (f"no answer within {timeout:g} s (the process hangs, or a cycle took "
+                f"longer: rtcf.simulation.step_timeout)")
+    if isinstance(e, (CORBA.COMM_FAILURE, CORBA.TRANSIENT, CORBA.OBJECT_NOT_EXIST)):
+        return f"the process does not answer (it died?): {type(e).__name__}"
+    return f"{type(e).__name__}: {e}"
+
+
+class FollowerServant(Lockstep__POA.Follower):
+    """A follower process's side. Runs in: ORB threads (a step runs the cycles there)."""
+
+    def __init__(self, time_base: Any, parts: list[Any], on_finish: Callable[[str], None]):
+        self.tb = time_base
+        self.parts = list(parts)        # SimulationECs, in the order joined with
+        self.on_finish = on_finish
+        self.stopping = False
+        self.ref: Any = None
+
+    def step(self, t: float, parts: list[int]) -> None:
+        if self.stopping:
+            raise Lockstep.Refused("this process is stopping")
+        try:
+            ecs = [self.parts[i] for i in parts]
+        except (IndexError, TypeError):
+            raise Lockstep.Refused(f"no part {list(parts)!r}: this process runs "
+                                   f"{len(self.parts)}") from None
+        try:
+            self.tb.run_step(t, ecs)
+        except LockstepError as e:
+            raise Lockstep.Refused(e.reason) from None
+
+    def finish(self, reason: str) -> None:
+        log.info("the leader ended the lockstep run: %s", reason)
+        self.stopping = True
+        self.on_finish(reason)
+
+
+class RemoteFollower:
+    """The leader's client of one follower process (what RemotePart.remote is). Runs in:
+    the leader's time base thread."""
+
+    def __init__(self, process: str, ref: Any, step_timeout: float = DEFAULT_STEP_TIMEOUT):
+        self.process = process
+        self.ref = ref
+        self.timeout = float(step_timeout)
+        omniORB.setClientCallTimeout(ref, max(1, int(self.timeout * 1000)))
+
+    def step(self, t: float, parts: list[Any]) -> None:
+        key = tuple(p.index for p in parts)
+        try:
+            self.ref.step(t, list(key))
+        except Lockstep.Refused as e:
+            raise LockstepError(self.process, [p.name for p in parts], t, e.reason) from None
+        except CORBA.Exception as e:
+            raise LockstepError(self.process, [p.name for p in parts], t,
+                                _why(e, self.timeout)) from None
+
+    def finish(self, reason: str) -> None:
+        try:
+            self.ref.finish(reason)
+        except CORBA.Exception:
+            pass                          # gone already
+
+
+class OpenRTMMember:
+    """An OpenRTM-aist component in the loop (an ``external`` member of a lockstep
+    composition): its owned EC is an ExtTrig one (SynchExtTriggerEC / OpenHRPExecution-
+    Context: tick() returns once onExecute has run), ticked once per instant of its part.
+    OpenRTM-aist's asynchronous ExtTrigExecutionContext returns from tick() before the
+    cycle has run, so it cannot be in lockstep and is refused at the join (its profile's
+    properties say which EC type it is when the component reports it). Runs in: the
+    leader's time base thread."""
+
+    def __init__(self, name: str, ec: Any, step_timeout: float = DEFAULT_STEP_TIMEOUT):
+        self.process = name
+        self.ec = ec
+        self.timeout = float(step_timeout)
+        omniORB.setClientCallTimeout(ec, max(1, int(self.timeout * 1000)))
+
+    def step(self, t: float, parts: list[Any]) -> None:
+        try:
+            for _ in parts:
+                self.ec.tick()
+        except CORBA.Exception as e:
+            raise LockstepError(self.process, [p.name for p in parts], t,
+                                _why(e, self.timeout)) from None
+
+    def finish(self, reason: str) -> None:
+        pass                              # an OpenRTM component outlives the run
+
+
+def find_exttrig(rtobject: Any) -> Any:
+    """The OpenRTM::ExtTrigExecutionContextService among ``rtobject``'s owned contexts (as
+    openhrp3's Controller_impl looks for it), or None."""
+    for ec in rtobject.get_owned_contexts():
+        if ec is None:
+            continue
+        try:
+            ext = ec._narrow(OpenRTM.ExtTrigExecutionContextService)
+        except CORBA.Exception:
+            ext = None
+        if ext is not None:
+            return ext
+    return None
+
+
+class LeaderServant(Lockstep__POA.Leader):
+    """The leader's side. ``expected``: process -> its part names in instant order;
+    ``remote_parts``: process -> the RemoteParts the time base runs. Runs in: ORB threads."""
+
+    def __init__(self, time_base: Any, expected: dict[str, list[str]],
+                 remote_parts: dict[str, list[Any]],
+                 step_timeout: float = DEFAULT_STEP_TIMEOUT):
+        self.tb = time_base
+        self.expected = {k: list(v) for k, v in expected.items()}
+        self.remote_parts = remote_parts
+        self.step_timeout = step_timeout
+        self.joined: dict[str, RemoteFollower] = {}
+        self.refused: list[str] = []
+        self.open = True
+        self._cond = threading.Condition()
+        self.ref: Any = None
+
+    # -- joining -------------------------------------------------------------------------------
+    def join(self, process: str, ref: Any, parts: list[str]) -> None:
+        with self._cond:
+            reason = None
+            if not self.open:
+                reason = (f"process {process!r} joined late: the simulation is running "
+                          f"(simulated time {self.tb.now:.3f} s); a process cannot join a "
+                          "lockstep simulation once simulated time has started: restart the "
+                          "whole system")
+            elif process not in self.expected:
+                reason = (f"the composition places no execution context in process "
+                          f"{process!r} (its other processes: "
+                          f"{', '.join(self.expected) or 'none'})")
+            elif process in self.joined:
+                reason = f"process {process!r} joined already"
+            elif list(parts) != self.expected[process]:
+                reason = (f"process {process!r} runs {list(parts)}, the composition "
+                          f"{self.expected[process]}")
+            if reason is not None:
+                self.refused.append(reason)
+                log.warning("refused a process: %s", reason)
+                raise Lockstep.Refused(reason)
+            client = RemoteFollower(process, ref, self.step_timeout)
+            for part in self.remote_parts.get(process, []):
+                part.remote = client
+            self.joined[process] = client
+            self._cond.notify_all()
+        log.info("process %s joined the lockstep simulation (%s)", process,
+                 ", ".join(parts))
+
+    def missing(self) -> list[str]:
+        with self._cond:
+            return [p for p in self.expected if p not in self.joined]
+
+    def wait_joined(self, processes: list[str], timeout: float,
+                    stop: Callable[[], bool] = lambda: False) -> list[str]:
+        """Block until every process of ``processes`` has joined, ``stop()`` or the timeout;
+        the ones still missing."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                missing = [p for p in processes if p not in self.joined]
+                left = deadline - time.monotonic()
+                if not missing or left <= 0 or stop():
+                    return missing
+                self._cond.wait(min(left, 0.1))
+
+    def close(self) -> None:
+        """Simulated time starts: every later join is refused."""
+        with self._cond:
+            self.open = False
+
+    def finish(self, reason: str) -> None:
+        for client in list(self.joined.values()):
+            client.finish(reason)
+
+    # -- time control for the other processes ----------------------------------------------------
+    def pause(self, wait: bool) -> None:
+        self.tb.pause(wait=wait)
+
+    def resume(self) -> None:
+        self.tb.resume()
+
+    def advance(self, seconds: float, wait: bool) -> float:
+        try:
+            return float(self.tb.advance(seconds, wait=wait))
+        except ValueError as e:
+            raise Lockstep.Refused(str(e)) from None
+
+    def set_real_time_factor(self, factor: float) -> None:
+        try:
+            self.tb.set_real_time_factor(factor)
+        except ValueError as e:
+            raise Lockstep.Refused(str(e)) from None
+
+    def state(self) -> Any:
+        tb = self.tb
+        return Lockstep.TimeState(float(tb.now), bool(tb.paused), float(tb.real_time_factor),
+                                  bool(tb.stop_reached.is_set()))
+
+
+class RemoteLeader:
+    """A follower's time control over the wire (SimTimeBase.controller): pause, resume,
+    advance and the factor act on the leader's time base, the system's one clock. Runs in:
+    any thread of the follower."""
+
+    def __init__(self, ref: Any):
+        self.ref = ref
+
+    @property
+    def paused(self) -> bool:
+        return bool(self.ref.state().paused)
+
+    @property
+    def real_time_factor(self) -> float:
+        return float(self.ref.state().real_time_factor)
+
+    def pause(self, wait: bool = True) -> None:
+        self.ref.pause(wait)
+
+    def resume(self) -> None:
+        self.ref.resume()
+
+    def advance(self, seconds: float, wait: bool = True) -> float:
+        try:
+            return float(self.ref.advance(seconds, wait))
+        except Lockstep.Refused as e:
+            raise ValueError(e.reason) from None
+
+    def set_real_time_factor(self, factor: float) -> None:
+        try:
+            self.ref.set_real_time_factor(factor)
+        except Lockstep.Refused as e:
+            raise ValueError(e.reason) from None
+
+    def alive(self) -> bool:
+        try:
+            return not self.ref._non_existent()
+        except CORBA.Exception:
+            return False
