@@ -63,7 +63,15 @@ class Member:
 
 
 class ExecutionContext:
-    """Common part of the execution contexts (OpenRTM ExecutionContextService semantics)."""
+    """Common part of the execution contexts (OpenRTM ExecutionContextService semantics).
+
+    Runs in: membership, state queries, lifecycle requests, set_rate and time control
+    (pause, resume, advance): any thread (an ORB thread, a tool's, the manager's); they lock
+    only what they share and hand the work to the EC thread, waiting for it where OpenRTM
+    does (sync transitions). start and stop: the thread that owns the EC (the manager's
+    main thread), never the EC thread. status and report: the manager's main thread, one
+    caller (status keeps the interval mark). Hooks run in the EC thread only.
+    """
 
     kind = "PERIODIC"
 
@@ -659,7 +667,11 @@ class SteppedEC(ExecutionContext):
     deterministic tests and simulation (OpenHRP's ExecutionContext with tick()).
 
     Its kind is PERIODIC, as OpenRTM's ExtTrigExecutionContext reports: each tick is one
-    period of ``rate``. ``ticked`` tells the manager it has no rate of its own to report."""
+    period of ``rate``. ``ticked`` tells the manager it has no rate of its own to report.
+
+    Runs in: tick(), step() and advance() run the cycles in the calling thread (a test, a
+    simulator, an ORB thread serving OpenRTM's tick()); concurrent callers run one after
+    the other. The other methods as ExecutionContext's."""
 
     kind = "PERIODIC"
     ticked = True
@@ -807,6 +819,9 @@ class PeriodicEC(ExecutionContext):
     ``catch_up`` runs the missed cycles at once. When every member is Inactive and nothing
     is pending, the thread waits for a request. On a ManualClock the EC runs in virtual
     time: instead of sleeping it sets the clock to the deadline (deterministic tests).
+
+    Runs in: its own thread (``rtcf-ec-<name>``) runs every cycle; the public methods as
+    ExecutionContext's (wake: any thread).
     """
 
     def __init__(self, rate: float = 1000.0, name: str = "", clock: Clock | None = None,

@@ -782,7 +782,11 @@ class SimulationEC(ExecutionContext):
     """An execution context whose cycles a :class:`SimTimeBase` runs in simulated time:
     cycle k at instant ``k / rate`` [s]. Lifecycle, members, ECInfo, set_rate and the CORBA
     EC service are those of every EC; start/stop attach it to / detach it from the time
-    base. Its thread is the time base's thread."""
+    base. Its thread is the time base's thread.
+
+    Runs in: time control and lifecycle requests: any thread (the time base's calls);
+    start/stop: the owner's thread, never the time base thread; its cycles: the time base
+    thread (a follower's: the ORB thread of the leader's step call)."""
 
     kind = "PERIODIC"
 
