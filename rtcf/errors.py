@@ -13,7 +13,7 @@ from typing import Any
 __all__ = ["RtcfError", "ConfigError", "CompositionError", "ParamError", "ModuleError",
            "PortError", "LifecycleError", "ToolError", "AddressError", "ValueShapeError",
            "RecordingError", "ActionError", "NoNamingService", "IdlBuildError",
-           "show_value", "SHOW_LIMIT"]
+           "LockstepError", "show_value", "SHOW_LIMIT"]
 
 #: Longest echo of a bad value in an error message [characters] (a 1 MB key is not echoed).
 SHOW_LIMIT = 80
@@ -119,3 +119,21 @@ class NoNamingService(ToolError, ConnectionError):
 
 class IdlBuildError(RtcfError, RuntimeError):
     """omniidl failed or could not be found; the message carries its output."""
+
+
+class LockstepError(RtcfError):
+    """A simulation across processes (rtcf.lockstep) cannot go on: a process that does not
+    answer a step (dead, hung past the step timeout) or answers out of step. The run ends;
+    simulated time stays at the instant that could not complete (no cycle is dropped or
+    made up)."""
+
+    def __init__(self, process: str, ecs: list[str], t: float, reason: str):
+        self.process = process
+        self.ecs = list(ecs)
+        self.t = t
+        self.reason = reason
+        what = ", ".join(repr(e) for e in ecs)
+        super().__init__(f"lockstep: process {process!r} (execution context"
+                         f"{'s' if len(ecs) > 1 else ''} {what}) failed the step at "
+                         f"simulated time {t:.6f} s: {reason}; simulated time is paused "
+                         f"there and the run ends")

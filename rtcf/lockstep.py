@@ -24,7 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .errors import CompositionError, RtcfError
+from .errors import CompositionError, LockstepError
+
+__all__ = ["MAIN", "Part", "plan", "parts_of", "LockstepError"]
 
 MAIN = "main"
 
@@ -77,24 +79,3 @@ def plan(composition: object, process_of: Callable[[str], str]) -> list[Part]:
 def parts_of(parts: list[Part], process: str) -> list[Part]:
     """The parts that run in ``process``, in instant order."""
     return [p for p in parts if p.process == process]
-
-
-class LockstepError(RtcfError):
-    """A lockstep simulation cannot go on: a process that does not answer a step (dead,
-    hung past the step timeout) or answers out of step. The run ends; simulated time stays
-    at the instant that could not complete (no cycle is dropped or made up)."""
-
-    def __init__(self, process: str, ecs: list[str], t: float, reason: str):
-        self.process = process
-        self.ecs = list(ecs)
-        self.t = t
-        self.reason = reason
-        what = ", ".join(repr(e) for e in ecs)
-        super().__init__(f"lockstep: process {process!r} (execution context"
-                         f"{'s' if len(ecs) > 1 else ''} {what}) failed the step at "
-                         f"simulated time {t:.6f} s: {reason}; simulated time is paused "
-                         f"there and the run ends")
-
-
-class JoinRefused(RtcfError):
-    """A follower's join was refused (late, unknown, twice, different parts)."""

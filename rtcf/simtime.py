@@ -59,7 +59,7 @@ from .execution import HISTORY, ExecutionContext
 from .overrun import OVERRUN_POLICIES, RESYNC_LAG, check_policy, next_deadline
 from .pacer import Pacer, set_thread_fifo
 from .lifecycle import LifeCycleState, ReturnCode
-from .lockstep import LockstepError
+from .errors import LockstepError
 from .log import get_logger
 from .validate import check_factor
 
@@ -665,6 +665,9 @@ class SimTimeBase:
                                             pacer.released)
         if missed:
             self.overruns += missed
+            for ec in self._ecs:            # the ECs whose cycles made the instant late
+                if ec.local and ec._last_start == t:
+                    ec.overruns += missed
         if deadline != nxt:
             pacer.anchor(t_next, wall=deadline)
 

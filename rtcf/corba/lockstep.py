@@ -27,7 +27,7 @@ from typing import Any, Callable
 import omniORB
 from omniORB import CORBA
 
-from ..lockstep import LockstepError
+from ..errors import LockstepError
 from ..log import get_logger
 from .idl import stub_module
 

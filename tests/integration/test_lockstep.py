@@ -248,3 +248,13 @@ def test_shipped_split_compositions_log_what_one_process_logs(naming, tmp_path, 
         assert runs["one"][n][2] >= 0.99 * seconds * (100 if name == "nao_sim" else 1000)
         assert runs["split1"][n] == runs["split2"][n], f"{n}: the split runs differ"
         assert runs["split1"][n] == runs["one"][n], f"{n}: split differs from one process"
+
+
+def test_the_picture_of_one_instant_is_drawn(tmp_path):
+    """docs/architecture.md's picture comes from scripts/lockstep_instant."""
+    out = tmp_path / "instant.png"
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "lockstep_instant.py"),
+                           "--out", str(out), "--rtt", "100"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000

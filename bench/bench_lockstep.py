@@ -1,0 +1,356 @@
+"""Simulation time across processes (rtcf.lockstep): what one instant costs, how fast the
+split systems run, and whether the planner still stalls the robot. Everything runs as a
+user runs it (``python -m rtcf.manager`` processes, CORBA, a private naming service).
+
+1. ``instant``: per-instant cost of a 100 Hz and a 1 kHz EC with one component in the
+   launcher's process and one in another (``split``), against the same two components in
+   one process (``one``) and against the floor: a bare ``tick()`` round trip from this
+   process to a stepped EC in another process (OpenRTM's ExtTrigExecutionContextService,
+   timed call by call). Flat out (factor 0), from the time base's report: wall time /
+   instants. ``added`` = split - one, the price of the other process per instant; the
+   ratio is added / floor p50 (target: at most 2).
+2. ``systems``: nao_sim and arm_sim against their split compositions, flat out: the
+   real-time factor achieved and the CPU of each process (utime + stime over the run's
+   wall time, from /proc, sampled until the process ends): a sum above 100 % is the
+   machine's second core at work.
+3. ``planner``: arm_sim_split (the planner in its own process) against arm_blending
+   (planner, no physics, one process) and arm_sim (planner with the physics), paced at real
+   time: a client's ``amoveb`` of the 200 mm blended square of
+   ``rtcf_components.scenarios.SQUARE`` at 150 mm/s (how long the call takes to return), while another client polls ControllerManager0's getStatistics at 20 Hz; the
+   1 kHz (arm_blending: 100 Hz) EC's overruns before and after (``stats.overruns`` of its
+   EC profile, what rtcat -ll shows).
+
+Prints medians over ``--rounds`` and the load average; asserts nothing.
+
+    .venv/bin/python bench/bench_lockstep.py --rounds 3
+    .venv/bin/python bench/bench_lockstep.py --only instant --rounds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))
+
+from common import machine_line, table  # noqa: E402
+
+PAIR = """
+name: pair{rate}
+simulation: {{real_time_factor: 0}}
+components:
+  - {{type: Recorder, module: examples, name: a}}
+  - {{type: Recorder, module: examples, name: b{where}}}
+execution_contexts:
+  - {{name: e, kind: periodic, rate: {rate}, members: [a, b]}}
+"""
+
+STEPPED = """
+name: floor
+components:
+  - {type: Recorder, module: examples, name: ticked}
+execution_contexts:
+  - {name: st, kind: stepped, rate: 1000, members: [ticked]}
+"""
+
+REPORT = re.compile(r"simulation: ([\d.]+) s of simulated time in ([\d.]+) s wall, "
+                    r"real-time factor ([\d.]+) \([^)]*\), (\d+) instants")
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
+
+
+def _manager(path: Path, ns: int, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "rtcf.manager", str(path), "--quiet",
+            "-o", f"corba.nameservers:localhost:{ns}", *extra]
+
+
+class CpuWatch:
+    """Samples utime + stime of a process and of its child managers from /proc until they
+    end: {label: cpu seconds}."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.cpu: dict[str, float] = {}
+        self.tick = os.sysconf("SC_CLK_TCK")
+        self._stop = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _read(self, pid: int) -> tuple[int, float] | None:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return None
+        f = stat.rsplit(")", 1)[1].split()
+        return int(f[1]), (int(f[11]) + int(f[12])) / self.tick
+
+    def _label(self, pid: int) -> str:
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return str(pid)
+        if b"--process" in cmd:
+            return cmd[cmd.index(b"--process") + 1].decode()
+        return "main"
+
+    def _run(self) -> None:
+        while not self._stop:
+            me = self._read(self.pid)
+            if me is None:
+                return
+            self.cpu["main"] = me[1]
+            for d in Path("/proc").iterdir():
+                if d.name.isdigit():
+                    r = self._read(int(d.name))
+                    if r is not None and r[0] == self.pid:
+                        label = self._label(int(d.name))
+                        if label != "main":
+                            self.cpu[label] = r[1]
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        self._stop = True
+        self.thread.join(2)
+
+
+def run_report(path: Path, ns: int, seconds: float, cwd: Path, *extra: str
+               ) -> tuple[float, float, int, dict[str, float], float]:
+    """(simulated s, wall s, instants, cpu s per process, wall of the whole run)."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(_manager(path, ns, "--duration", str(seconds),
+                                     "-o", "exec_cxt.periodic.sched_fifo:NO", *extra),
+                            cwd=cwd, env=_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    watch = CpuWatch(proc.pid)
+    out, _ = proc.communicate(timeout=600)
+    watch.stop()
+    whole = time.monotonic() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(out[-3000:])
+    m = None
+    for m in REPORT.finditer(out):
+        if "lockstep: stepped" not in out[m.end():m.end() + 40]:
+            break                        # the leader's line (a follower's says so)
+    assert m is not None, out[-2000:]
+    return float(m.group(1)), float(m.group(2)), int(m.group(4)), watch.cpu, whole
+
+
+def tick_floor(ns: int, cwd: Path, n: int = 5000) -> np.ndarray:
+    """Round trips of OpenRTM::ExtTrigExecutionContextService::tick() to a stepped EC in a
+    manager process, timed one by one [s]."""
+    from rtcf.corba.idl import stub_module
+    from rtcf.corba.naming import NamingClient
+    from rtcf.corba.orb import init_orb
+    import socket
+    path = cwd / "floor.yaml"
+    path.write_text(STEPPED)
+    proc = subprocess.Popen(_manager(path, ns), cwd=cwd, env=_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        orb = init_orb({})
+        RTC, OpenRTM = stub_module("RTC"), stub_module("OpenRTM")
+        client = NamingClient(orb, f"127.0.0.1:{ns}")
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                ref = client.resolve(f"{socket.gethostname()}.host_cxt/ticked.rtc")._narrow(
+                    RTC.RTObject)
+                ec = ref.get_owned_contexts()[0]._narrow(OpenRTM.ExtTrigExecutionContextService)
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        for _ in range(200):
+            ec.tick()
+        out = np.empty(n)
+        perf = time.perf_counter
+        for i in range(n):
+            t0 = perf()
+            ec.tick()
+            out[i] = perf() - t0
+        return out
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+def bench_instant(ns: int, rounds: int, work: Path) -> None:
+    print("\n## One instant: one process against two (flat out), and the tick() floor")
+    rows = []
+    for rate, seconds in ((100, 20.0), (1000, 5.0)):
+        one, split, floor50, floor99 = [], [], [], []
+        for r in range(rounds):
+            d = work / f"instant{rate}_{r}"
+            d.mkdir()
+            for where, bucket in (("", one), (", process: two", split)):
+                path = d / f"pair{len(where)}.yaml"
+                path.write_text(PAIR.format(rate=rate, where=where))
+                sim, wall, instants, _, _ = run_report(path, ns, seconds, d)
+                bucket.append(wall / instants)
+            f = tick_floor(ns, d)
+            floor50.append(float(np.percentile(f, 50)))
+            floor99.append(float(np.percentile(f, 99)))
+        o, s = float(np.median(one)), float(np.median(split))
+        f50, f99 = float(np.median(floor50)), float(np.median(floor99))
+        rows.append([f"{rate} Hz", o * 1e6, s * 1e6, (s - o) * 1e6, f50 * 1e6, f99 * 1e6,
+                     (s - o) / f50])
+    print(table(["EC", "one process us/instant", "split us/instant", "added us",
+                 "tick() floor p50 us", "floor p99 us", "added / floor p50"], rows, 2))
+
+
+def bench_systems(ns: int, rounds: int, seconds: float, work: Path) -> None:
+    print("\n## The shipped systems flat out: one process against split (CPU per process)")
+    rows = []
+    for name in ("nao_sim", "arm_sim"):
+        for comp in (name, f"{name}_split"):
+            rtf, cpus, walls = [], {}, []
+            for r in range(rounds):
+                d = work / f"{comp}_{r}"
+                d.mkdir()
+                sim, wall, instants, cpu, whole = run_report(
+                    ROOT / "compositions" / f"{comp}.yaml", ns, seconds, d,
+                    "-o", "rtcf.simulation.real_time_factor:0")
+                rtf.append(sim / wall)
+                walls.append(whole)
+                for k, v in cpu.items():
+                    cpus.setdefault(k, []).append(100.0 * v / whole)
+            cpu_text = ", ".join(f"{k} {np.median(v):.0f} %" for k, v in sorted(cpus.items()))
+            total = sum(float(np.median(v)) for v in cpus.values())
+            rows.append([comp, float(np.median(rtf)), cpu_text, total])
+    print(table(["composition", "real-time factor", "CPU per process (whole run)",
+                 "CPU sum %"], rows, 2))
+
+
+def _overruns(ref: object) -> int:
+    from rtcf.corba.idl import stub_module
+    from rtcf.corba.nv import from_nvlist
+    RTC = stub_module("RTC")
+    total = 0
+    ecs = list(ref.get_owned_contexts()) + list(ref.get_participating_contexts())
+    for ec in ecs[:1]:
+        prof = ec._narrow(RTC.ExecutionContextService).get_profile()
+        total += int(from_nvlist(prof.properties).get("stats.overruns", "0"))
+    return total
+
+
+def bench_planner(ns: int, rounds: int, work: Path) -> None:
+    """amoveb of the blended square with a statistics poller; the EC's overruns."""
+    print("\n## amoveb of a 200 mm blended square, getStatistics polled at 20 Hz, paced at "
+          "real time")
+    import socket
+    from rtcf.corba.idl import stub_module
+    from rtcf.corba.naming import NamingClient
+    from rtcf.corba.orb import init_orb
+    from rtcf_components.blending_planner.proxy import BlendingPlannerProxy
+    from rtcf_components.scenarios import SQUARE     # 200 mm, TOOL frame, corners r 30
+    RTC = stub_module("RTC")
+    rows = []
+    for comp in ("arm_blending", "arm_sim", "arm_sim_split"):
+        calls, added = [], []
+        for r in range(rounds):
+            d = work / f"planner_{comp}_{r}"
+            d.mkdir()
+            proc = subprocess.Popen(_manager(ROOT / "compositions" / f"{comp}.yaml", ns,
+                                             "-o", "exec_cxt.periodic.sched_fifo:NO"),
+                                    cwd=d, env=_env(), stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, start_new_session=True)
+            try:
+                client = NamingClient(init_orb({}), f"127.0.0.1:{ns}")
+                host = socket.gethostname()
+                deadline = time.monotonic() + 60
+                while True:
+                    try:
+                        bp_ref = client.resolve(f"{host}.host_cxt/BlendingPlanner0.rtc")
+                        bp_ref = bp_ref._narrow(RTC.RTObject)
+                        bp_ref.get_component_profile()
+                        break
+                    except Exception:
+                        if time.monotonic() > deadline or proc.poll() is not None:
+                            raise RuntimeError(f"{comp} did not start")
+                        time.sleep(0.2)
+                bp = BlendingPlannerProxy("BlendingPlanner0", f"localhost:{ns}")
+                cm = None
+                if comp != "arm_blending":
+                    cm_ref = client.resolve(f"{host}.host_cxt/ControllerManager0.rtc")
+                    cm_ref = cm_ref._narrow(RTC.RTObject)
+                    from rtcf.corba.client import get_service
+                    CM = stub_module("ControllerManager")
+                    cm = get_service("ControllerManager0", "ControllerManagerService",
+                                     stub=CM.ControllerManagerService,
+                                     nameserver=f"localhost:{ns}")
+                watched = cm_ref if cm is not None else bp_ref
+                time.sleep(2.0)                          # settled
+                stop = threading.Event()
+
+                def poll() -> None:
+                    while not stop.is_set():
+                        try:
+                            if cm is not None:
+                                cm.getStatistics()
+                            else:
+                                bp.service.getTcpPose()
+                        except Exception:
+                            pass
+                        stop.wait(0.05)
+                poller = threading.Thread(target=poll, daemon=True)
+                before = _overruns(watched)
+                poller.start()
+                t0 = time.perf_counter()
+                ok = bp.move_blending(SQUARE, [150.0, -10000.0], [600.0, -10000.0], 0.0,
+                                      1, 0, 1)          # TOOL frame, ASYNC: amoveb
+                calls.append(time.perf_counter() - t0)
+                if not ok:
+                    raise RuntimeError(f"{comp}: amoveb refused: {bp.last_error()}")
+                bp.move_wait()
+                stop.set()
+                poller.join(2)
+                added.append(_overruns(watched) - before)
+            finally:
+                os.killpg(proc.pid, 15)
+                proc.wait(30)
+        rows.append([comp, float(np.median(calls)) * 1e3, float(np.median(added)),
+                     max(added)])
+    print(table(["composition", "amoveb returns after [ms]", "overruns added (median)",
+                 "(max)"], rows, 1))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=10.0,
+                    help="simulated seconds of each system run (systems)")
+    ap.add_argument("--only", choices=("instant", "systems", "planner"), default=None)
+    args = ap.parse_args()
+    from rtcf.corba.naming import ensure_naming_service, free_port
+    names = ensure_naming_service("127.0.0.1", free_port(), timeout=15)
+    print(machine_line())
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            if args.only in (None, "instant"):
+                bench_instant(names.port, args.rounds, work)
+            if args.only in (None, "systems"):
+                bench_systems(names.port, args.rounds, args.seconds, work)
+            if args.only in (None, "planner"):
+                bench_planner(names.port, args.rounds, work)
+    finally:
+        names.stop()
+    print(machine_line())
+
+
+if __name__ == "__main__":
+    main()
