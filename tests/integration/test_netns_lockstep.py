@@ -10,13 +10,13 @@ Skips with the reason when network namespaces cannot be made here."""
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from test_netns import A_IP, B_IP, _start, _stop, two_hosts  # noqa: F401  (the fixture)
+from test_netns import (A_IP, B_IP, _start, _stop, _wait_listening,  # noqa: F401
+                       two_hosts)                                     # (the fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 pytest.importorskip("mujoco")
@@ -81,7 +81,7 @@ def test_simulator_on_host_a_controller_manager_on_host_b(two_hosts, tmp_path): 
     common = ["-o", f"corba.nameservers:{A_IP}:{port}", "-o",
               "exec_cxt.periodic.sched_fifo:NO", "--quiet"]
     try:
-        time.sleep(1.0)
+        _wait_listening(a, A_IP, port)
         # host B first, by hand: it waits for the launcher's time base to appear
         remote = _start(b, [sys.executable, "-m", "rtcf.manager", str(split), "--process",
                             "b", "-o", f"corba.endpoints:{B_IP}", *common], tmp_path / "b.log")
