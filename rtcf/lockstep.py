@@ -7,7 +7,7 @@ The process that launches the system (process ``main``) is the *leader*: its Sim
 owns simulated time, its pacing and the order of every execution context of the system.
 Every other process is a *follower*: its ECs run on a time base driven from outside, and
 they cycle only when the leader steps them, at the simulated time the leader gives. The
-wire is ``idl/Lockstep.idl`` (rtcf/corba/lockstep.py): one ``step(t, parts)`` call per
+wire is ``rtcf/idl/Lockstep.idl`` (rtcf/corba/lockstep.py): one ``step(t, parts)`` call per
 follower process and instant, however many of its ECs are due then.
 
 This module is the pure part: which *parts* (an EC's members in one process) run in which

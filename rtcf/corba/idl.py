@@ -1,7 +1,8 @@
 """Build the omniORBpy stubs for the standard RTC/OpenRTM IDL and this project's IDL.
 
 The standard IDL is read from the installed rtctree-aist package (``rtctree/data/idl``), the
-project's own IDL from the repository's ``idl/`` folder. Both are compiled with
+framework's own IDL (the lockstep wire) from ``rtcf/idl/``, the components' IDL from the
+repository's ``idl/`` folder. Both are compiled with
 ``omniidl -bpython -Wbpackage=rtcf._gen`` into the package folder ``rtcf/_gen`` (gitignored),
 so ``import rtcf._gen.RTC`` is an ordinary package import: nothing goes on sys.path.
 
@@ -36,6 +37,7 @@ PACKAGE = "rtcf._gen"
 STAMP_NAME = ".rtcf-idl-stamp"
 _RTCF_DIR = Path(__file__).resolve().parent.parent
 GEN_DIR = _RTCF_DIR / "_gen"
+FRAMEWORK_IDL_DIR = _RTCF_DIR / "idl"
 PROJECT_IDL_DIR = _RTCF_DIR.parent / "idl"
 
 _lock = threading.Lock()
@@ -56,8 +58,11 @@ def standard_idl_dir() -> Path:
 
 
 def input_files() -> list[Path]:
-    """Every IDL file compiled: the standard ones, then the project's (sorted by name)."""
+    """Every IDL file compiled: the standard ones, the framework's, then the components'
+    (each sorted by name)."""
     files = sorted(standard_idl_dir().glob("*.idl"))
+    if FRAMEWORK_IDL_DIR.is_dir():
+        files += sorted(FRAMEWORK_IDL_DIR.glob("*.idl"))
     if PROJECT_IDL_DIR.is_dir():
         files += sorted(PROJECT_IDL_DIR.glob("*.idl"))
     return files
@@ -113,8 +118,9 @@ def _run_omniidl(files: list[Path], outdir: Path) -> None:
     std = standard_idl_dir()
     cmd = _omniidl_command() + ["-bpython", f"-Wbpackage={PACKAGE}", f"-C{outdir}",
                                 f"-I{std}"]
-    if PROJECT_IDL_DIR.is_dir():
-        cmd.append(f"-I{PROJECT_IDL_DIR}")
+    for extra in (FRAMEWORK_IDL_DIR, PROJECT_IDL_DIR):
+        if extra.is_dir():
+            cmd.append(f"-I{extra}")
     cmd += [str(f) for f in files]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:

@@ -1,4 +1,4 @@
-"""The lockstep wire (``idl/Lockstep.idl``): a leader's time base steps the execution
+"""The lockstep wire (``rtcf/idl/Lockstep.idl``): a leader's time base steps the execution
 contexts of follower processes, one ``step(t, parts)`` call per process and instant
 (rtcf.lockstep has the design, rtcf.simtime the time bases).
 
