@@ -85,8 +85,8 @@ class Stabilizer(Component):
                     doc="ankle damping D, roll and pitch")
     damping_time = Param(float, 0.5, unit="s", bounds=(0.01, 100.0),
                          doc="ankle correction spring-back time constant")
-    body_gain = Param(list, [4.0, 4.0], length=2, unit="1/s", bounds=(0.0, 100.0),
-                      doc="torso attitude control gain, roll and pitch")
+    body_gain = Param(list, [0.5, 0.5], length=2, unit="1/s", bounds=(0.0, 100.0),
+                      doc="torso attitude control gain, roll and pitch (hrpsys's default)")
     transition_time = Param(float, 1.0, unit="s", bounds=(0.01, 10.0),
                             doc="fade in / out of the feedback")
     fall_tilt = Param(float, 0.6, unit="rad", bounds=(0.05, 1.5),

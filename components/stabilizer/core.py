@@ -67,7 +67,8 @@ class StabilizerParams:
     force_gain: float = 5e-4              # [m/(N s)] force difference control
     force_time: float = 0.4               # [s]
     z_limit: float = 0.02                 # [m] leg length correction limit
-    body_gain: tuple = (4.0, 4.0)         # [1/s] body attitude roll, pitch
+    body_gain: tuple = (0.5, 0.5)         # [1/s] body attitude roll, pitch: hrpsys's
+    #   eefm_body_attitude_control_gain default; 4 /s cost 0.4 N of a standing push
     body_time: float = 1.0                # [s]
     body_limit: float = 0.2               # [rad]
     cog_cutoff: float = 15.0              # [Hz] low pass of the CoM error rate

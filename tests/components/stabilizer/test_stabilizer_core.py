@@ -97,7 +97,7 @@ def test_cop_behind_its_target_turns_the_soles_toe_down(parts):
 
 
 def test_torso_tilted_forward_is_turned_back(parts):
-    core = make(parts, damping=(1e6, 1e6), force_gain=0.0, cp_gain=0.0)
+    core = make(parts, damping=(1e6, 1e6), force_gain=0.0, cp_gain=0.0, body_gain=(4.0, 4.0))
     core.start()
     run(core, 30, **standing_inputs(core, rp=(0.0, 0.08 + 0.05)))
     assert core.d_body[1] < -0.01                           # the torso pitched back
