@@ -3,6 +3,10 @@
 rtm.narrow does, then call them as hrpsys_config.py's wrappers do
 (fkanehiro/hrpsys-base python/hrpsys_config.py @ 2ffbf13ff41826145bc9ac6cfa01b1a947a10fce):
 
+    abcp = abc_svc.getAutoBalancerParam()[1]         # a robot's setStAbcParameters():
+    abcp.default_zmp_offsets = [[0.02, 0.0, 0.0], [0.02, 0.0, 0.0], [0, 0, 0], [0, 0, 0]]
+    abcp.move_base_gain = 0.8
+    abc_svc.setAutoBalancerParam(abcp)
     abc_svc.startAutoBalancer(["rleg", "lleg"])     # HrpsysConfigurator.startAutoBalancer()
     st_svc.startStabilizer()                        # HrpsysConfigurator.startStabilizer()
     abc_svc.goPos(0.5, 0, 0)
@@ -88,6 +92,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"abc: {abc.get_component_profile().type_name} "
           f"{abc.get_component_profile().version}, st: "
           f"{st.get_component_profile().type_name}")
+    # as a robot's setStAbcParameters() does at start-up (e.g. start-jsk/rtmros_tutorials
+    # hrpsys_ros_bridge_tutorials/src/hrpsys_ros_bridge_tutorials/hrp2_hrpsys_config.py, a
+    # HrpsysConfigurator subclass): get, change, set
+    abcp = abc_svc.getAutoBalancerParam()[1]
+    abcp.default_zmp_offsets = [[0.02, 0.0, 0.0], [0.02, 0.0, 0.0], [0, 0, 0], [0, 0, 0]]
+    abcp.move_base_gain = 0.8
+    out["setAutoBalancerParam"] = abc_svc.setAutoBalancerParam(abcp)
+    out["abc_mode"] = str(abc_svc.getAutoBalancerParam()[1].controller_mode)
+    print("abc_svc.setAutoBalancerParam(default_zmp_offsets 2 cm ahead, move_base_gain 0.8) "
+          "->", out["setAutoBalancerParam"], "; controller_mode", out["abc_mode"])
     out["startAutoBalancer"] = abc_svc.startAutoBalancer(["rleg", "lleg"])
     print("abc_svc.startAutoBalancer(['rleg', 'lleg']) ->", out["startAutoBalancer"])
     st_svc.startStabilizer()
@@ -115,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"abc_svc.waitFootSteps() returned after {out['wall_s']} s; the feet's middle at "
           f"({mid[0]:.3f}, {mid[1]:.3f}) m in the balancer's frame, {len(left)} steps left")
     print(json.dumps(out))
-    return 0 if out["goPos"] and out["startAutoBalancer"] and not left and \
+    return 0 if out["goPos"] and out["startAutoBalancer"] and out["setAutoBalancerParam"] \
+        and not left and \
         math.hypot(mid[0] - a.x, mid[1] - a.y) < 0.01 else 1
 
 

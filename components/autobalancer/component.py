@@ -86,6 +86,10 @@ class AutoBalancer(Component):
         self.limits = self._limits_from(self.stride_parameter, self.half_width)
         self.params_ = self._gait_from_params()
         self.core: AutoBalancerCore | None = None
+        # set through setAutoBalancerParam: BalancerConfig fields and move_base_gain, kept
+        # across deactivation (a parameter set in the configuration replaces its own)
+        self.cfg_over: dict = {}
+        self.move_base_gain = 0.8
         self.q_in = self.add_in_port("qRef", TimedDoubleSeq)
         self.q_init_in = self.add_in_port("qInit", TimedDoubleSeq)
         self.q_out = self.add_out_port("q", TimedDoubleSeq)
@@ -129,8 +133,9 @@ class AutoBalancer(Component):
         return p
 
     def on_activated(self, ec: Any) -> None:
-        cfg = BalancerConfig(dt=ec.period, transition_time=self.transition_time,
-                             preview_horizon=self.preview_horizon, gravity=self.gravity)
+        cfg = BalancerConfig(**{"dt": ec.period, "transition_time": self.transition_time,
+                                "preview_horizon": self.preview_horizon,
+                                "gravity": self.gravity, **self.cfg_over})
         self.core = AutoBalancerCore(self.kin, self.mass, self.limits, self.params_, cfg)
         self.executing = True
 
@@ -155,6 +160,8 @@ class AutoBalancer(Component):
             self.log.error("gait parameters refused: %s", e)
             return
         self.limits, self.params_ = limits, params
+        for name in names & {"transition_time", "gravity"}:
+            self.cfg_over.pop(name, None)
         if self.core is not None:
             self.core.set_params(params, limits)
             if names & {"transition_time", "gravity"}:

@@ -51,6 +51,7 @@ class BalancerConfig:
     preview_horizon: float = 1.6        # [s]
     preview_r: float = 1e-6             # jerk weight (the ZMP error weighs 1)
     ik_pos_tol: float = 1e-3            # [m] a leg IK worse than this counts as failed
+    ik_rot_tol: float = 1e-2            # [rad] ... or than this (the sole yaw at its weight)
     com_tol: float = 2e-3               # [m] a second CoM pass when the first is off by more
     gravity: float = 9.81               # [m/s^2] of the LIPM
 
@@ -83,7 +84,7 @@ class AutoBalancerCore:
     After ``step``: ``q`` (n,) the output joint angles; ``com_ref`` (3,) world; ``zmp_ref``
     (3,) world (on the ground); ``base_pos`` (3,), ``base_rpy`` (3,) the torso's planned
     pose in the world; ``contact`` {"lleg", "rleg": bool}; ``walking``; ``mode``;
-    ``ik_failures`` (periods whose leg IK missed by more than ik_pos_tol).
+    ``ik_failures`` (periods whose leg IK missed by more than ik_pos_tol or ik_rot_tol).
     """
 
     def __init__(self, kin_model, mass_model, limits: StrideLimits,
@@ -379,7 +380,7 @@ class AutoBalancerCore:
             T[0, 3] = self.com_ref[0] - off[0]
             T[1, 3] = self.com_ref[1] - off[1]
             invert(T, self._T_inv)
-            ep, _ = self.ik.solve(self._T_inv @ self._TL, self._T_inv @ self._TR, self.q_legs)
+            ep, er = self.ik.solve(self._T_inv @ self._TL, self._T_inv @ self._TR, self.q_legs)
             q[self.li] = self.q_legs[:6]
             q[self.ri] = self.q_legs[6:]
             new_off = self.com_calc.com(q)
@@ -387,7 +388,7 @@ class AutoBalancerCore:
             np.copyto(self._com_off, new_off)
             if moved < self.cfg.com_tol:
                 break
-        if ep > self.cfg.ik_pos_tol:
+        if ep > self.cfg.ik_pos_tol or er > self.cfg.ik_rot_tol:
             self.ik_failures += 1
         self.base_pos[:] = T[:3, 3]
         self.base_rpy[:] = (self._torso_roll, self._torso_pitch, yaw)

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from rtcf.corba.idl import stub_module
 
-from .core import ABC, IDLE, SYNC_TO_ABC, BalancerError
+from .core import ABC, IDLE, SYNC_TO_ABC, SYNC_TO_IDLE, BalancerConfig, BalancerError
 from .footsteps import Footstep, FootstepError, Pose2, StrideLimits, wrap
 from .gait import GaitError, GaitParams
 
@@ -295,9 +295,51 @@ class AutoBalancerServiceImpl(OpenHRP__POA.AutoBalancerService):
 
         def apply() -> bool:
             comp.params_, comp.limits = params, limits
+            comp.cfg_over["gravity"] = g
             if comp.core is not None:
                 comp.core.set_params(params, limits)
                 comp.core.cfg = replace(comp.core.cfg, gravity=g)
+            return True
+        return self._apply(op, apply)
+
+    def getAutoBalancerParam(self) -> tuple:
+        comp = self.comp
+
+        def read():
+            core = comp.core
+            if core is None:
+                cfg = BalancerConfig(**{"transition_time": comp.transition_time,
+                                        **comp.cfg_over})
+                return comp.params_, cfg, IDLE, 0
+            return core.params, core.cfg, core.mode, core.ik_failures
+        try:
+            params, cfg, mode, failures = comp.call(read, timeout=CALL_TIMEOUT)
+        except FutureTimeout:
+            params, cfg, mode, failures = comp.params_, BalancerConfig(
+                **{"transition_time": comp.transition_time, **comp.cfg_over}), IDLE, 0
+        return True, abc_param_struct(params, cfg, mode, failures, comp.move_base_gain)
+
+    def setAutoBalancerParam(self, i_param: Any) -> bool:
+        op = "setAutoBalancerParam"
+        comp = self.comp
+        try:
+            core = comp.core
+            params = core.params if core is not None else comp.params_
+            new_params, over, gain = abc_from_struct(i_param, params)
+        except (BalancerError, GaitError) as e:
+            self.log.warning("%s refused: %s", op, reason(op, e))
+            return False
+
+        def apply() -> bool:
+            comp.params_ = replace(comp.params_, zmp_offset_x=new_params.zmp_offset_x,
+                                   zmp_offset_y=new_params.zmp_offset_y)
+            comp.cfg_over.update(over)
+            comp.move_base_gain = gain
+            if comp.core is not None:
+                core = comp.core
+                core.set_params(replace(core.params, zmp_offset_x=new_params.zmp_offset_x,
+                                        zmp_offset_y=new_params.zmp_offset_y), core.limits)
+                core.cfg = replace(core.cfg, **over)
             return True
         return self._apply(op, apply)
 
@@ -507,3 +549,109 @@ def params_from_struct(s: Any, params: GaitParams, limits: StrideLimits,
     except GaitError as e:
         raise BalancerError(str(e)) from None
     return new_params, new_limits, g
+
+
+# -- AutoBalancerParam <-> this balancer's parameters -----------------------------------------
+
+ABC_FIELDS = ["default_zmp_offsets", "move_base_gain", "controller_mode", "use_force_mode",
+              "graspless_manip_mode", "graspless_manip_arm", "graspless_manip_p_gain",
+              "graspless_manip_reference_trans_pos", "graspless_manip_reference_trans_rot",
+              "transition_time", "zmp_transition_time", "adjust_footstep_transition_time",
+              "leg_names", "has_ik_failed", "pos_ik_thre", "rot_ik_thre", "is_hand_fix_mode",
+              "end_effector_list", "default_gait_type", "ik_limb_parameters",
+              "use_limb_stretch_avoidance", "limb_stretch_avoidance_time_const",
+              "limb_stretch_avoidance_vlimit", "limb_length_margin",
+              "additional_force_applied_link_name", "additional_force_applied_point_offset"]
+MODES = {IDLE: "MODE_IDLE", ABC: "MODE_ABC", SYNC_TO_IDLE: "MODE_SYNC_TO_IDLE",
+         SYNC_TO_ABC: "MODE_SYNC_TO_ABC"}
+
+
+def _abc_fixed() -> dict:
+    """The members this balancer does not change: their reported values (hrpsys's defaults
+    where the feature is absent here: AutoBalancer.cpp, its fullbody IK's)."""
+    return {
+        "use_force_mode": ABS.MODE_NO_FORCE,
+        "graspless_manip_mode": False,
+        "graspless_manip_arm": "arms",
+        "graspless_manip_p_gain": [0.0, 0.0, 0.0],
+        "graspless_manip_reference_trans_pos": [0.0, 0.0, 0.0],
+        "graspless_manip_reference_trans_rot": [1.0, 0.0, 0.0, 0.0],
+        "zmp_transition_time": 0.0,
+        "adjust_footstep_transition_time": 0.0,
+        "leg_names": ["rleg", "lleg"],
+        "is_hand_fix_mode": False,
+        "end_effector_list": [ABS.Footstep([0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], "lleg"),
+                              ABS.Footstep([0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], "rleg")],
+        "default_gait_type": ABS.BIPED,
+        "ik_limb_parameters": [],
+        "use_limb_stretch_avoidance": False,
+        "limb_stretch_avoidance_time_const": 1.5,
+        "limb_stretch_avoidance_vlimit": [-1000e-3 * 0.01, 50e-3 * 0.01],   # at 100 Hz
+        "limb_length_margin": [],
+        "additional_force_applied_link_name": "torso",
+        "additional_force_applied_point_offset": [0.0, 0.0, 0.0],
+    }
+
+
+def abc_param_struct(params: GaitParams, cfg: BalancerConfig, mode: str, ik_failures: int,
+                     move_base_gain: float) -> Any:
+    values = _abc_fixed()
+    ox, oy = params.zmp_offset_x, params.zmp_offset_y
+    values.update({
+        "default_zmp_offsets": [[ox, oy, 0.0], [ox, -oy, 0.0]],
+        "move_base_gain": move_base_gain,
+        "controller_mode": getattr(ABS, MODES[mode]),
+        "transition_time": cfg.transition_time,
+        "has_ik_failed": ik_failures > 0,
+        "pos_ik_thre": cfg.ik_pos_tol,
+        "rot_ik_thre": cfg.ik_rot_tol,
+    })
+    return ABS.AutoBalancerParam(*[values[f] for f in ABC_FIELDS])
+
+
+def _footstep_key(f: Any) -> tuple:
+    return (str(f.leg), [float(v) for v in f.pos], [float(v) for v in f.rot])
+
+
+def abc_from_struct(s: Any, params: GaitParams) -> tuple:
+    """(GaitParams with the ZMP offsets, BalancerConfig changes, move_base_gain) from an
+    AutoBalancerParam, or BalancerError naming the member that is out of range or that this
+    balancer cannot change."""
+    for name, want in _abc_fixed().items():
+        got = getattr(s, name)
+        if name == "end_effector_list":
+            same = sorted(_footstep_key(f) for f in got) == \
+                sorted(_footstep_key(f) for f in want)
+        elif name == "leg_names":
+            same = sorted(str(x) for x in got) == sorted(want)
+        elif name == "ik_limb_parameters":
+            same = len(got) == 0
+        else:
+            same = _same(got, want)
+        if not same:
+            raise BalancerError(f"{name} = {got!r}: this balancer keeps {want!r} "
+                                f"(see idl/AutoBalancerService.idl)")
+    offs = [[float(v) for v in p] for p in s.default_zmp_offsets]
+    if len(offs) < 2 or any(len(p) != 3 or not all(math.isfinite(v) for v in p)
+                            for p in offs):
+        raise BalancerError(f"default_zmp_offsets: expected [rleg xyz, lleg xyz] of finite "
+                            f"numbers, got {offs!r}")
+    if any(v != 0.0 for p in offs[2:] for v in p):
+        raise BalancerError(f"default_zmp_offsets {offs!r}: entries after rleg and lleg (the "
+                            f"arms) must be 0: the arms carry no weight here")
+    (rx, ry, rz), (lx, ly, lz) = offs[0], offs[1]
+    if abs(rx - lx) > 1e-9 or abs(ry + ly) > 1e-9 or rz != 0.0 or lz != 0.0:
+        raise BalancerError(f"default_zmp_offsets {offs[:2]!r}: expected [x, y, 0], "
+                            f"[x, -y, 0] (the same point of each sole, mirrored)")
+    new_params = replace(params, zmp_offset_x=rx, zmp_offset_y=ry)
+    new_params.check()
+    checks = (("move_base_gain", s.move_base_gain, 1e-6, 1.0),
+              ("transition_time", s.transition_time, 0.05, 10.0),
+              ("pos_ik_thre", s.pos_ik_thre, 1e-6, 0.1),
+              ("rot_ik_thre", s.rot_ik_thre, 1e-6, 1.0))
+    for k, v, lo, hi in checks:
+        if not (math.isfinite(v) and lo <= v <= hi):
+            raise BalancerError(f"{k}: expected {lo:g} .. {hi:g}, got {v!r}")
+    over = {"transition_time": float(s.transition_time), "ik_pos_tol": float(s.pos_ik_thre),
+            "ik_rot_tol": float(s.rot_ik_thre)}
+    return new_params, over, float(s.move_base_gain)

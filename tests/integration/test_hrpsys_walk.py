@@ -84,6 +84,7 @@ def test_hrpsys_config_style_client_walks_the_nao(walk_system, tmp_path):
     out = json.loads(res.stdout.strip().splitlines()[-1])
     print("\n" + res.stdout)
     assert out["startAutoBalancer"] is True and out["goPos"] is True
+    assert out["setAutoBalancerParam"] is True and out["abc_mode"] == "MODE_IDLE"
     assert out["st_mode"] == "MODE_ST"
     assert out["stride_parameter"] == [0.04, 0.04, 20.0, 0.04, 0.012, 5.0]
     assert out["planned_steps"] == 6 and out["remaining"] == 0

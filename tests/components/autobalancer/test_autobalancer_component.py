@@ -143,3 +143,52 @@ def test_setfootsteps_walks_the_given_steps(system):
                                                                 0.012, 5.0])
     assert svc.stopAutoBalancer() is True
     assert abc.core.mode == "MODE_IDLE"
+
+
+def test_autobalancer_param_as_hrpsys_robot_scripts_set_it(system):
+    """get, change, set: what hrpsys robot set-ups do (setStAbcParameters: default_zmp_offsets
+    with the arms' zeros, move_base_gain, transition_time), then refusals of what this
+    balancer cannot do, each changing nothing."""
+    from rtcf_components.autobalancer.footsteps import Pose2
+    abc = system["AutoBalancer0"]
+    svc = abc.service
+    if abc.core.mode != "MODE_ABC":
+        assert svc.startAutoBalancer(["rleg", "lleg"])
+    ok, p = svc.getAutoBalancerParam()
+    assert ok and p.controller_mode == ABS.MODE_ABC
+    assert [list(v) for v in p.default_zmp_offsets] == [[0.02, 0.0, 0.0], [0.02, -0.0, 0.0]]
+    assert list(p.leg_names) == ["rleg", "lleg"] and p.use_force_mode == ABS.MODE_NO_FORCE
+    assert p.has_ik_failed is False                     # the walks of the tests before
+    p.default_zmp_offsets = [[0.01, 0.01, 0], [0.01, -0.01, 0], [0, 0, 0], [0, 0, 0]]
+    p.move_base_gain = 0.8
+    p.transition_time = 0.5
+    assert svc.setAutoBalancerParam(p) is True
+    ok, q = svc.getAutoBalancerParam()
+    assert [list(v) for v in q.default_zmp_offsets] == [[0.01, 0.01, 0.0], [0.01, -0.01, 0.0]]
+    assert q.transition_time == 0.5 and q.move_base_gain == 0.8
+    assert abc.core.cfg.transition_time == 0.5
+    # the ZMP reference of the steps planned from now on: 1 cm ahead, 1 cm inside each sole
+    assert list(abc.core.gait.foot_zmp("lleg", Pose2())) == pytest.approx([0.01, -0.01])
+    assert list(abc.core.gait.foot_zmp("rleg", Pose2())) == pytest.approx([0.01, 0.01])
+    bad = []
+    for name, value in (("use_force_mode", ABS.MODE_REF_FORCE),
+                        ("default_zmp_offsets", [[0.01, 0.01, 0], [0.02, -0.01, 0]]),
+                        ("default_zmp_offsets", [[0.01, 0.01, 0], [0.01, -0.01, 0],
+                                                 [0.05, 0, 0], [0, 0, 0]]),
+                        ("default_zmp_offsets", [[math.nan, 0.0, 0.0], [0.0, 0.0, 0.0]]),
+                        ("transition_time", math.inf), ("move_base_gain", 0.0),
+                        ("leg_names", ["rleg", "lleg", "rarm"]),
+                        ("additional_force_applied_link_name", "LHand")):
+        ok, r = svc.getAutoBalancerParam()
+        setattr(r, name, value)
+        bad.append(svc.setAutoBalancerParam(r))
+    assert bad == [False] * len(bad)
+    ok, after = svc.getAutoBalancerParam()
+    assert [list(v) for v in after.default_zmp_offsets] == \
+        [[0.01, 0.01, 0.0], [0.01, -0.01, 0.0]] and after.transition_time == 0.5
+    # back to the defaults for whoever runs next; controller_mode is state, ignored on set
+    after.default_zmp_offsets = [[0.02, 0.0, 0.0], [0.02, 0.0, 0.0]]
+    after.transition_time = 1.0
+    after.controller_mode = ABS.MODE_IDLE
+    assert svc.setAutoBalancerParam(after) is True
+    assert abc.core.mode == "MODE_ABC" and abc.core.params.zmp_offset_x == 0.02
