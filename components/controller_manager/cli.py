@@ -32,6 +32,9 @@ from typing import Any, Callable, Sequence
 
 import yaml
 
+from rtcf.errors import AddressError
+from rtcf.tools.address import parse_address
+
 from .switching import Strictness
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_NO_MANAGER = 0, 1, 2, 3
@@ -47,18 +50,25 @@ class NoManager(Exception):
 
 
 def split_path(path: str, nameserver: str | None) -> tuple[str, str]:
-    """(naming server host:port, component path or name) from an rtshell-style path."""
-    p = path.strip()
-    if not p:
-        raise ValueError("manager: expected an rtshell path such as "
-                         "localhost:2809/host.host_cxt/ControllerManager0.rtc, got ''")
-    parts = [x for x in p.strip("/").split("/") if x]
-    if len(parts) >= 2 and not parts[0].endswith((".host_cxt", ".rtc", "_cxt")):
-        server = parts[0] if ":" in parts[0] else f"{parts[0]}:2809"
-        return server, "/".join(parts[1:])
-    if len(parts) == 1 and parts[0].endswith(".rtc"):
-        return nameserver or DEFAULT_NS, parts[0][:-4]       # a bare instance name
-    return nameserver or DEFAULT_NS, "/".join(parts)
+    """(naming server host:port, component path or name) of the manager's address, read by
+    rtcf.tools.address.parse_address (rtshell's forms, ``$RTCSH_CWD`` included). Two
+    additions of this command: a path starting at a naming context or component
+    (``host.host_cxt/ControllerManager0.rtc``) is below ``--nameserver`` (rtshell would read
+    its first segment as a server), and a bare instance name is looked up under this host's
+    context there. ``--nameserver`` defaults to localhost:2809. Runs in: the caller's
+    thread. AddressError (a ValueError: exit 2) names what was wrong."""
+    server = nameserver or DEFAULT_NS
+    text = path.strip()
+    if not text:
+        raise AddressError("manager: expected an rtshell path such as "
+                           "localhost:2809/host.host_cxt/ControllerManager0.rtc, got ''")
+    first = text.split("/", 1)[0]
+    if "/" in text and first.endswith(("_cxt", ".rtc")):
+        text = f"/{server}/{text}"
+    address = parse_address(text, want_port=False)
+    if address.server is None:                     # the short form: a bare instance name
+        return server, address.component
+    return address.server, address.naming_path
 
 
 def connect(path: str, nameserver: str | None, timeout: float = 0.0) -> Any:
