@@ -92,7 +92,8 @@ async def _security_headers(request: web.Request, response: web.StreamResponse) 
 
 
 class Page:
-    """One connected page: its WebSocket, the ports it plots and how far it has read."""
+    """One connected page: its WebSocket, the ports it plots and how far it has read.
+    Runs in: the event loop (every method)."""
 
     def __init__(self, ws: web.WebSocketResponse):
         self.ws = ws
@@ -118,6 +119,13 @@ class Page:
 
 
 class WebView:
+    """The web server of one system: the routes (``app``), the request handlers, the
+    polling and plotting tasks and the pages they feed.
+
+    Runs in: the asyncio event loop (``app`` before it starts; every handler and task
+    after); ``call`` hands a blocking function (each CORBA call) to the worker pool and
+    awaits it, so the loop never waits on a component."""
+
     def __init__(self, nameservers: list[str] | None, push_rate: float = DEFAULT_PUSH_RATE,
                  live_interval: float = 0.5, structure_interval: float = 3.0,
                  plot_hz: float = 25.0, parent_pid: int | None = None,

@@ -110,7 +110,11 @@ class PortRing:
 
 
 class TapSet:
-    """The plotted ports of one web server, shared by every page that plots the same one."""
+    """The plotted ports of one web server, shared by every page that plots the same one.
+
+    Runs in: the server's worker threads (open, poll, close and shutdown make CORBA calls,
+    never the event loop); open, close and shutdown take the lock, so several workers (and
+    the Foxglove bridge's) may call them at once."""
 
     def __init__(self, push_rate: float = DEFAULT_PUSH_RATE):
         self.push_rate = push_rate
@@ -119,7 +123,8 @@ class TapSet:
 
     def open(self, key: str, session: Any, handle: Any) -> PortRing:
         """Tap the out port of ``handle`` (a session PortHandle) or share the tap already
-        open under ``key``. Raises the session's ToolError with a one-line reason."""
+        open under ``key``. Raises the session's ToolError with a one-line reason.
+        Runs in: a worker thread."""
         with self._lock:
             ring = self.rings.get(key)
             if ring is not None:
@@ -139,7 +144,7 @@ class TapSet:
             ring.poll()
 
     def close(self, key: str) -> None:
-        """Drop one user of a tap; the last one disconnects it."""
+        """Drop one user of a tap; the last one disconnects it. Runs in: a worker thread."""
         with self._lock:
             ring = self.rings.get(key)
             if ring is None:
@@ -151,6 +156,7 @@ class TapSet:
         ring.tap.close()
 
     def shutdown(self) -> None:
+        """Close every tap (the server's cleanup). Runs in: a worker thread."""
         with self._lock:
             rings, self.rings = list(self.rings.values()), {}
         for ring in rings:
