@@ -264,6 +264,12 @@ class Component:
             except Exception:
                 self.log.exception("exit callback failed")
 
+    def add_exit_callback(self, callback: Callable[["Component"], None]) -> None:
+        """Call ``callback(self)`` after the component is finalised (exit, or its manager's
+        shutdown), as OpenRTM's RTObject tells its manager (notifyFinalized). Runs in: the
+        thread that finalises it."""
+        self._exit_callbacks.append(callback)
+
     def _detach_all(self) -> None:
         for ec in list(self.ecs):
             ec.remove_component(self)

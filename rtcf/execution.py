@@ -101,6 +101,9 @@ class ExecutionContext:
         self._last_start: float | None = None
         self._lateness = np.zeros(HISTORY)
         self._periods = np.zeros(HISTORY)
+        self._rings = (self._lateness.view(), self._periods.view())
+        for ring in self._rings:
+            ring.flags.writeable = False
         self.servant: Any = None                 # set by the CORBA layer
         self.skipped = 0                         # deadlines dropped by a resync
         self.trace: Any = None                   # a rtcf.trace.CycleTrace when tracing
@@ -598,6 +601,12 @@ class ExecutionContext:
                 f"{st['lateness_max'] * 1e6:.1f} us")
 
     # -- statistics ----------------------------------------------------------------------
+    def timing_rings(self) -> tuple[np.ndarray, np.ndarray]:
+        """Read-only views of the lateness and period rings [s]: cycle ``c`` (counted from
+        1 by ``cycles``) at index ``(c - 1) % HISTORY``. Runs in: any thread; the EC thread
+        keeps writing them, so copy what must hold still."""
+        return self._rings
+
     def interval_stats(self, mark: tuple[int, int] | None) -> dict[str, Any]:
         """Cycles, overruns and the worst lateness [s] since ``mark`` (what a previous call
         returned; None: since the start). Any thread; reads counters and the ring only."""

@@ -109,7 +109,7 @@ class Manager:
         if config_set:
             comp.params.select_initial(config_set)
         comp.initialize()
-        comp._exit_callbacks.append(self._forget)
+        comp.add_exit_callback(self._forget)
         self.components[name] = comp
         if self.corba is not None:
             self.corba.register_component(comp)

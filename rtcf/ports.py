@@ -462,6 +462,12 @@ class Port:
         owner = getattr(self.owner, "instance_name", "")
         return f"{owner}.{self.name}" if owner else self.name
 
+    @property
+    def listened(self) -> bool:
+        """True while any listener is registered (a transport then takes the path that
+        tells them). Runs in: any thread."""
+        return bool(self._listeners)
+
     def add_listener(self, event: PortEvent, callback: Listener) -> Callable[[], None]:
         """Register ``callback(port, connector_id, sample)``; returns a remover.
         Runs in: any thread; the callback runs in the thread that delivers (the writer's

@@ -70,7 +70,7 @@ _LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
 _NAME = re.compile(rf"^{_LABEL}(\.{_LABEL})*$")
 
 
-def ip_literal(text: str) -> ipaddress._BaseAddress | None:
+def ip_literal(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     """The IP address ``text`` is a literal of, else None."""
     try:
         return ipaddress.ip_address(text)

@@ -346,7 +346,7 @@ class ControllerManager(Component):
         ec = self._primary_ec
         if ec is None:
             return {}
-        late = ec._lateness
+        late, periods = ec.timing_rings()
         n = min(ec.cycles, late.size)
         out: dict[str, Any] = {"overruns": ec.overruns}
         if n > 0:
@@ -355,7 +355,6 @@ class ControllerManager(Component):
             sample.partition([k50, k99])
             out.update(lateness_p50=float(sample[k50]), lateness_p99=float(sample[k99]),
                        lateness_max=float(sample[k99:].max()))
-        periods = ec._periods
         k = min(n - 1, max(1, int(ec.rate)))
         if k > 0:
             idx = (ec.cycles - 1 - np.arange(k)) % periods.size
@@ -382,12 +381,12 @@ class ControllerManager(Component):
                     raise ControllerError(f"reloadControllerModules: stopping {was_running} "
                                           f"failed: {msg}")
             for name, _, _ in reversed(loaded):
-                core.unload(name, service._run_rt)
+                core.unload(name, self.run_rt)
             modules = reload_modules()
             problems = []
             for name, type_name, params in loaded:
                 try:
-                    core.load(name, type_name, params, service._run_rt)
+                    core.load(name, type_name, params, self.run_rt)
                 except ControllerError as e:
                     problems.append(str(e))
             again = [n for n in was_running if n in core.loaded_slots()]

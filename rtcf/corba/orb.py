@@ -36,7 +36,7 @@ from omniORB import CORBA  # noqa: F401  (re-exported for the other corba module
 
 from ..log import get_logger
 
-__all__ = ["init_orb", "shutdown_orb", "get_orb", "root_poa", "object_to_string",
+__all__ = ["init_orb", "shutdown_orb", "get_orb", "orb_initialised", "root_poa", "object_to_string",
            "string_to_object", "orb_args", "call_timeout"]
 
 DEFAULT_CALL_TIMEOUT_MS = 10000
@@ -188,6 +188,11 @@ def get_orb() -> Any:
     if _orb is None:
         raise RuntimeError("the ORB is not initialised: call rtcf.corba.orb.init_orb first")
     return _orb
+
+
+def orb_initialised() -> bool:
+    """True once init_orb made the process's ORB (until shutdown_orb). Runs in: any thread."""
+    return _orb is not None
 
 
 def root_poa() -> Any:

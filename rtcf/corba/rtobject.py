@@ -247,6 +247,11 @@ class ConfigurationServant(SDO__POA.Configuration):
         strings = {k: specs[k].to_string(v) for k, v in values.items() if k in specs}
         return SDO.ConfigurationSet(name, "", to_nvlist(strings))
 
+    def _wake(self) -> None:
+        """A changed parameter becomes live at the next cycle: wake each EC that waits."""
+        for ec in self.comp.ecs:
+            ec.wake()
+
     def _snapshot(self) -> tuple[str, dict[str, dict[str, Any]]]:
         _refresh(self.comp)
         return self.comp.params.snapshot()
@@ -272,7 +277,7 @@ class ConfigurationServant(SDO__POA.Configuration):
             self.comp.params.set_set_values(cs.id, values)
         except ParamError as e:
             raise SDO.InvalidParameter(str(e))
-        self.comp._wake_ecs()
+        self._wake()
         return True
 
     def add_configuration_set(self, cs: Any) -> bool:
@@ -292,7 +297,7 @@ class ConfigurationServant(SDO__POA.Configuration):
             self.comp.params.activate_set(set_id)
         except ParamError as e:
             raise SDO.InvalidParameter(str(e))
-        self.comp._wake_ecs()
+        self._wake()
         return True
 
     def get_configuration_parameters(self) -> list:
@@ -313,7 +318,7 @@ class ConfigurationServant(SDO__POA.Configuration):
             self.comp.params.set(name, value.value())
         except ParamError as e:
             raise SDO.InvalidParameter(str(e))
-        self.comp._wake_ecs()
+        self._wake()
         return True
 
     # Needed only so rtctree's "dynamic" observer mode and tools that add profiles work.

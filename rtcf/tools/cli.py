@@ -84,8 +84,8 @@ def run_tool(name: str, body: Callable[[], int], argv: list[str] | None = None) 
 
 
 def _run_tool(name: str, body: Callable[[], int]) -> int:
-    from rtcf.corba import orb as orbmod
-    own_orb = orbmod._orb is None      # a tool run from a test shares the test's ORB
+    from rtcf.corba.orb import orb_initialised, shutdown_orb
+    own_orb = not orb_initialised()    # a tool run from a test shares the test's ORB
     try:
         return body()
     except ToolError as e:
@@ -97,7 +97,7 @@ def _run_tool(name: str, body: Callable[[], int]) -> int:
         return 0
     finally:
         if own_orb:           # omniORB aborts at exit when its threads still run
-            orbmod.shutdown_orb()
+            shutdown_orb()
 
 
 # -- rtcf-print ------------------------------------------------------------------------------
