@@ -15,7 +15,6 @@ on_error, all in that cycle, as OpenRTM-aist does); the other members keep runni
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import traceback
@@ -29,7 +28,7 @@ from .component import Component, ECInfo
 from .errors import ConfigError, LifecycleError, show_value
 from .lifecycle import LifeCycleState, Request, ReturnCode, TRANSITIONS, is_failure
 from .log import get_logger
-from .overrun import OVERRUN_POLICIES, check_policy, next_deadline
+from .overrun import OVERRUN_POLICIES, next_deadline
 from .pacer import Pacer, set_thread_fifo, spin_until
 from .validate import RATE_MAX, RATE_MIN, check_rate
 

@@ -74,3 +74,29 @@ def test_no_module_reads_another_module_s_private_attributes():
                     and n.attr not in own and (rel, n.attr) not in PRIVATE_READS):
                 found.append(f"{rel}:{n.lineno} .{n.attr}")
     assert found == []
+
+
+def test_no_module_of_rtcf_imports_a_name_it_does_not_use():
+    """A module-level import whose name the module never uses (packages' ``__init__.py``
+    re-export, and names in ``__all__`` are used)."""
+    unused = []
+    for path in sorted(RTCF.rglob("*.py")):
+        rel = path.relative_to(RTCF).as_posix()
+        if rel.startswith("_gen/") or path.name == "__init__.py" or rel in PENDING:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {}
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and not (
+                    isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+                for alias in node.names:
+                    name = (alias.asname or alias.name).split(".")[0]
+                    imported[name] = node.lineno
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)):
+                used |= {e.value for e in ast.walk(node.value) if isinstance(e, ast.Constant)}
+        unused += [f"{rel}:{line} {name}" for name, line in imported.items()
+                   if name not in used]
+    assert unused == []

@@ -10,7 +10,6 @@ tool cleanly with status 0 after it disconnected.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import signal

@@ -16,7 +16,6 @@ import html
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from .model import ComponentInfo, Snapshot
 
