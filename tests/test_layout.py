@@ -20,7 +20,7 @@ def test_test_module_names_are_unique():
 
 
 def test_bundled_components_are_imported_only_by_their_namespaced_path():
-    """The bundled components are the package rtcf_components (issue 22 item 19): a bare
+    """The bundled components are the package rtcf_components: a bare
     ``import kinematics`` anywhere in the project would load a second copy of the module
     under another name (and would find a user's own package of that name first)."""
     import ast

@@ -1,5 +1,5 @@
 """Tests of rtcf.component's profile: the description comes from the class's own docstring
-(issue 11 defect 5: a class without one reported the base class's docstring in rtcat)."""
+(a class without one once reported the base class's docstring in rtcat)."""
 
 from __future__ import annotations
 

@@ -164,7 +164,7 @@ def test_error_bad_instance_name():
 
 @pytest.mark.parametrize("name", ["g\nx", "g\x07", "g\x9b", "g\u540d", "\u2028"])
 def test_error_instance_name_a_naming_service_cannot_carry(name):
-    """Issue 18 item 9: a newline splits the status line; CORBA strings are Latin-1."""
+    """A newline in a name would split the status line; CORBA strings are Latin-1."""
     assert one_error({"components": [{"type": "A", "name": name}]}).endswith(
         f"characters outside Latin-1, got {name!r}")
 

@@ -1,4 +1,4 @@
-"""Tests of rtcf.confcheck and the rtc.conf reader's warnings (issue 11 defect 6): bad values
+"""Tests of rtcf.confcheck and the rtc.conf reader's warnings: bad values
 of known keys refused naming their origin, unknown keys and lines without a separator warned
 about, documented OpenRTM key families accepted."""
 

@@ -225,7 +225,7 @@ def test_stamp_and_time_of():
 
 
 def test_stamps_round_to_the_nearest_nanosecond():
-    """Issue 22 item 12: truncation made 19.99 s 19.989999999 and 39 % of 1 kHz instants
+    """Truncating the seconds made 19.99 s 19.989999999 and 39 % of 1 kHz instants
     1 ns short. Every instant k / 1000 of 20 s stamps exactly."""
     s = TimedDouble()
     stamp(s, 19.99)

@@ -1,5 +1,5 @@
-"""Tests of rtcf.errors.show_value: how error messages echo a bad value (issue 11 defect 7:
-a 1 MB key was echoed whole; deep nesting must not raise)."""
+"""Tests of rtcf.errors.show_value: how error messages echo a bad value (a 1 MB key
+was once echoed whole; deep nesting must not raise)."""
 
 from __future__ import annotations
 

@@ -279,7 +279,7 @@ def test_snapshot_is_a_copy():
     assert s.sets["default"]["gain"] == 1.0 and "new" not in s.sets
 
 
-# -- non-finite values (issue 11 defect 6: 'rtconf set amplitude inf' reached the DCM) ----------
+# -- non-finite values ('rtconf set amplitude inf' once reached the DCM) ---------------------
 
 NON_FINITE = [float("nan"), float("inf"), float("-inf"), "nan", "inf", "-Infinity", "1e400",
               10 ** 400]

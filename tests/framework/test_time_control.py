@@ -1,4 +1,4 @@
-"""Every EC kind is a time base (issue 21 item 1): pause, resume, advance and the factor on
+"""Every EC kind is a time base: pause, resume, advance and the factor on
 a wall-clock PeriodicEC (here on a ManualClock: virtual time, exact), a SteppedEC driven from
 outside and a SimulationEC (its SimTimeBase); Component.time_base reaches it; each EC kind
 reports its own status line part and final report line."""

@@ -1,4 +1,4 @@
-"""The per-cycle trace (rtcf.trace) and honest overrun counting (issue 12).
+"""The per-cycle trace (rtcf.trace) and honest overrun counting.
 
 No timing assertions: the periodic EC runs on a ManualClock (virtual time: it sets the clock
 to each deadline instead of sleeping) and a component stalls by moving that clock on, so the

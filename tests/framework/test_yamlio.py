@@ -1,5 +1,5 @@
 """Tests of rtcf.yamlio: duplicate keys (with their path and lines), YAML 1.2 exponent floats,
-non-text files, deep nesting (issue 11 defect 6)."""
+non-text files, deep nesting."""
 
 from __future__ import annotations
 

@@ -430,7 +430,7 @@ class Launcher:
                 text = mp.log_path.read_text(errors="replace")
             except OSError:
                 text = ""
-            if "terminate called" in text:     # omniORB threads at exit (issue 22)
+            if "terminate called" in text:     # omniORB threads still running at exit
                 aborted.append(f"{mp.yaml_path.name}:\n{text[-2000:]}")
         self.procs.clear()
         assert not aborted, "a manager aborted at exit:\n" + "\n".join(aborted)
