@@ -1,5 +1,5 @@
-"""Users' scripts, unchanged but for their imports, against a running system (issue 18,
-items 14, 13 and 16): a NAOqi-style ALMotion script and a Doosan DRL-style moveb script, each
+"""Users' scripts, unchanged but for their imports, against a running system: a
+NAOqi-style ALMotion script and a Doosan DRL-style moveb script, each
 run as its own process from a folder outside the checkout that also holds a folder named
 ``rtcf`` (as a checkout called rtcf next to the script would), with no PYTHONPATH: the
 installed, namespaced import path (``rtcf_components.clients``) is all they use."""
@@ -52,7 +52,7 @@ def test_a_folder_named_rtcf_beside_the_script_does_not_shadow_rtcf(tmp_path):
 
 
 def test_users_own_packages_named_like_the_components_neither_hide_nor_are_hidden(tmp_path):
-    """Was (issue 22 item 19): a user's own kinematics package beside the script made
+    """Was: a user's own kinematics package beside the script made
     ``from rtcf.clients import MotionProxy`` fail with "No module named 'kinematics.proxy'",
     because the bundled components were bare top-level modules appended to sys.path."""
     (tmp_path / "kinematics").mkdir()
@@ -121,7 +121,7 @@ def test_drl_moveb_script_runs_against_the_system(module_launch, tmp_path):
 
 
 def test_naoqi_walk_script_walks_the_simulated_nao(module_launch, tmp_path):
-    """Issue 25, the NAOqi way: goToPosture, moveInit, moveTo (blocking and through post),
+    """Walking the NAOqi way: goToPosture, moveInit, moveTo (blocking and through post),
     ALMemory's FSR keys, RuntimeErrors, against compositions/nao_walk.yaml run flat out."""
     system = module_launch(ROOT / "compositions" / "nao_walk.yaml", "NAOqi0",
                            "exec_cxt.periodic.sched_fifo:NO",
@@ -141,7 +141,7 @@ def test_naoqi_walk_script_walks_the_simulated_nao(module_launch, tmp_path):
 
 
 def test_drl_motion_script_runs_against_the_system(module_launch, tmp_path):
-    """The DRL motion API through CORBA on arm_blending (issue 26): a doosan-robot2 style
+    """The DRL motion API through CORBA on arm_blending: a doosan-robot2 style
     program with only its import lines changed."""
     system = module_launch(ROOT / "compositions" / "arm_blending.yaml", "BlendingPlanner0",
                            "exec_cxt.periodic.sched_fifo:NO")

@@ -1,4 +1,4 @@
-"""Clients with no naming service or a stale entry (issue 11 defect 10): get_service,
+"""Clients with no naming service or a stale entry: get_service,
 DCMProxy and scripts/dcm_chest_leds say that no naming service answers at the address and how
 to point at one, instead of a bare CORBA.TRANSIENT; and ``scripts/dcm_chest_leds --help`` is
 complete."""

@@ -120,7 +120,7 @@ def test_every_refusal_exits_1_and_names_what_was_wrong(manager):
     assert code == 1 and "failed: 'flaky' starting raised RuntimeError: no state yet" in err
     code, out, err = run("stop", manager, "pd_head2")
     assert code == 0
-    # issue 22 item 14: stopping a controller that is not running is refused (STRICT) or
+    # stopping a controller that is not running is refused (STRICT) or
     # left out (BEST_EFFORT), as ros2_control; it reported success and called stopping()
     code, out, err = run("stop", manager, "pd_head2")
     assert code == 1 and "(STRICT): cannot stop 'pd_head2': it is not running" in err
@@ -137,7 +137,7 @@ def test_usage_errors_exit_2_and_a_missing_manager_exits_3(manager, naming):
     assert run("frobnicate", manager)[0] == 2
     code, out, err = run("list", f"localhost:{naming.port}/{HOST}.host_cxt/Nobody0.rtc")
     assert code == 3 and "no controller manager at" in err and "Nobody0.rtc" in err
-    # issue 22 item 14: a negative timeout is a bad command line (it was sent and refused)
+    # a negative timeout is a bad command line (it was sent and refused)
     for verb in (("switch", manager, "--start", "pd_head"), ("start", manager, "pd_head"),
                  ("spawn", manager, "pd_head")):
         code, out, err = run(*verb, "--timeout", "-1")

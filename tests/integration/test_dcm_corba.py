@@ -1,5 +1,6 @@
 """The DCM in another process, reached through CORBA: DCMProxy("DCM0", nameserver=...)
-runs the seed's ChestLeds examples (spec 1.10 tables A and B) on the wall clock, bad input
+runs the ChestLeds examples of NAOqi's DCM documentation (setAlias: time-mixed, table A,
+and time-separate, table B) on the wall clock, bad input
 gets NAO::DCMError with a reason while the DCM keeps running, rtcat shows the DCMService
 CorbaPort and get_service finds the servant.
 
@@ -7,7 +8,7 @@ Setup: a private omniNames on a free loopback port and ``python -m rtcf.manager`
 composition with just the DCM on a 100 Hz periodic EC; both are stopped at module teardown,
 whatever happened (process group SIGTERM, then SIGKILL).
 
-Sampling and tolerance (spec 1.10: "allow +-1 cycle of slope" on the real robot): a value is
+Sampling and tolerance (one cycle of slope either way, as on the real robot): a value is
 read by DCM time: poll getTime(0) until it reaches t0 + offset, read getValues, and keep the
 sample only if getTime(0) has not moved meanwhile, so the sampled cycle s is known exactly
 (s >= t0 + offset). Two checks per value:
@@ -241,7 +242,7 @@ def check_table(dcm, t0: int, table: dict, curves: list, label: str,
     return report
 
 
-# -- the seed's examples over CORBA -------------------------------------------------------------
+# -- the DCM documentation's examples over CORBA ------------------------------------------------
 
 def test_seed_time_mixed_table_a(dcm):
     got = dcm.createAlias(["ChestLeds", RGB])
@@ -322,7 +323,7 @@ def test_bad_input_over_corba_gets_dcm_error_and_dcm_keeps_running(dcm_proc, dcm
 
 
 def test_garbage_and_reasons_over_corba(dcm_proc, dcm):
-    """Issue 11 defects 7 and 8 across the wire: whole reasons, short echoes, DCMError for
+    """Bad input across the wire: whole reasons, short echoes, DCMError for
     what omniORB cannot marshal (no RecursionError, DATA_CONVERSION, SystemError, TypeError,
     BAD_PARAM), and times above 2^31 carried (the IDL time is long long)."""
     from rtcf.corba.idl import stub_module

@@ -1,5 +1,5 @@
 """scripts/dsr_figures: the DRL program on arm_sim (scripts/run on a free naming port,
-stopped at the end) and the measured arm against what each call asked for (issue 26): movel
+stopped at the end) and the measured arm against what each call asked for: movel
 straight within 1 mm at 100 mm/s +- 2 %, movec on its circle, movej's joints together with
 the leading one at vel and on target within 0.1 deg, stop(DR_QSTOP) to rest within the
 documented distance. Simulated time: the numbers do not depend on the machine's speed."""

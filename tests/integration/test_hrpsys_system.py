@@ -1,5 +1,5 @@
-"""The shipped hrpsys-style system (compositions/hrpsys_nao.conf + hrpsys_nao.yaml, issue 18
-item 15): started as a user starts it (scripts/run's manager with -f and only the naming
+"""The shipped hrpsys-style system (compositions/hrpsys_nao.conf + hrpsys_nao.yaml):
+started as a user starts it (scripts/run's manager with -f and only the naming
 address changed), its SequencePlayer is `seq` at the naming root, where hrpsys's rtm.findRTC
 looks, and the unchanged hrpsys-style client (tests/integration/hrpsys) drives it from
 there."""

@@ -1,4 +1,4 @@
-"""The hrpsys way (issue 25): the walking NAO started as a user starts it
+"""The hrpsys way: the walking NAO started as a user starts it
 (scripts/run's manager with -f compositions/hrpsys_walk.conf, only the naming address
 changed, simulation flat out), and scripts/hrpsys_walk.py run with stubs compiled from
 hrpsys's own declarations (tests/integration/hrpsys: nothing of rtcf's): it finds abc and st

@@ -1,4 +1,4 @@
-"""A reader process stopped with SIGSTOP, then continued (issue 11, defect 11).
+"""A reader process stopped with SIGSTOP, then continued.
 
 The writer is a real PeriodicEC at 200 Hz in the test process (registered with the probes'
 CorbaRuntime), flush-connected to a Gain in another process, whose output comes back to a
@@ -136,7 +136,7 @@ def test_sigstop_reader_costs_one_timeout_and_both_ends_agree(launch, it, probe,
     guard = rt.port_servant(comp.out).guards[cid]
     back.wait_count(20, 5.0)
     lost: list = []
-    event = getattr(PortEvent, "ON_CONNECTION_LOST", None)   # (absent before issue 11)
+    event = getattr(PortEvent, "ON_CONNECTION_LOST", None)   # (absent in older rtcf)
     if event is not None:
         comp.out.add_listener(event, lambda port, c, reason: lost.append((c, reason)))
     if outcome == "removed" and hasattr(rt, "liveness"):
@@ -189,7 +189,7 @@ def test_sigstop_reader_costs_one_timeout_and_both_ends_agree(launch, it, probe,
     ({"subscription_type": "flush", "call_timeout": "0.25"}, 250),
     ({"subscription_type": "new", "call_timeout": "0.02"}, 20)])
 def test_call_timeout_per_connector(it, props, want_ms):
-    """Issue 18 item 5: the timeout a connector's calls to a remote peer get."""
+    """The timeout a connector's calls to a remote peer get."""
     from rtcf.corba.dataport import DataPortServant
     full = {(k if k.startswith("dataport.") else "dataport." + k): v for k, v in props.items()}
     cp = it.make_profile([], full)
@@ -211,7 +211,7 @@ def test_bad_call_timeout_is_refused(it, probe, value):
 def test_flush_writer_to_a_hung_reader_waits_the_ec_call_timeout_once(launch, it, probe,
                                                                        writer, failed_calls,
                                                                        monkeypatch):
-    """Issue 18 item 5: a flush connector's put runs in the writer's EC; a hung reader used
+    """A flush connector's put runs in the writer's EC; a hung reader used
     to stall it for the 1 s call timeout (200 overruns at 200 Hz). The peer's reference now
     gets the EC-path timeout, 100 ms, and only one call times out."""
     import omniORB

@@ -1,9 +1,9 @@
-"""The Kinematics component in another process, reached through CORBA (issue 7).
+"""The Kinematics component in another process, reached through CORBA.
 
 A manager process runs the DCM (simulated body, zero posture, no qRef) and Kinematics0 fed by
 DCM0.q and DCM0.qCommand on a 100 Hz EC. The test process is the client: MotionProxy (the
 NAOqi-style calls), the raw KinematicsService stubs, a DCMProxy that moves a joint, and the
-seed's example script run as its own process.
+ALMotion documentation's example script run as its own process.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ execution_contexts:
 activate: all
 """
 
-ZERO_RARM = (0.2187, -0.113, 0.08769)              # spec 3.5 (+ ElbowOffsetY), metres
+ZERO_RARM = (0.2187, -0.113, 0.08769)              # right hand at zero (ElbowOffsetY 15 mm), m
 TORSO_Z = 0.33309                                    # torso height in FRAME_ROBOT at zero
 
 
@@ -66,7 +66,7 @@ def rest_pose(chain: str) -> np.ndarray:
 def test_seed_examples_through_the_proxy(motion, it):
     assert motion.getRobotPosition(False) == [0.0, 0.0, 0.0]
     want = rest_pose("RArm")
-    np.testing.assert_allclose(want[:3, 3], ZERO_RARM, atol=5e-3)     # near spec 3.5's zero
+    np.testing.assert_allclose(want[:3, 3], ZERO_RARM, atol=5e-3)     # near the zero posture's
     it.wait_until(lambda: np.allclose(motion.getTransform("RArm", 0, True),
                                       want.ravel(), atol=1e-9))
     T = np.array(motion.getTransform("RArm", 0, True)).reshape(4, 4)

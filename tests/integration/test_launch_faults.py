@@ -1,5 +1,4 @@
-"""Launches that fail or die, and naming services that move or restart (issue 11, defects
-1, 12, 13 and 14).
+"""Launches that fail or die, and naming services that move or restart.
 
 * a failing launch against a live system's naming service leaves the live names and
   connections alone; a parameter error starts no omniNames;
@@ -198,7 +197,7 @@ execution_contexts:
 
 
 def test_failing_child_process_leaves_the_live_names_alone(launch, it, tmp_path, naming):
-    """Issue 18 item 6: a multi-process relaunch is atomic. Its child fails in
+    """A multi-process relaunch is atomic. Its child fails in
     on_initialize: the command exits 2, and at no moment does a name of the live system
     point at the failing one (it used to for 0.8 s, and the command exited 0)."""
     import threading
@@ -477,7 +476,7 @@ def test_offered_restart_command_works_while_the_data_file_exists(tmp_path):
 
 
 def test_printed_restart_command_works_after_omninames_was_killed(tmp_path, started):
-    """Issue 18 item 11: the command rtcf prints when it starts an omniNames restarts it
+    """The command rtcf prints when it starts an omniNames restarts it
     after that omniNames died: the data folder stays while the system runs (it used to go
     with omniNames) and the command has no -start. The folder goes when the system ends."""
     import re

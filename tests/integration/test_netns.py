@@ -141,7 +141,7 @@ def test_composition_across_two_hosts(two_hosts, tmp_path):
         assert m, b_log
         # 6 s of the 50 Hz EC: samples crossed the veth (how many depends on the load)
         assert int(m.group(1)) >= 10, b_log
-        # both ends exit cleanly (issue 22: the remote used to abort now and then at exit,
+        # both ends exit cleanly (the remote used to abort now and then at exit,
         # "terminate called without an active exception")
         assert remote.returncode == 0, b_log
         assert "terminate called" not in a_log + b_log, a_log + b_log

@@ -400,7 +400,7 @@ def test_connector_id_chosen_by_the_tool_is_kept(peer, ports, it):
     push_and_check(peer, it, SAMPLES[:1])
 
 
-# -- 7. pull from the peer, and a peer that dies (issue 11, defects 2 and 3) --------------------
+# -- 7. pull from the peer, and a peer that dies ---------------------------------------------
 
 def test_pull_from_an_empty_peer_outport_is_no_data_not_an_error(peer, ports, it, system):
     """The peer's get() raises CORBA.BAD_PARAM while its buffer is empty (as OpenRTM-aist's

@@ -1,5 +1,5 @@
 """A process with an ORB ends without "terminate called without an active exception"
-(issue 22 item 22: SIGABRT at the exit of a manager or a launcher, now and then).
+(a manager or a launcher used to die of SIGABRT at exit, now and then).
 
 The cause (rtcf/corba/orb.py's module doc): an omniORB thread that ran Python code gives its
 Python thread state back on its way out, which needs the GIL; ``ORB.destroy()`` returns

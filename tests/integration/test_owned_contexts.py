@@ -1,4 +1,4 @@
-"""Every RTC owns an execution context (issue 21 item 2), tried as hrpsys and rtshell users
+"""Every RTC owns an execution context, tried as hrpsys and rtshell users
 try it: hrpsys-base's rtm.py (its CORBA calls in its order, tests/integration/hrpsys/
 rtm_calls.py) finds, stops, starts and checks every component of the shipped hrpsys system,
 of the same system with ``seq`` last in its EC, and of nao_sim in simulation time; rtshell's

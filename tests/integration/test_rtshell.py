@@ -287,7 +287,7 @@ def test_rtcon_within_one_process(procs, it, probe):
 
 
 def test_rtcon_twice_makes_one_connector(procs, it):
-    """Issue 18 item 3: the second rtcon of the same two ports is refused (OpenRTM:
+    """The second rtcon of the same two ports is refused (OpenRTM:
     allow_dup_connection off, PRECONDITION_NOT_MET), across processes and within one;
     with -p dataport.allow_dup_connection=YES it is made."""
     a, b = procs
@@ -422,7 +422,7 @@ execution_contexts:
     assert not _bound(client, f"{it.HOST}.host_cxt/leaving.rtc")
 
 
-# -- the stepped EC as OpenRTM's ExtTrigExecutionContext (issue 18 item 4) -----------------------
+# -- the stepped EC as OpenRTM's ExtTrigExecutionContext ----------------------------------------
 
 STEPPED = """
 name: stepsys

@@ -139,7 +139,7 @@ def test_connect_with_a_duplicate_connector_id(wire, it, RTC):
     assert no_connectors(it, gin)
 
 
-# -- duplicate connections and raw profiles (issue 18, items 3 and 7) ---------------------------
+# -- duplicate connections and raw profiles ------------------------------------------------------
 
 def test_second_connection_of_the_same_two_ports_is_refused(wire, it, RTC, probe):
     """OpenRTM's allow_dup_connection is off by default: the second connect of the same two

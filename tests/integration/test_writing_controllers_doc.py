@@ -1,8 +1,8 @@
 """docs/writing-controllers.md, step by step as the page says: its files written into a
 folder outside the repository, the system started with scripts/run from that folder, the
 page's client commands run in bash (the naming port and the folder names replaced), the
-page's no-ORB test script run, and its effort controller moving the simulated arm (issue 22
-item 13: a controller written as the page says must move it)."""
+page's no-ORB test script run, and its effort controller moving the simulated arm (a
+controller written as the page says must move it)."""
 
 from __future__ import annotations
 
