@@ -164,7 +164,7 @@ class Controller:
         """PR2's ``getController(name, sched, c)``: another loaded controller, for chaining.
 
         sched: BEFORE_ME (it updates before me) or AFTER_ME (after me); the manager orders
-        the schedule accordingly (spec 5.3). kind: the required class (PR2's template
+        the schedule accordingly (see scheduler.py). kind: the required class (PR2's template
         type check); None accepts any Controller.
 
         As PR2's, it returns False on failure (no provider, no controller of that name

@@ -9,7 +9,8 @@ manager's EC thread, without allocating):
   preProcess callback takes the newest command and hands it to the DCM as Position commands
   dated *now* (DCM.command_positions: the same effect as NAOqi's setAlias of a fast-access
   alias in preProcess, through the DCM's per-cycle qRef path, without building command
-  lists), so it acts in that very DCM cycle (spec 1.8). ``halted`` is True while every
+  lists), so it acts in that very DCM cycle (a command dated now or earlier set in a
+  preProcess callback is applied in the same cycle). ``halted`` is True while every
   joint's Hardness is 0. A command equal to the last one sent is not sent again (the DCM
   holds it). The manager
   and the DCM may run in different threads (the manager at 1 kHz, the DCM at 100 Hz): the

@@ -1,4 +1,4 @@
-"""Execution order of the controllers from their BEFORE_ME / AFTER_ME lists (spec 5.3).
+"""Execution order of the controllers from their BEFORE_ME / AFTER_ME lists.
 
 The facts follow PR2/pr2_mechanism pr2_controller_manager/src/scheduler.cpp: pred(X) is X's
 before list; every name Y in X's after list gets X in pred(Y); then repeatedly the controller

@@ -333,7 +333,7 @@ def _config_error(tmp_path, config: str) -> str:
 
 
 def test_controller_config_mistakes_are_refused_before_anything_starts(tmp_path):
-    """Issue 22 item 11: a start list naming an unloaded controller, two started
+    """Once a start list naming an unloaded controller, two started
     controllers claiming one interface, a fallback naming an unknown controller were
     accepted and failed at activation (the manager in ERROR while the run went on) or only
     when needed. Now the build stops before anything starts, naming the file and the

@@ -217,7 +217,7 @@ def test_controller_overruns_are_logged_rate_limited(rig, caplog):
 
 
 def test_a_class_removed_from_an_edited_module_no_longer_loads(rig):
-    """Issue 22 item 14: the module was re-imported with importlib.reload, which keeps the
+    """The module used to be re-imported with importlib.reload, which keeps the
     old attributes, so a class deleted from the file still loaded."""
     ec, cm, user = rig
     assert call(ec, cm.service.unloadController, "wave")[0]

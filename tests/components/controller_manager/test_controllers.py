@@ -115,7 +115,7 @@ def test_chained_trajectory_feeds_the_pd_in_the_same_tick():
     r.start("pd", "tr")
     r.core.command("tr", {"times": [0.1], "positions": [[0.4]]})
     tr = r.c("tr")
-    for _ in range(150):            # produced in tick N, consumed in tick N (spec 5.5)
+    for _ in range(150):            # produced in tick N, consumed in tick N (no cycle of lag)
         r.tick()
         assert r.robot.command[1] == pytest.approx(tr.pos[0], abs=1e-15)
     assert r.c("pd").setpoint[1] == pytest.approx(0.4)

@@ -198,7 +198,7 @@ def test_a_start_of_a_running_controller_is_refused_and_a_restart_names_both_lis
 
 
 def test_a_stop_of_a_controller_that_is_not_running_is_refused_and_calls_no_stopping():
-    """Issue 22 item 14: stopping a stopped controller called stopping() and reported
+    """Stopping a stopped controller used to call stopping() and report
     success. As ros2_control: refused under STRICT (nothing changes), left out under
     BEST_EFFORT (no stopping(), the answer says so); a restart of a stopped one is a stop of
     a controller that is not running."""

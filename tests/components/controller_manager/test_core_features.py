@@ -235,7 +235,7 @@ def test_a_start_is_refused_unless_its_fallbacks_are_loaded():
 
 
 def test_a_fallback_obeys_the_chain_rule_at_start_and_when_it_is_needed():
-    """Issue 22 item 14: a fallback that needs a stopped controller started anyway. A
+    """A fallback that needs a stopped controller used to start anyway. A
     fallback's get_controller dependencies must run when its controller fails: outside
     that controller's chain (which stops with it), or be fallbacks too."""
     r = Rig()

@@ -159,7 +159,7 @@ def test_effort_pid_claims_effort_and_is_refused_on_position_hardware():
 
 
 def test_a_command_of_a_type_the_hardware_does_not_take_fails_loudly():
-    """Issue 22 item 13: on the effort hardware the position command array was read by
+    """Once, on the effort hardware the position command array was read by
     nothing, so a controller that wrote it switched in and commanded no torque. The arrays
     of the types the hardware does not take are read-only: the write fails at the first
     update, the controller is stopped and the reason names the types the hardware takes."""
