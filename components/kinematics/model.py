@@ -1,9 +1,9 @@
-"""Robot models as data: one loader, one immutable ``Model`` (spec section 3).
+"""Robot models as data: one loader, one immutable ``Model``.
 
 Pure module: imports neither rtcf nor omniORB. Lengths are metres and angles radians
 everywhere in the model, whatever unit the file uses.
 
-Every chain, whether it comes from a modified-DH table (NAO, the seed's convention), from
+Every chain, whether it comes from a modified-DH table (NAO, ALMotion's convention), from
 joint origins and axes (an arm described like a URDF) or from a URDF file, ends up in one
 internal form (the one Pinocchio and URDF use):
 

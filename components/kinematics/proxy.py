@@ -1,6 +1,7 @@
 """MotionProxy: ALMotion's robot-model calls over CORBA, with NAOqi's plain-list results.
 
-The seed's examples run unchanged once the proxy is obtained::
+The robot-model examples of NAOqi's ALMotion documentation run unchanged once the proxy is
+obtained::
 
     proxy = MotionProxy("Kinematics0")      # instead of ALProxy("ALMotion", ip, 9559)
     print("Robot Position", proxy.getRobotPosition(False))

@@ -1,4 +1,4 @@
-"""Body names ALMotion accepts beyond chains and kinematic joints (issue 18, item 14): the
+"""Body names ALMotion accepts beyond chains and kinematic joints: the
 hands (LHand, RHand: the actuator ending each arm chain; they used to be refused as joints
 without a frame) and the model's sensors."""
 

@@ -176,8 +176,8 @@ def test_urdf_through_pinocchio_matches_mdh(nao):
 
 
 def test_urdf_limits_match_the_spec_table(nao):
-    """The URDF's limits are the spec 3.3 table rounded differently (< 0.2 mrad), except that
-    the ROS URDF gives RKneePitch the left knee's range (spec 3.3)."""
+    """The URDF's limits are Aldebaran's joint-limit table rounded differently (< 0.2 mrad),
+    except that the ROS URDF gives RKneePitch the left knee's range."""
     u = model_from_urdf(NAO_URDF, {n: ("torso", lk) for n, (lk, _) in SHARED.items()
                                    if not n.startswith("Camera")})
     off = {}

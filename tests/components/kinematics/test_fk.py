@@ -1,11 +1,10 @@
-"""Forward kinematics of the kinematics core (components/kinematics/algorithms.py) against
-spec section 3: the 14 vectors of section 3.6 and the K6 matrix (both ElbowOffsetY settings),
-the zero-posture checks of section 3.5, cameras, spaces, joint frames, batched FK, the
-position6d convention and Jacobians against finite differences.
+"""Forward kinematics of the kinematics core (components/kinematics/algorithms.py) on NAO's
+modified-DH model: 14 reference vectors and the K6 matrix (both ElbowOffsetY settings), the
+zero posture, cameras, spaces, joint frames, batched FK, the position6d convention and
+Jacobians against finite differences.
 
-Tolerances: spec 3.6 prints positions to 0.0001 mm and angles to 0.0001 rad (the issue asks
-for 0.1 mm and 1e-4 rad); we check positions to the printed precision (1e-7 m, which also
-meets the issue's 0.1 mm) and angles to 1e-4 rad.
+Tolerances: the reference positions are given to 0.0001 mm and the angles to 0.0001 rad; we
+check positions to that precision (1e-7 m, well inside 0.1 mm) and angles to 1e-4 rad.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from rtcf_components.kinematics.algorithms import (chain_fk_jacobian, robot_fram
 from rtcf_components.kinematics.model import MODEL_DIR, model_from_data, read_model_data, rot
 
 PI = math.pi
-POS_TOL = 1e-7        # m: spec 3.6 prints 4 decimals in mm
+POS_TOL = 1e-7        # m: the reference positions have 4 decimals in mm
 ANG_TOL = 1e-4        # rad
 MM = 1e-3
 
@@ -37,7 +36,8 @@ def nao():
 
 @pytest.fixture(scope="module")
 def seed_model():
-    """The seed's table taken literally: the H25 data with ElbowOffsetY = 0."""
+    """ALMotion documentation's modified-DH table taken literally (it has no elbow offset):
+    the H25 data with ElbowOffsetY = 0."""
     data = copy.deepcopy(read_model_data(MODEL_DIR / "nao_h25_v5.yaml"))
     data["constants"]["ElbowOffsetY"] = 0.0
     return model_from_data(data, "nao_h25_v5 (ElbowOffsetY=0)")
@@ -55,7 +55,7 @@ def full_q(model, **angles) -> np.ndarray:
     return q
 
 
-# -- spec 3.6: the 14 vectors ------------------------------------------------------------------
+# -- the 14 reference vectors ------------------------------------------------------------------
 # (chain, q, position mm with ElbowOffsetY = 0, position mm default, angles rad or None)
 # None for angles: K3, gimbal lock, compare matrices.
 VECTORS = {
@@ -105,13 +105,13 @@ def _check_vector(model, key, default: bool):
 
 @pytest.mark.parametrize("key", list(VECTORS))
 def test_fk_vector_default_model(nao, key):
-    """Spec 3.6 with the default model (bracketed values where the spec gives them)."""
+    """The vectors on the default model (its own position where one is given)."""
     _check_vector(nao, key, default=True)
 
 
 @pytest.mark.parametrize("key", list(VECTORS))
 def test_fk_vector_seed_table(seed_model, key):
-    """Spec 3.6 with ElbowOffsetY = 0: the seed's table taken literally (unbracketed)."""
+    """The vectors with ElbowOffsetY = 0: ALMotion's table taken literally."""
     _check_vector(seed_model, key, default=False)
 
 
@@ -139,7 +139,7 @@ def test_elbow_offset_is_a_y_shift_after_shoulder_roll(nao, seed_model):
             np.testing.assert_allclose(d, R_roll @ [0, sign * 15 * MM, 0], atol=1e-12)
 
 
-# -- spec 3.5: the zero posture ----------------------------------------------------------------
+# -- the zero posture ------------------------------------------------------------------------
 
 def test_zero_posture(nao, seed_model):
     zero = np.zeros(len(nao.joint_names))
@@ -149,7 +149,7 @@ def test_zero_posture(nao, seed_model):
         T = body_transform(nao, zero, name)
         np.testing.assert_allclose(T[:3, 3], np.array(p) * MM, atol=1e-12, err_msg=name)
         np.testing.assert_allclose(T[:3, :3], np.eye(3), atol=1e-12, err_msg=name)
-    # the seed's literal table: (UpperArm + LowerArm + HandOffsetX, ShoulderOffsetY,
+    # ALMotion's literal table: (UpperArm + LowerArm + HandOffsetX, ShoulderOffsetY,
     # ShoulderOffsetZ - HandOffsetZ)
     for name, y in (("LArm", 98.0), ("RArm", -98.0)):
         T = body_transform(seed_model, zero, name)
@@ -165,7 +165,7 @@ def test_zero_posture(nao, seed_model):
 # -- joint frames --------------------------------------------------------------------------------
 
 R2 = 1 / math.sqrt(2)
-AXES = {  # spec 3.1: the axes in the torso frame at zero
+AXES = {  # the joint axes in the torso frame at zero
     "HeadYaw": (0, 0, 1), "HeadPitch": (0, 1, 0),
     "LShoulderPitch": (0, 1, 0), "LShoulderRoll": (0, 0, 1), "LElbowYaw": (1, 0, 0),
     "LElbowRoll": (0, 0, 1), "LWristYaw": (1, 0, 0),
@@ -176,7 +176,7 @@ AXES = {  # spec 3.1: the axes in the torso frame at zero
     "RHipYawPitch": (0, R2, R2), "RHipRoll": (1, 0, 0), "RHipPitch": (0, 1, 0),
     "RKneePitch": (0, 1, 0), "RAnklePitch": (0, 1, 0), "RAnkleRoll": (1, 0, 0),
 }
-JOINT_ORIGINS_MM = {  # at zero: link table (spec 3.2) with the 15 mm elbow offset
+JOINT_ORIGINS_MM = {  # at zero: Aldebaran's link table with the 15 mm elbow offset
     "HeadYaw": (0, 0, 126.5), "HeadPitch": (0, 0, 126.5),
     "LShoulderPitch": (0, 98, 100), "LShoulderRoll": (0, 98, 100),
     "LElbowYaw": (105, 113, 100), "LElbowRoll": (105, 113, 100),
@@ -245,7 +245,8 @@ def test_camera_top_turned(nao):
 
 
 def test_camera_bottom(nao):
-    """V4/V5 offsets relative to HeadPitch (spec 3.2): (50.71, 0, 17.74) mm, pitch 0.6929."""
+    """V4/V5 offsets relative to HeadPitch (Aldebaran's link table): (50.71, 0, 17.74) mm,
+    pitch 0.6929."""
     q = full_q(nao, HeadYaw=-0.4, HeadPitch=0.2)
     head = body_transform(nao, q, "HeadPitch")
     cam = body_transform(nao, q, "CameraBottom")
@@ -263,7 +264,7 @@ def test_v32_cameras():
                                atol=1e-12)
 
 
-# -- spaces (spec 3.4) ---------------------------------------------------------------------------
+# -- spaces (ALMotion's FRAME_TORSO, FRAME_WORLD, FRAME_ROBOT) -------------------------------
 
 def test_frame_robot_at_zero(nao):
     zero = np.zeros(26)
@@ -273,7 +274,7 @@ def test_frame_robot_at_zero(nao):
     for foot, y in (("LLeg", 0.05), ("RLeg", -0.05)):
         np.testing.assert_allclose(transform(nao, zero, foot, FRAME_ROBOT)[:3, 3], [0, y, 0],
                                    atol=1e-12)
-    # without odometry, WORLD = ROBOT (spec 3.4 PD)
+    # without odometry, WORLD = ROBOT (no locomotion moves FRAME_WORLD here)
     for name in ("Torso", "Head", "LArm", "CameraTop", "RKneePitch"):
         np.testing.assert_allclose(transform(nao, zero, name, FRAME_WORLD),
                                    transform(nao, zero, name, FRAME_ROBOT), atol=0)

@@ -1,4 +1,4 @@
-"""Complete inverse kinematics for 6-DOF chains of Pieper's kind (issue 18, defect 2): the
+"""Complete inverse kinematics for 6-DOF chains of Pieper's kind: the
 M1013 (axes 1-2 and a spherical wrist) and NAO's legs (hip axes 1-2-3, ankle axes 5-6) get
 their closed-form solutions as starts, so every reachable full pose is solved."""
 

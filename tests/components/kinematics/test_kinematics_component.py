@@ -60,7 +60,7 @@ def test_every_chain_pose_each_cycle(h):
         assert status is ReadStatus.NEW
         np.testing.assert_allclose(pose_of(s), position6d(chain_fk(NAO, chain, q[chain.index])),
                                    atol=1e-12)
-    st, s = h.read("lArmPose")     # spec 3.6 K6, default model, metres
+    st, s = h.read("lArmPose")     # reference vector K6 (test_fk.py), default model, metres
     np.testing.assert_allclose(pose_of(s)[:3], [0.1839770, 0.0877125, 0.0579434], atol=1e-7)
     h.step()
     assert h.read("lArmPose")[0] is ReadStatus.NEW          # written every cycle

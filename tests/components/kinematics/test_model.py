@@ -19,7 +19,7 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 NAO_URDF = DATA / "naoV50.urdf"
 H25 = MODEL_DIR / "nao_h25_v5.yaml"
 
-BODY_ORDER = (  # spec 1.1
+BODY_ORDER = (  # ALMotion getJointNames("Body")
     "HeadYaw HeadPitch LShoulderPitch LShoulderRoll LElbowYaw LElbowRoll LWristYaw LHand "
     "LHipYawPitch LHipRoll LHipPitch LKneePitch LAnklePitch LAnkleRoll RHipYawPitch RHipRoll "
     "RHipPitch RKneePitch RAnklePitch RAnkleRoll RShoulderPitch RShoulderRoll RElbowYaw "
@@ -75,7 +75,7 @@ def test_nao_h25_contents():
     assert m.chains["RLeg"].members == m.chains["RLeg"].joints
     assert set(m.frames) == {"CameraTop", "CameraBottom"}
     assert set(m.body_names) == {*m.chains, *BODY_ORDER, "CameraTop", "CameraBottom", "Torso"}
-    # spec 3.3 limits, and the maximum velocity / torque of the URDF (getLimits)
+    # Aldebaran's joint limits, and the maximum velocity / torque of the URDF (getLimits)
     i = m.joint_index("LElbowRoll")
     assert (m.lower[i], m.upper[i]) == (-1.5446, -0.0349)
     i = m.joint_index("RKneePitch")
@@ -125,7 +125,7 @@ def test_v32_differs_by_constants_only(h25_data):
                                np.array([90 + 50.55 + 58, 98, 100 - 15.9]) * mm, atol=1e-12)
     np.testing.assert_allclose(body_transform(v32, zero, "RLeg")[:3, 3],
                                np.array([0, -50, -(85 + 100 + 102.9 + 45.11)]) * mm, atol=1e-12)
-    # the limits that differ (spec 3.3) and only those
+    # the limits that differ between the versions, and only those
     diff = {n for n, a, b, c, d in zip(h25.joint_names, h25.lower, v32.lower, h25.upper,
                                         v32.upper) if (a, c) != (b, d)}
     assert diff == {"LShoulderRoll", "RShoulderRoll", "LElbowRoll", "RElbowRoll",
