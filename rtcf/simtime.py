@@ -56,7 +56,7 @@ from .clock import Clock, ManualClock, MonotonicClock
 from .component import Component, _run_command
 from .errors import ConfigError, show_value
 from .execution import HISTORY, ExecutionContext
-from .overrun import OVERRUN_POLICIES, RESYNC_LAG, check_policy, next_deadline
+from .overrun import check_policy, next_deadline
 from .pacer import Pacer, set_thread_fifo
 from .lifecycle import LifeCycleState, ReturnCode
 from .errors import LockstepError
@@ -562,7 +562,6 @@ class SimTimeBase:
             self._cond.wait(timeout)
 
     def _loop(self) -> None:
-        wall = self._wall
         while True:
             if self._calls:
                 self._run_calls()
