@@ -1,4 +1,4 @@
-"""The ControllerManager RT component: pr2-style controllers at 1 kHz (spec section 5)."""
+"""The ControllerManager RT component: pr2-style controllers at 1 kHz."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Controller base class (pr2_controller_interface::Controller, spec section 5.1).
+"""The Controller base class (pr2_controller_interface::Controller).
 
 A real-time controller subclasses :class:`Controller` and implements four methods; the
 names are snake_case, the PR2 names are given for each:

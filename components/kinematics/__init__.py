@@ -1,4 +1,4 @@
-"""Kinematics component (NAO ALMotion's robot model, spec section 3).
+"""Kinematics component (NAO ALMotion's robot model).
 
 Pure core modules (no rtcf / omniORB import): ``model`` (robot models as data: mDH tables,
 URDF-style joint lists, URDF files), ``codegen`` (constant-folded FK formulas) and

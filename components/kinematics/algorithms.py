@@ -1,5 +1,5 @@
 """Kinematics algorithms on a Model: FK (one configuration or N), frames, spaces, Jacobians,
-inverse kinematics (spec section 3).
+inverse kinematics.
 
 Pure module: imports neither rtcf nor omniORB. Metres and radians; transforms are 4x4 numpy
 arrays. Functions take the immutable Model; compiled formulas are cached per chain here
@@ -329,7 +329,7 @@ def solve_ik(model: Model, chain: str | Chain, target: np.ndarray,
     f = _fn(c, "pose_jac", tip)
     rng = np.random.default_rng(seed)
     # with a seed (a warm start, usually solved at once) the closed form is worked out only
-    # when the seed fails: it costs about 0.5 ms
+    # when that start fails: it costs about 0.5 ms
     lazy = rows.size == 6 and q_seed is not None
     closed = _closed_form_starts(c, target, tip, first, lo, hi) \
         if rows.size == 6 and not lazy else []

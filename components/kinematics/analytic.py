@@ -1,4 +1,4 @@
-"""Closed-form start configurations for 6-DOF chains of Pieper's kind (spec section 3, IK).
+"""Closed-form start configurations for 6-DOF chains of Pieper's kind (IK).
 
 Pure module: imports neither rtcf nor omniORB. Metres and radians.
 

@@ -1,4 +1,4 @@
-"""The Kinematics RT component: the shell around the kinematics core (spec section 3)."""
+"""The Kinematics RT component: the shell around the kinematics core."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SequencePlayer component (hrpsys-base's SequencePlayer, spec section 2).
+"""SequencePlayer component (hrpsys-base's SequencePlayer).
 
 Pure core modules (no rtcf / omniORB import): ``interpolator`` (one signal: Hoff-Arbib and
 linear, queue and online goals) and ``seqplay`` (the player: eight signals, joint groups,

@@ -1,4 +1,4 @@
-"""The SequencePlayer RT component: the shell around SequencePlayerCore (spec section 2)."""
+"""The SequencePlayer RT component: the shell around SequencePlayerCore."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ class SequencePlayer(Component):
     """
 
     type_name = "SequencePlayer"
-    version = "315.12.1"            # hrpsys's rtm.py needs >= 315.2.6 (spec 2.0)
+    version = "315.12.1"            # hrpsys's rtm.py needs >= 315.2.6 (zmpRefInit wiring)
     category = "example"
     dt = Param(float, 0.005, unit="s", bounds=(1e-5, 10.0), read_only=True,
                doc="sampling period of the motions (should equal the EC period)")
@@ -233,8 +233,8 @@ class SequencePlayer(Component):
 
     # -- setTargetPose (ORB thread; IK outside the EC thread) --------------------------------
     def set_target_pose(self, op: str, name: str, xyz: list, rpy: list, tm: float) -> bool:
-        """Spec 2.7: snapshot the start in the EC thread, solve IK here, play the keyframes
-        on the group. False, with no motion, on any failure (the reason is logged).
+        """setTargetPose: snapshot the start in the EC thread, solve IK here, play the
+        keyframes on the group. False, with no motion, on any failure (the reason is logged).
         Runs in: ORB thread."""
         from .seqplay import PlayerError
         from .target_pose import plan_target_pose

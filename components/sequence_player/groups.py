@@ -1,4 +1,4 @@
-"""Joint groups of the player (spec 2.6): pure, no rtcf / omniORB. Runs in: EC thread.
+"""Joint groups of the player (hrpsys's addJointGroup): pure, no rtcf / omniORB. Runs in: EC thread.
 
 A group owns an interpolator over some joints; from its first command until it is removed
 its values win in qRef for those joints (groups in name order); removal blends it back to
@@ -21,7 +21,7 @@ REMOVE_BLEND_TIME = 2.5        # [s] a removed group blends back to Q (hrpsys)
 
 @dataclass
 class Group:
-    """A joint group: its own interpolator over some joints (spec 2.6)."""
+    """A joint group: its own interpolator over some joints."""
     name: str                      # upper case
     joints: tuple[str, ...]
     index: np.ndarray

@@ -1,7 +1,7 @@
-"""One signal interpolator of the SequencePlayer (spec 2.2, 2.3): pure, no rtcf / omniORB.
+"""One signal interpolator of the SequencePlayer: pure, no rtcf / omniORB.
 
-Behaviour restated from hrpsys-base rtc/SequencePlayer/interpolator.cpp (fkanehiro/hrpsys-base,
-spec 2.2): a Hoff-Arbib quintic (boundary position, velocity and acceleration) or a linear
+Behaviour restated from hrpsys-base rtc/SequencePlayer/interpolator.cpp (fkanehiro/hrpsys-base):
+a Hoff-Arbib quintic (boundary position, velocity and acceleration) or a linear
 mode, vectorised over the dimensions of the signal (joints, xyz, ...).
 
 State and queue:
@@ -18,7 +18,7 @@ Sampling rule (both modes): before each sample r <- r - dt if r > dt + 1e-6, els
 the sample is at tau = T - r. So N = ceil((T - 1e-6) / dt) samples, at k*dt except the last,
 which is exactly at T and equals the goal (velocity = goal velocity).
 
-Durations: T > 0 is used as given. T == 0 means "the average-speed rule" (spec 2.2: the
+Durations: T > 0 is used as given. T == 0 means "the average-speed rule" (hrpsys's: the
 largest change divided by ``avg_speed``, never less than 1 s); commands that want "one
 sample" (the project's tm = 0 decision) pass dt themselves. T < 0 raises ValueError.
 """
@@ -43,7 +43,7 @@ TM_LIMIT = 1e6             # [s] any duration (11.6 days)
 
 
 def sample_count(T: float, dt: float) -> int:
-    """Number of samples of a T-second segment at period dt (spec 2.2)."""
+    """Number of samples of a T-second segment at period dt (the sampling rule above)."""
     return max(1, math.ceil((T - EPS) / dt))
 
 
@@ -58,7 +58,7 @@ def sample_times(T: float, dt: float) -> np.ndarray:
 def quintic(x0: np.ndarray, v0: np.ndarray, a0: np.ndarray, g: np.ndarray, gv: np.ndarray,
             T: float) -> np.ndarray:
     """Hoff-Arbib coefficients c0..c5, shape (6, n), from (x0, v0, a0) to (g, gv, ga = 0)
-    in T seconds (spec 2.2)."""
+    in T seconds (hrpsys's interpolator.cpp: A, B, C from the boundary errors)."""
     A = (g - (x0 + v0 * T + a0 * (T * T / 2.0))) / T ** 3
     B = (gv - (v0 + a0 * T)) / T ** 2
     C = (0.0 - a0) / T
@@ -101,8 +101,8 @@ def basis(tau: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
 
 
 def rule_v(start: np.ndarray, keys: np.ndarray, durations: np.ndarray) -> np.ndarray:
-    """Keyframe velocities (spec 2.4 rule V): the mean of the neighbouring slopes when they
-    have the same sign (or one is zero), else 0; the last keyframe has v = 0."""
+    """Keyframe velocities (hrpsys seqplay's rule): the mean of the neighbouring slopes
+    when they have the same sign (or one is zero), else 0; the last keyframe has v = 0."""
     k = keys.shape[0]
     vel = np.zeros_like(keys)
     if k < 2:
@@ -178,7 +178,7 @@ class Interpolator:
         self.mode = self._check_mode(mode)
 
     def duration(self, T: float, goal: np.ndarray, start: np.ndarray) -> float:
-        """T, or for T == 0 the average-speed rule (spec 2.2)."""
+        """T, or for T == 0 the average-speed rule (module doc)."""
         T = float(T)
         if not T >= 0.0 or math.isinf(T):
             raise ValueError(f"duration must be >= 0 and finite [s], got {T}")
@@ -276,7 +276,7 @@ class Interpolator:
     # -- goals ---------------------------------------------------------------------------
     def set_goal(self, g: np.ndarray, T: float, gv: np.ndarray | None = None) -> None:
         """Online goal: replace whatever runs by a move from the current (x, v, a) to g
-        (velocity gv, default 0) in T seconds, one sample per step (spec 2.3)."""
+        (velocity gv, default 0) in T seconds, one sample per step."""
         g = self._vec(g, "goal")
         gv = np.zeros(self.dim) if gv is None else self._vec(gv, "goal velocity")
         T = self.duration(T, g, self.x)
@@ -331,7 +331,7 @@ class Interpolator:
 
     def effective_durations(self, start_x: np.ndarray, keys: np.ndarray,
                             durations: np.ndarray) -> np.ndarray:
-        """Durations with 0 replaced by the average-speed rule (spec 2.2). Pure."""
+        """Durations with 0 replaced by the average-speed rule (module doc). Pure."""
         eff = np.asarray(durations, dtype=float).reshape(-1).copy()
         bad = ~(eff >= 0.0) | np.isinf(eff)
         if bad.any():
@@ -377,7 +377,7 @@ class Interpolator:
     def _segments(self, x0: np.ndarray, v0: np.ndarray, a0: np.ndarray, g: np.ndarray,
                   gv: np.ndarray, T: np.ndarray) -> np.ndarray:
         """Samples of k consecutive segments at once, shape (m, 3, n): segment i from
-        (x0[i], v0[i], a0[i]) to (g[i], gv[i], 0) in T[i] seconds (spec 2.2 formulas)."""
+        (x0[i], v0[i], a0[i]) to (g[i], gv[i], 0) in T[i] seconds (quintic's formulas)."""
         counts = np.maximum(1, np.ceil((T - EPS) / self.dt)).astype(np.int64)
         ends = np.cumsum(counts) - 1
         seg = np.repeat(np.arange(T.size), counts)
@@ -409,7 +409,7 @@ class Interpolator:
         return blk
 
     def go_records(self, records: np.ndarray, first_time: float, gaps: np.ndarray) -> int:
-        """Append a pattern (loadPattern, spec 2.5): record 0 is reached from the tail in
+        """Append a pattern (loadPattern): record 0 is reached from the tail in
         ``first_time``, record i (i >= 1) ``gaps[i-1]`` seconds after record i-1; every
         record ends at rest. A zero time uses the average-speed rule."""
         rest = self.records_block(records, gaps)
@@ -480,7 +480,7 @@ class Interpolator:
         return blk
 
     def override_from_front(self) -> None:
-        """The 'sequence' path of setJointAngles (spec 2.3): keep the next sample (x, v, a)
+        """The 'sequence' path of setJointAngles: keep the next sample (x, v, a)
         as the only queued one and make the tail (x, v, 0), so what is appended next starts
         there without a jump."""
         if self._queue:

@@ -1,5 +1,6 @@
-"""loadPattern files (spec 2.5): pure reading, no rtcf / omniORB. Runs in: the caller's thread
-(the servant reads in an ORB thread, never in the EC thread).
+"""loadPattern files (hrpsys's .pos, .zmp, ... of one basename): pure reading, no rtcf /
+omniORB. Runs in: the caller's thread (the servant reads in an ORB thread, never in the EC
+thread).
 
 Each file ``basename + ext`` is a whitespace token stream of records ``time v_1 ... v_n``.
 The fast path is numpy.loadtxt (C parser) when every line is one record, which is how
@@ -93,7 +94,8 @@ def _is_float(tok: bytes) -> bool:
 
 def read_pattern(basename: str, dims: dict[str, int]) -> dict[str, Track]:
     """Every existing ``basename + ext`` for the extensions of ``dims`` (ext -> values per
-    record). ``.optionalData`` is read when ``.optionaldata`` does not exist (spec 2.5 PD).
+    record). ``.optionalData`` (as hrpsys's documentation writes it) is read when
+    ``.optionaldata`` (what its code reads) does not exist.
     Raises PatternError when no file exists or one cannot be used (then nothing is used)."""
     tracks: dict[str, Track] = {}
     for ext, n in dims.items():

@@ -1,4 +1,4 @@
-"""The player (hrpsys seqplay): eight signal interpolators, joint groups, patterns (spec 2).
+"""The player (hrpsys seqplay): eight signal interpolators, joint groups, patterns.
 
 Pure: no rtcf / omniORB import, no clock. Runs in: EC thread (the component owns it); the
 only methods meant for other threads are the ``prepare_*`` functions, which read files and
@@ -6,7 +6,7 @@ compute the state-independent parts of a pattern.
 
 Commands validate everything first and raise PlayerError (a ValueError) naming the bad
 value; a rejected command changes nothing. The servant turns PlayerError into hrpsys's
-``false``. Project decisions (spec 2.3/2.4, idl/SequencePlayerService.idl):
+``false``. Project decisions (idl/SequencePlayerService.idl):
 
 * tm == 0 in a command reaches the goal in one sample (one dt); tm < 0 is refused;
 * online goals (setJointAngle, ...WithMask, setBasePos, setBaseRpy, setZmp, setWrenches,
@@ -95,7 +95,7 @@ class SequencePlayerCore(GroupCommands):
 
     def step(self) -> bool:
         """Take one sample of everything that moves. Returns False (and changes nothing)
-        when the player is empty: hrpsys then writes no output (spec 2.8)."""
+        when the player is empty: hrpsys then writes no output."""
         if self._clear_pending:
             self._clear_pending = False
             self.clear()
@@ -149,7 +149,7 @@ class SequencePlayerCore(GroupCommands):
                 arr[:] = val
 
     def _init_if_idle(self) -> None:
-        """Any command on an idle player first starts from the input ports (spec 2.3)."""
+        """Any command on an idle player first starts from the input ports."""
         if not self.q_init_ok:
             raise PlayerError(f"cannot initialise: qInit does not have {self.dof} values")
         if not self.is_empty():
@@ -245,7 +245,7 @@ class SequencePlayerCore(GroupCommands):
 
     # -- whole-body joint commands -----------------------------------------------------------
     def set_joint_angles(self, jvs: Sequence[float], tm: float) -> None:
-        """All joints to jvs in tm, through the sequence path (spec 2.3)."""
+        """All joints to jvs in tm, through the sequence path."""
         g = self._vec(jvs, self.dof, "jvs")
         T = self._tm(tm)
         self._init_if_idle()

@@ -1,4 +1,4 @@
-"""setTargetPose (spec 2.7) on the Kinematics core: pure, no rtcf / omniORB. Runs in: the
+"""setTargetPose on the Kinematics core: pure, no rtcf / omniORB. Runs in: the
 caller's thread (the servant runs it in an ORB thread: IK never runs in the EC thread).
 
 Project decision (steps): hrpsys requires every intermediate step to meet the IK tolerances.

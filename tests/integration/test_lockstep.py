@@ -1,4 +1,4 @@
-"""Simulation time across processes (issue 21 items 3, 6, 7): a composition with
+"""Simulation time across processes: a composition with
 ``simulation:`` whose components run in several processes, started as a user starts it
 (``python -m rtcf.manager FILE --duration S``), runs on one simulated clock: the order of a
 shared instant across processes, simulated stamps and ECInfo.now in every process, one step

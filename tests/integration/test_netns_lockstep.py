@@ -1,4 +1,4 @@
-"""Lockstep across hosts (issue 21 item 4): a simulation whose Simulator is on host A and
+"""Lockstep across hosts: a simulation whose Simulator is on host A and
 whose controller manager is on host B, two network namespaces joined by a veth pair (as
 tests/integration/test_netns.py makes them), one naming service on A. The manager on B is
 started by hand with --process; it finds the launcher's time base in the naming service and

@@ -120,7 +120,7 @@ def test_bad_composition_value_is_refused(tmp_path):
 
 
 def test_a_simulation_split_over_processes_runs_on_one_clock(tmp_path, naming):
-    """Issue 21: no longer refused. Here the launcher's process hosts no component: it only
+    """Once refused, now run. Here the launcher's process hosts no component: it only
     keeps simulated time and steps processes a and b (the default EC's two parts, at the
     default 1000 Hz) in order, every instant."""
     text = """

@@ -1,4 +1,4 @@
-"""The pr2-style controller API and manager core (spec section 5) on a manual clock.
+"""The pr2-style controller API and manager core on a manual clock.
 
 Controllers here log every call as (tick, name, event) into one shared list, so the tests see
 the exact placement of init / starting / update / stopping relative to the ticks.

@@ -6,7 +6,7 @@
 2. The public NAO V5 URDF (tests/data/naoV50.urdf), loaded by our URDF loader and by
    Pinocchio's own URDF parser, against our mDH model (model/nao_h25_v5.yaml): every frame the
    two share (effectors, cameras, every kinematic joint) is the same, except by exactly the
-   constant differences of spec section 3.2: FootHeight 45.11 (URDF) vs 45.19 mm, and the
+   constant differences between it and Aldebaran's link table: FootHeight 45.11 (URDF) vs 45.19 mm, and the
    URDF's RHand offset z = -0.01213 m vs HandOffsetZ 12.31 mm (a digit transposition in the
    right arm only). This checks the mDH tables, the mDH -> joint-axis conversion and the
    constants against Aldebaran's own joint-axis model.

@@ -233,7 +233,7 @@ def test_camera_top_at_zero(nao):
     p = position6d(transform(nao, np.zeros(26), "CameraTop", FRAME_TORSO))
     np.testing.assert_allclose(p[:3], np.array([58.71, 0, 190.14]) * MM, atol=1e-12)
     np.testing.assert_allclose(p[3:], [0, 0.0209435, 0], atol=1e-12)
-    assert p[4] == pytest.approx(0.02094, abs=1e-5)   # spec: wy = 0.02094
+    assert p[4] == pytest.approx(0.02094, abs=1e-5)   # wy = 0.02094 to 5 places
 
 
 def test_camera_top_turned(nao):
@@ -393,7 +393,7 @@ def test_position6d_round_trip_and_formulas():
         np.testing.assert_allclose(T[:3, :3], R, atol=1e-14)
         q = position6d(T)
         np.testing.assert_allclose(q, p, atol=1e-9)
-        # the spec's extraction formulas, written out
+        # the Z-Y-X angles of a position6d (wz, wy, wx from the matrix), written out
         r = T[:3, :3]
         wz = math.atan2(r[1, 0], r[0, 0])
         wy = math.atan2(-r[2, 0], math.cos(wz) * r[0, 0] + math.sin(wz) * r[1, 0])

@@ -24,7 +24,7 @@ def models():
 
 def targets(model, chain, n=N_TARGETS):
     """A fixed, seeded set of reachable targets: FK of configurations drawn uniformly within
-    the joint limits (the seed depends only on the chain's name)."""
+    the joint limits (the random generator is seeded from the chain's name only)."""
     c = model.chain(chain)
     rng = np.random.default_rng(zlib.crc32(f"ik-{model.name}-{chain}".encode()))
     Q = rng.uniform(c.lower, c.upper, size=(n, c.dof))

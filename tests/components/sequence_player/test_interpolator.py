@@ -1,6 +1,7 @@
-"""The signal interpolator (components/sequence_player/interpolator.py): every worked number of
-spec 2.9, checked to 1e-9 against exact rational arithmetic (fractions.Fraction) or the
-spec's printed figures, plus the sampling rule, queue/online semantics and bad input."""
+"""The signal interpolator (components/sequence_player/interpolator.py): worked numbers of the
+Hoff-Arbib and linear modes, checked to 1e-9 against exact rational arithmetic
+(fractions.Fraction) or figures worked by hand, plus the sampling rule, queue/online semantics
+and bad input."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def test_hoffarbib_rest_to_rest_table():
     for k in range(1, 201):
         x, v, a = minjerk(F(k, 200))
         assert s[k - 1, :, 0] == pytest.approx([float(x), float(v), float(a)], abs=EPS)
-    # the spec's printed figures
+    # the same figures rounded to 4 digits
     assert at(s, 0.005)[:, 0] == pytest.approx([1.241e-06, 7.43e-4, 0.2955], rel=1e-3)
     assert at(s, 0.25)[:, 0] == pytest.approx([0.103515625, 1.0546875, 5.625], abs=EPS)
     assert at(s, 0.5)[:, 0] == pytest.approx([0.5, 1.875, 0.0], abs=EPS)
@@ -120,7 +121,7 @@ def test_online_interruption_with_nonzero_acceleration():
 
 
 def test_sequence_path_resets_acceleration_and_holds_the_front_sample():
-    """setJointAngles' path (spec 2.3): the next sample is kept, then a quintic from
+    """setJointAngles' path: the next sample is kept, then a quintic from
     (x, v, 0) -- different numbers from the online case above."""
     ip = Interpolator(1, DT)
     ip.go([1.0], 1.0)
@@ -165,7 +166,7 @@ def test_rule_v_signs():
 
 
 def test_records_load_pattern_timing():
-    """spec 2.9: .pos rows 0/0, 1/1, 1.5/0.5 with tm = 2 from 0.2."""
+    """loadPattern's timing: .pos rows 0/0, 1/1, 1.5/0.5 with tm = 2 from 0.2."""
     ip = Interpolator(1, DT)
     ip.reset([0.2])
     rows = np.array([[0.0, 0.0], [1.0, 1.0], [1.5, 0.5]])

@@ -1,7 +1,7 @@
 """The player core (components/sequence_player/seqplay.py) and pattern files (pattern.py):
-the eight signals, the false-returning cases of spec 2.4 (PlayerError here, nothing
-changed), groups (2.6), loadPattern (2.5, the timing numbers of 2.9), the project decisions
-of issue 8 point 3."""
+the eight signals, the cases where hrpsys's SequencePlayerService returns false (PlayerError
+here, nothing changed), joint groups, loadPattern (with its timing numbers), the project
+decisions of seqplay.py's module doc."""
 
 from __future__ import annotations
 

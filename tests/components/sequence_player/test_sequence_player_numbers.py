@@ -1,4 +1,4 @@
-"""Spec 2.9's worked numbers through the component: service calls on a stepped EC
+"""The worked numbers of test_interpolator.py through the component: service calls on a stepped EC
 (Harness, 200 Hz, dt = 5 ms), qRef read from the port, checked to 1e-9. Joint 0 (HeadYaw)
 carries the motion; setJointAngle / playPattern / loadPattern are the paths that add no
 held sample, so sample k of qRef is at tau = k * dt."""
