@@ -201,7 +201,7 @@ def bench_accuracy(n_random: int) -> list:
     """FK of the final joint reference against the target (the plan's last sample), by our
     FK and by Pinocchio's (an independent model built from the same chain data), and the
     worst sample of each path against its planned TCP, on the M1013 from its initial
-    joints: the spec's examples (TOOL frame), then n_random seeded random blended paths."""
+    joints: Doosan's worked examples (TOOL frame), then n_random seeded random blended paths."""
     from rtcf_components.blending_planner import BlendingPlanner
     from rtcf_components.blending_planner.geometry import rot_from_quat
     from rtcf_components.kinematics.algorithms import rotation_log

@@ -39,8 +39,8 @@ All cases run interleaved in ``--rounds`` rounds of N/rounds each (after one war
 a load change on the shared VM hits every case alike. Ratios are against the bare twoway call
 of the same run: latency as a multiple of its p50 round trip, throughput as a share of its
 calls/s. The targets table compares like with like (rtcf write() call vs the bare round trip,
-rtcf one-way vs the bare one-way) and also the issue's literal reading (rtcf one-way vs the
-bare round trip). Targets (from the issue): rtcf cross-process
+rtcf one-way vs the bare one-way) and also the targets' literal reading (rtcf one-way vs the
+bare round trip). Targets: rtcf cross-process
 p50 latency within 1.3x of the bare twoway call and throughput at least 80 % of it. Peers
 measured here before: bare twoway ~46 us, ~18,000 calls/s; OpenRTM-aist-Python flush port
 414 us p50 and 2,447 msg/s.

@@ -36,7 +36,7 @@ Sections (medians over batches; the host is a shared 2-vCPU VM, see bench/README
    success rate, median, p99 and worst time per solve.
 
 Then where one chain_fk call spends its time (dispatch, the generated formulas, building the
-4x4 ndarray, an ndarray q over a list), and the issue's targets next to the
+4x4 ndarray, an ndarray q over a list), and the targets (bench/README.md) next to the
 measured ratios. Prints, never asserts.
 """
 
