@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from rtcf import Component, Param, ReadStatus, TimedDoubleSeq
+from rtcf import Component, Param, ReadStatus, ReturnCode, TimedDoubleSeq
 from rtcf.datatypes import stamp
 from rtcf.log import Throttled
 from rtcf.services import ServicePort
@@ -89,7 +89,9 @@ class DCM(Component):
         self.core = DcmCore(self.devices, self.max_commands)
         self.cycle_ms = self.period_ms or PROFILE_PERIOD_MS[self.profile]
         if self.body == "mujoco":
+            from rtcf_components.simulator.component import log_mujoco_warnings
             from .mujoco_body import MujocoBody   # needs the mujoco package
+            log_mujoco_warnings()
             q0 = self._initial_q()
             self.robot_body = MujocoBody(self.devices, self.sim_model, self.cycle_ms / 1000.0,
                                          initial_q=q0)
@@ -149,9 +151,15 @@ class DCM(Component):
         hard = self.core.values
         hard[self._hard] = self.initial_hardness
 
-    def on_execute(self, ec: Any) -> None:
+    def on_reset(self, ec: Any) -> None:
+        """Runs in: EC thread. Leaving ERROR: a body that failed starts afresh."""
+        if getattr(self.robot_body, "fault", None) is not None:
+            self.robot_body.reset()
+
+    def on_execute(self, ec: Any) -> Any:
         """Runs in: EC thread. The cycle of spec 1.8: preProcess, computation, actuators,
-        body, sensors, postProcess."""
+        body, sensors, postProcess. A body fault (``Body.fault``: the physics blew up)
+        is logged and sends the DCM to ERROR before anything of the cycle is written."""
         if self._origin is None:
             self._origin = ec.planned
         now = int(round((ec.planned - self._origin) * 1000.0))
@@ -166,6 +174,13 @@ class DCM(Component):
             self._apply_qref()
         dt = ec.period
         sensors = self.robot_body.update(values[self._pos], values[self._hard], dt)
+        fault = getattr(self.robot_body, "fault", None)
+        if fault is not None:
+            self.log.error("body %s: %s; %s goes to ERROR (the other components run on): "
+                           "reset it (rtreset, or reset_component on its execution context) "
+                           "and activate it to start the body afresh", self.body, fault,
+                           self.instance_name)
+            return ReturnCode.RTC_ERROR
         self._write(ec.planned, values, sensors)
         if self.sensors_out is not None:
             np.copyto(self.sensors_out.value.data, self.robot_body.extra_sensors)
@@ -173,6 +188,7 @@ class DCM(Component):
             self.sensors_out.write()
         for cb in self._post:
             self._run_callback(cb, "postProcess")
+        return None
 
     def _apply_qref(self) -> None:
         """qRef as commands dated now for the Position actuators (after step(now): the same

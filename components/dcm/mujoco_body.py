@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from rtcf_components.simulator.core import SimModel, Simulation
+from rtcf_components.simulator.core import SimDiverged, SimModel, Simulation
 
 __all__ = ["MujocoBody", "SENSOR_KEYS"]
 
@@ -114,6 +114,7 @@ class MujocoBody:
         g = float(np.linalg.norm(self.sim.mj_model.opt.gravity))
         self._inv_g = 1.0 / g if g > 0.0 else 0.0
         self.cycles = 0
+        self.fault: str | None = None    # set when the physics blew up (see update)
         self._read()
 
     # -- the Body protocol (EC thread) ----------------------------------------------------
@@ -121,7 +122,11 @@ class MujocoBody:
         """Servo targets and stiffness from the actuators, one physics period, sensors.
 
         dt_s is not used: the physics always advances one ``period`` (the DCM warns at
-        activation when its EC period differs). Runs in: EC thread."""
+        activation when its EC period differs). When the physics blows up (the core's
+        SimDiverged) ``fault`` says so and the sensors keep the last good values; the body
+        stays still until ``reset``. Runs in: EC thread."""
+        if self.fault is not None:
+            return self.sensors
         cmd, hard = self._cmd, self._hard
         np.maximum(positions, self._lower, out=cmd)        # clamp to the joint limits
         np.minimum(cmd, self._upper, out=cmd)
@@ -134,7 +139,11 @@ class MujocoBody:
         np.take(cmd, self._dcm_of, out=self._q_ref)
         np.take(hard, self._dcm_of, out=self._stiff)
         self.sim.set_position_targets(self._q_ref, self._stiff)
-        self.sim.step()
+        try:
+            self.sim.step()
+        except SimDiverged as e:
+            self.fault = str(e)
+            return self.sensors
         self.cycles += 1
         self._read()
         return self.sensors
@@ -162,7 +171,7 @@ class MujocoBody:
 
     def reset(self, positions: np.ndarray | None = None) -> None:
         """Back to standing on the floor (the model's reset posture, or ``positions`` in DCM
-        body order). Runs in: EC thread or before the EC starts."""
+        body order); clears ``fault``. Runs in: EC thread or before the EC starts."""
         if positions is None:
             self.sim.reset()
         else:
@@ -170,6 +179,7 @@ class MujocoBody:
             self.sim.reset(q)
         self._cmd[:] = 0.0 if positions is None else np.clip(positions, self._lower,
                                                               self._upper)
+        self.fault = None
         self._read()
 
     @property

@@ -14,12 +14,24 @@ from typing import Any
 
 import numpy as np
 
-from rtcf import Component, Param, ReadStatus, TimedDoubleSeq
+from rtcf import Component, Param, ReadStatus, ReturnCode, TimedDoubleSeq
 from rtcf.datatypes import time_parts
-from rtcf.log import Throttled
+from rtcf.log import Throttled, get_logger
 from rtcf.services import ServicePort
 
-from .core import SimError, SimModel, Simulation
+from .core import SimDiverged, SimError, SimModel, Simulation, route_warnings
+
+
+def log_mujoco_warnings() -> None:
+    """MuJoCo's own warnings into the log (logger ``rtcf.mujoco``, at most one line per 5 s)
+    rather than stdout and a MUJOCO_LOG.TXT in the working folder. Runs in: any thread."""
+    global _MUJOCO_LOG
+    if _MUJOCO_LOG is None:
+        _MUJOCO_LOG = Throttled(get_logger("mujoco"), 5.0)
+        route_warnings(lambda text: _MUJOCO_LOG.warning("MuJoCo: %s", text.strip()))
+
+
+_MUJOCO_LOG: Throttled | None = None
 
 
 class Simulator(Component):
@@ -46,7 +58,9 @@ class Simulator(Component):
     commands and advances the physics by one EC period (the period
     must be a multiple of the model's 1 ms timestep). A command sample that is malformed
     (wrong length, NaN, stiffness outside [0, 1]) is refused whole with a throttled warning
-    naming it; the previous command stays.
+    naming it; the previous command stays. A period in which the physics blows up (MuJoCo
+    finds a NaN, infinite or huge state) is a fault: logged, ERROR, nothing of the lost state
+    written; reset and activate start afresh. Pushes are bounded by 20 x the robot's weight.
     """
 
     type_name = "Simulator"
@@ -63,6 +77,7 @@ class Simulator(Component):
 
     # -- lifecycle (EC thread) -------------------------------------------------------------
     def on_initialize(self) -> None:
+        log_mujoco_warnings()
         try:
             self.sim_model = SimModel.load(self.model)
         except SimError as e:
@@ -129,16 +144,25 @@ class Simulator(Component):
         if "stiffness" in names and self.sim is not None:
             self._apply_stiffness_param()
 
-    def on_execute(self, ec: Any) -> None:
-        """Runs in: EC thread. Sensors of the current state out, commands in, one period."""
+    def on_execute(self, ec: Any) -> Any:
+        """Runs in: EC thread. Sensors of the current state out, commands in, one period.
+        A period in which the physics blows up is a fault: logged, and the component goes
+        to ERROR (RTC_ERROR) without writing the lost state."""
         sim = self.sim
         self._write(ec.now)
         self._read_commands()
-        sim.step()
+        try:
+            sim.step()
+        except SimDiverged as e:
+            self.log.error("%s; %s goes to ERROR (the other components run on): reset it "
+                           "(rtreset, or reset_component on its execution context) and "
+                           "activate it to start the physics afresh", e, self.instance_name)
+            return ReturnCode.RTC_ERROR
         if sim.saturations != self._saturations_seen:
             self._warn.warning("tauRef: %d joint torques beyond the effort limit clamped so "
                                "far", sim.saturations)
             self._saturations_seen = sim.saturations
+        return None
 
     def _read_commands(self) -> None:
         """The newest sample of each command port in use (an unconnected port has none)."""

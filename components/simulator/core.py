@@ -32,11 +32,39 @@ FSR_SITES = (("LFoot/FSR/FrontLeft", "LFsrFL_frame"), ("LFoot/FSR/FrontRight", "
 FOOT_SITES = ("l_sole", "r_sole")
 SETTLE_TIME = 1.0          # [s] a floating robot settles on the floor in reset() before t = 0
 PUSH_MAX_DURATION = 60.0   # [s]
+# A push's force is bounded by this many times the robot's weight (m g): 1041 N on the NAO
+# (5.305 kg), 6447 N on the M1013. A hard shove of 20 x the NAO's weight for 10 ms already
+# sends its torso off at about 2 m/s; MuJoCo's NAO first diverged at 200 x (a 10 ms push on the
+# head or an ankle) and held at 100 x on every body tried (0.01 to 3 s), so the bound leaves a
+# margin of 5 below the first blow-up. Beyond it a "push" is an explosion, not a disturbance.
+PUSH_LIMIT_WEIGHTS = 20.0
+STANDARD_GRAVITY = 9.80665  # [m/s^2] for a model without gravity: the weight it would have
+# MuJoCo's checks of the state (mj_checkPos / Vel / Acc: a NaN, an infinity or a value beyond
+# 1e10) and the names they report in their warning
+_QPOS = int(mujoco.mjtWarning.mjWARN_BADQPOS)
+_QVEL = int(mujoco.mjtWarning.mjWARN_BADQVEL)
+_QACC = int(mujoco.mjtWarning.mjWARN_BADQACC)
+_BAD_STATE = ((_QPOS, "positions (QPOS"), (_QVEL, "velocities (QVEL"),
+              (_QACC, "accelerations (QACC"))
 VELOCITY_INSIDE = 1.0 - 1e-9   # a sum of squared ratios this far below 1 cannot hide a rounding
 
 
 class SimError(ValueError):
     """A rejected model, command or argument; the simulation is unchanged."""
+
+
+class SimDiverged(RuntimeError):
+    """The physics blew up: MuJoCo found a NaN, infinite or huge (> 1e10) position, velocity
+    or acceleration. The robot's state is lost; `Simulation.reset()` starts it afresh."""
+
+
+def route_warnings(handler) -> None:
+    """Send MuJoCo's warnings (its text, e.g. "Nan, Inf or huge value in QACC at DOF 0")
+    to ``handler(text)`` instead of stdout and a MUJOCO_LOG.TXT file in the working folder;
+    None restores MuJoCo's default. Process-wide (MuJoCo has one handler), so the component
+    shells install one logger for every simulation of the process. Runs in: any thread;
+    the handler runs in the thread that steps the physics."""
+    mujoco.set_mju_user_warning(handler)
 
 
 def _show(value) -> str:
@@ -74,12 +102,14 @@ class SimModel:
 
     Attributes: name, path, timestep [s], floating, joint_names (actuated joints, project
     order), lower, upper [rad], effort_limit [N m], velocity_limit [rad/s] (n,), body_names,
-    mass [kg], fsr_names, default_stiffness (the servos' stiffness after a reset).
+    mass [kg], weight [N] (mass x the model's gravity, standard gravity if it has none),
+    push_limit [N] (the largest push force: PUSH_LIMIT_WEIGHTS x weight), fsr_names,
+    default_stiffness (the servos' stiffness after a reset).
     """
 
     __slots__ = ("name", "path", "timestep", "floating", "joint_names", "lower", "upper",
-                 "effort_limit", "velocity_limit", "body_names", "mass", "fsr_names",
-                 "default_stiffness", "_frozen")
+                 "effort_limit", "velocity_limit", "body_names", "mass", "weight",
+                 "push_limit", "fsr_names", "default_stiffness", "_frozen")
 
     def __init__(self, name: str, path: str, mj: mujoco.MjModel):
         self._frozen = False
@@ -125,6 +155,9 @@ class SimModel:
             self.default_stiffness = 1.0
         self.body_names = tuple(mj.body(i).name for i in range(1, mj.nbody))
         self.mass = float(np.sum(mj.body_mass))
+        g = float(np.linalg.norm(mj.opt.gravity))
+        self.weight = self.mass * (g if g > 0.0 else STANDARD_GRAVITY)
+        self.push_limit = PUSH_LIMIT_WEIGHTS * self.weight
         sites = {mj.site(i).name for i in range(mj.nsite)}
         has_fsr = all(s in sites for _, s in FSR_SITES) and all(s in sites for s in FOOT_SITES)
         self.fsr_names = tuple(n for n, _ in FSR_SITES) if has_fsr else ()
@@ -174,6 +207,12 @@ def check_push(model: SimModel, body, force, duration) -> tuple[np.ndarray, int]
         raise SimError(f"push: unknown body {_show(body)}; bodies of {model.name}: "
                        f"{', '.join(model.body_names)}")
     f = _vector(force, 3, "push force").copy()
+    size = math.sqrt(float(f.dot(f)))
+    if size > model.push_limit:
+        raise SimError(f"push force: |f| = {size:.0f} N is beyond the limit of "
+                       f"{model.push_limit:.0f} N ({PUSH_LIMIT_WEIGHTS:g} x {model.name}'s "
+                       f"weight, {model.mass:.3f} kg x {model.weight / model.mass:.2f} "
+                       f"m/s^2), got {_show(f.tolist())}")
     dur = _finite_positive(duration, "push duration", PUSH_MAX_DURATION)
     return f, max(1, round(dur / model.timestep))
 
@@ -230,6 +269,10 @@ class Simulation:
     duration). Counters: `saturations` (torque commands beyond the effort limit, clamped),
     `velocity_exceeded` (joint samples above the velocity limit: MuJoCo has no joint
     velocity limit, the servo's torque limit bounds the speed as on the real robot).
+
+    Divergence: when MuJoCo finds a NaN, infinite or huge state value in a step, `step()`
+    raises SimDiverged (its text also in `diverged`) and refuses to run until `reset()`;
+    MuJoCo's own automatic reset to the model's default pose is switched off.
     """
 
     def __init__(self, model: SimModel, period: float, initial_q=None):
@@ -250,6 +293,11 @@ class Simulation:
         self._servo = np.array([m.actuator(j).id for j in model.joint_names])
         self._motor = np.array([m.actuator(j + "_motor").id for j in model.joint_names])
         m.actuator_forcelimited[self._servo] = 1      # the stiffness acts through forcerange
+        # MuJoCo resets a blown-up state to the model's default pose and runs on, saying so
+        # only on stdout; the core reports it instead (step() raises SimDiverged)
+        m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_AUTORESET)
+        self._warnings = memoryview(d.warning.number)  # live counters, cleared by mj_resetData
+        self.diverged: str | None = None
         # views into MuJoCo's arrays (fixed buffers), contiguous in the generated models
         self._q_view = self._view(d.qpos, self._qadr)
         self._dq_view = self._view(d.qvel, self._dadr)
@@ -397,7 +445,10 @@ class Simulation:
     def step(self) -> None:
         """Advance exactly one period (`substeps` MuJoCo steps), then refresh `sensors`.
 
-        Runs in: owner thread."""
+        Runs in: owner thread. SimDiverged when the physics blew up in this period (the
+        period counts; the sensors are not refreshed) or earlier without a reset since."""
+        if self.diverged is not None:
+            raise SimDiverged(self.diverged)
         m, d = self.mj_model, self.mj_data
         n = self.substeps
         if self._push_left:
@@ -415,7 +466,29 @@ class Simulation:
         else:
             self._run(n, last=True)
         self._periods += 1
+        w = self._warnings
+        if w[_QPOS] or w[_QVEL] or w[_QACC]:
+            self._diverge()
         self._read_sensors()
+
+    def _diverge(self) -> None:
+        """Name what MuJoCo found, keep it in `diverged` and raise SimDiverged. MuJoCo keeps
+        the index of the last bad value it saw (in the period's last substep that had one),
+        not of the first: the blow-up may have started elsewhere."""
+        m, d = self.mj_model, self.mj_data
+        found = []
+        for k, what in _BAD_STATE:
+            if d.warning[k].number:
+                info = int(d.warning[k].lastinfo)      # a qpos coordinate or a DOF
+                jnt = (int(np.searchsorted(m.jnt_qposadr, info, side="right")) - 1
+                       if k == _QPOS else int(m.dof_jntid[info]))
+                index = "coordinate" if k == _QPOS else "DOF"
+                found.append(f"{what}, last at {index} {info}: joint "
+                             f"{m.joint(jnt).name or jnt})")
+        self.diverged = (f"physics diverged in the period ending at t = {self.time:.3f} s: "
+                         f"MuJoCo found NaN, infinite or huge values of the "
+                         f"{'; '.join(found)}; the robot's state is lost until a reset")
+        raise SimDiverged(self.diverged)
 
     def _run(self, k: int, last: bool) -> None:
         """k MuJoCo steps; sensors evaluated only in the period's final one."""
@@ -440,7 +513,8 @@ class Simulation:
         if isinstance(stiff, np.ndarray):
             stiff = stiff.copy()
         m, d = self.mj_model, self.mj_data
-        mujoco.mj_resetData(m, d)
+        mujoco.mj_resetData(m, d)              # also clears MuJoCo's warning counters
+        self.diverged = None
         self._push_left = 0
         self._q_view[:] = q0
         self._ctrl_motor[:] = 0.0

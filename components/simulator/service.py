@@ -45,9 +45,14 @@ class SimulatorServiceImpl(Simulation__POA.SimulatorService):
                          "s: is its execution context running?") from None
 
     def _active(self, op: str) -> None:
-        if self.comp.sim is None:
+        sim = self.comp.sim
+        if sim is None:
             raise _error(f"{op}: {self.comp.instance_name} has not been activated yet "
                          "(no physics)")
+        if sim.diverged is not None:
+            raise _error(f"{op}: {sim.diverged}: {self.comp.instance_name} is in ERROR: reset "
+                         "the component (rtreset, or reset_component on its execution "
+                         "context) and activate it again")
 
     # -- time ---------------------------------------------------------------------------------
     def _time_base(self, op: str) -> Any:

@@ -106,3 +106,59 @@ def test_a_model_that_does_not_load_is_refused_naming_the_file(naming, tmp_path,
     assert cp.returncode != 0, out
     assert re.search(reason, out), out
     assert "Traceback" not in out, out
+
+
+# -- issue 22 item 8: pushes are bounded; a blown-up simulation is a fault, reported ---------
+
+def test_the_issues_push_of_1e5_newton_is_refused_over_corba(svc):
+    with pytest.raises(Simulation.SimulatorError) as info:
+        svc.push("torso", Simulation.Vector3(1e5, 0.0, 0.0), 0.01)
+    assert re.search(r"push force: \|f\| = 100000 N is beyond the limit of 1041 N \(20 x "
+                     r"nao_v5's weight", info.value.reason), info.value.reason
+    z = svc.getBodyState("torso").position.z
+    assert z > 0.3                                     # still standing, never reset
+
+
+UNSTABLE = ROOT / "tests" / "data" / "unstable_servo.xml"
+DIVERGING = f"""\
+name: diverging
+components:
+  - {{type: Simulator, module: simulator, name: Sim, params: {{model: {UNSTABLE}}}}}
+  - {{type: SineGenerator, module: examples, name: sine}}
+execution_contexts:
+  - {{name: sim, kind: periodic, rate: 100, members: [Sim, sine]}}
+activate: all
+"""
+
+
+def test_a_blow_up_is_reported_and_the_component_goes_to_error_alone(launch, naming, rtsh_cmd):
+    """A push on a model whose servo is too stiff for its timestep: the Simulator logs what
+    MuJoCo found and goes to ERROR (rtcat shows it), its neighbour in the same EC runs on,
+    the service names the fault, and rtreset + rtact start the physics afresh."""
+    mp = launch(DIVERGING, ["Sim", "sine"])
+    s = get_service("Sim", "SimulatorService", stub=Simulation.SimulatorService,
+                    nameserver=f"localhost:{naming.port}")
+    wait_until(lambda: s.getTime() > 0.05, 20.0, what="the simulation running")
+    ref = mp.ref("Sim")
+    ec = ref.get_owned_contexts()[0]
+    RTC = stub_module("RTC")
+    s.push("link", Simulation.Vector3(1.0, 0.0, 0.0), 0.01)
+    wait_until(lambda: ec.get_component_state(ref) == RTC.ERROR_STATE, 20.0,
+               what="the Simulator in ERROR")
+    wait_until(lambda: "physics diverged" in mp.log(), 10.0, what="the log line")
+    assert re.search(r"physics diverged in the period ending at t = [\d.]+ s: MuJoCo found "
+                     r"NaN, infinite or huge values of the .*joint j1.*Sim goes to ERROR "
+                     r"\(the other components run on\)", mp.log()), mp.log()
+    sine = mp.ref("sine")
+    assert ec.get_component_state(sine) == RTC.ACTIVE_STATE
+    with pytest.raises(Simulation.SimulatorError) as info:
+        s.getBodyState("link")
+    assert "physics diverged" in info.value.reason and "Sim is in ERROR" in info.value.reason
+    assert mp.alive()
+    for cmd in ("rtreset", "rtact"):
+        cp = rtsh_cmd(cmd, mp.path("Sim"))
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+    wait_until(lambda: ec.get_component_state(ref) == RTC.ACTIVE_STATE, 20.0,
+               what="the Simulator active again")
+    link = s.getBodyState("link")
+    assert (link.position.x, link.position.z) == (0.0, 0.5)       # the link upright again

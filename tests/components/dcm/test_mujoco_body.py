@@ -5,13 +5,16 @@ refusals. One DCM on a stepped EC (rtcf.testing.Harness): physics tolerances, no
 
 from __future__ import annotations
 
+import logging
 import math
+import re
 
 import numpy as np
 import pytest
 
 pytest.importorskip("mujoco")
 
+from rtcf import LifeCycleState  # noqa: E402
 from rtcf.testing import Harness  # noqa: E402
 
 from rtcf_components.dcm.component import DCM  # noqa: E402
@@ -143,3 +146,29 @@ def test_bad_body_name_is_refused():
 def test_a_physics_model_that_does_not_load_is_named():
     with pytest.raises(Exception, match="no_such_model"):
         Harness(DCM, params={"body": "mujoco", "sim_model": "no_such_model"}, rate=100)
+
+
+def test_a_physics_blow_up_sends_the_dcm_to_error_and_a_reset_starts_afresh(nao, caplog):
+    """Issue 22 item 8 on the DCM's body: MuJoCo's state blown up (a velocity beyond MuJoCo's
+    1e10 bound stands in for whatever made it blow up) is logged, the DCM goes to ERROR
+    without writing the lost state, and rtreset + activate put the NAO back on its feet."""
+    dcm = nao.comp
+    nao.step(20)
+    nao.read_all("q")
+    dcm.robot_body.sim.mj_data.qvel[10] = 1e11
+    with caplog.at_level(logging.ERROR):
+        nao.step(3)
+    assert nao.state is LifeCycleState.ERROR
+    assert nao.read_all("q") == []                   # the lost state was never written
+    assert np.isfinite(dcm.q_out.value.data).all()
+    assert any(re.search(r"body mujoco: physics diverged in the period ending at t = 0\.220 s: "
+                         r"MuJoCo found NaN, infinite or huge values of the positions \(QPOS, "
+                         r"last at coordinate 0: joint base\); velocities \(QVEL, last at DOF 0: "
+                         r"joint base\); accelerations \(QACC.*DCM0 goes to ERROR", r.getMessage())
+               for r in caplog.records), caplog.text
+    assert "Traceback" not in caplog.text
+    nao.reset()
+    nao.activate()
+    nao.step(20)
+    assert nao.state is LifeCycleState.ACTIVE and dcm.robot_body.fault is None
+    assert dcm.robot_body.sim.sensors.base_pos[2] > 0.3          # standing again

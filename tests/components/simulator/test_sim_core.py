@@ -1,11 +1,12 @@
 """The physics core (components/simulator/core.py): physical checks with tolerances."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from rtcf_components.simulator import SimError, SimModel, Simulation
+from rtcf_components.simulator import SimDiverged, SimError, SimModel, Simulation, check_push
 
 G = 9.81
 
@@ -295,3 +296,69 @@ def test_velocity_limit_exceedances_are_counted(nao):
     assert sim.velocity_exceeded > 0
     sim.reset()
     assert sim.velocity_exceeded == 0
+
+
+# -- issue 22 item 8: bounded pushes, divergence reported (never silently reset) ----------------
+
+UNSTABLE = Path(__file__).resolve().parents[2] / "data" / "unstable_servo.xml"
+
+
+@pytest.mark.parametrize("name", ["nao_v5", "m1013"])
+def test_push_force_is_bounded_by_twenty_times_the_robots_weight(name):
+    model = SimModel.load(name)
+    weight = model.mass * G
+    assert model.weight == pytest.approx(weight, rel=1e-3)
+    assert model.push_limit == pytest.approx(20 * model.weight)
+    body = model.body_names[-1]
+    check_push(model, body, (model.push_limit, 0.0, 0.0), 0.01)       # at the bound: taken
+    f = model.push_limit / math.sqrt(3.0) * 1.001                       # |f| just above
+    with pytest.raises(SimError, match=rf"push force: \|f\| = {model.push_limit * 1.001:.0f} N "
+                                       rf"is beyond the limit of {model.push_limit:.0f} N "
+                                       rf"\(20 x {name}'s weight"):
+        check_push(model, body, (f, -f, f), 0.01)
+
+
+def test_the_issues_push_of_1e5_newton_is_refused(nao):
+    sim = Simulation(nao, 0.01)
+    with pytest.raises(SimError, match=r"push force: \|f\| = 100000 N is beyond the limit of "
+                                       r"1041 N \(20 x nao_v5's weight, 5\.305 kg"):
+        sim.push("torso", (1e5, 0, 0), 0.01)
+    assert sim._push_left == 0
+
+
+@pytest.mark.parametrize("body", ["torso", "Head", "l_wrist", "l_ankle"])
+def test_a_push_at_the_limit_does_not_make_the_nao_diverge(nao, body):
+    """The bound leaves a margin: MuJoCo's NAO first diverged at 200 x its weight (Head,
+    l_wrist, l_ankle) and held at 100 x on every body tried, 0.01 to 3 s."""
+    sim = Simulation(nao, 0.01)
+    for duration in (0.01, 0.3):
+        sim.reset()
+        sim.push(body, (0.0, nao.push_limit * 0.96, nao.push_limit * 0.28), duration)
+        run(sim, duration + 0.3)
+        assert sim.diverged is None
+
+
+def test_divergence_is_reported_and_the_state_is_not_silently_reset(monkeypatch, tmp_path):
+    """MuJoCo, left to itself, resets a blown-up state to the model's default pose and runs
+    on (a warning on stdout only); the core turns that off and raises instead."""
+    monkeypatch.chdir(tmp_path)                   # MuJoCo's default handler writes a log here
+    model = SimModel.load(str(UNSTABLE))
+    sim = Simulation(model, 0.002)
+    run(sim, 0.02)                                # at rest upright: stable
+    assert sim.diverged is None
+    sim.set_position_targets([0.5])               # a target step: the stiff servo blows up
+    with pytest.raises(SimDiverged, match=r"physics diverged in the period ending at "
+                                          r"t = 0\.022 s: MuJoCo found NaN, infinite or huge "
+                                          r"values of the accelerations \(QACC, last at DOF 0: "
+                                          r"joint j1\); the robot's state is lost") as e:
+        sim.step()
+    assert "reset" in str(e.value)
+    assert sim.diverged == str(e.value)
+    assert sim.time == pytest.approx(0.022)       # the period ran; time did not restart
+    with pytest.raises(SimDiverged):              # and it stays refused until a reset
+        sim.step()
+    assert sim.time == pytest.approx(0.022)
+    sim.reset()
+    assert sim.diverged is None and sim.time == 0.0
+    run(sim, 0.01)
+    assert sim.diverged is None and sim.sensors.q[0] == 0.0

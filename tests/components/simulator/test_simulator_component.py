@@ -1,13 +1,18 @@
 """The Simulator component on a stepped EC (rtcf.testing.Harness, no ORB) and its servant."""
 
+import logging
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from rtcf import PortEvent, ReadStatus, TimedDoubleSeq
+from rtcf import LifeCycleState, PortEvent, ReadStatus, TimedDoubleSeq
 from rtcf.testing import Harness
 
+from rtcf_components.examples.components import SineGenerator
+from rtcf_components.simulator import component as simulator_component
 from rtcf_components.simulator.component import Simulator
 from rtcf_components.simulator.service import Simulation
 
@@ -286,3 +291,70 @@ def test_reset_through_the_servant(nao):
     nao.step(1)
     assert latest(nao, "basePos").data.z > 0.3
     assert nao.comp.sim.time == pytest.approx(0.01)
+
+
+# -- issue 22 item 8: a blown-up simulation is a fault of the component, reported ------------
+
+UNSTABLE = Path(__file__).resolve().parents[2] / "data" / "unstable_servo.xml"
+
+
+def test_divergence_puts_the_simulator_in_error_and_the_others_run_on(caplog, monkeypatch,
+                                                                      tmp_path):
+    """A qRef step on a servo far too stiff for its timestep: MuJoCo's state blows up. The
+    Simulator says so (a log line naming what MuJoCo found), goes to ERROR as an OpenRTM
+    component with a fault does, writes no NaN, and the component beside it in the same EC
+    runs on; the service names the fault; rtreset + activate start the physics afresh."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(simulator_component, "_MUJOCO_LOG", None)   # a fresh throttle
+    h = Harness(Simulator, params={"model": str(UNSTABLE)}, rate=500)
+    sine = SineGenerator("sine")
+    sine.initialize()
+    h.ec.add_component(sine)
+    h.ec.activate_component(sine)
+    h.activate()
+    h.step(5)
+    assert h.state is LifeCycleState.ACTIVE
+    h.read_all("q")
+    svc = h.comp.service
+    h.write("qRef", seq([0.5]))
+    with caplog.at_level(logging.WARNING):
+        h.step()                                   # wrote the last good state, then blew up
+        assert np.isfinite(h.read_all("q")[-1].data).all()
+        h.step()                                   # ERROR from this cycle's pre-do on
+    assert h.state is LifeCycleState.ERROR
+    lines = [r.getMessage() for r in caplog.records if r.name.endswith("Simulator0")]
+    assert any(re.search(r"physics diverged in the period ending at t = 0\.014 s: MuJoCo found "
+                         r"NaN, infinite or huge values of the accelerations \(QACC, last at DOF 0: joint j1\)"
+                         r".*goes to ERROR", m) for m in lines), lines
+    assert "Traceback" not in caplog.text
+    assert any(r.name == "rtcf.mujoco" and "Nan, Inf or huge value in QACC" in r.getMessage()
+               for r in caplog.records)            # MuJoCo's own words, in the log
+    assert not (tmp_path / "MUJOCO_LOG.TXT").exists()   # not in a file in the user's folder
+    writes = sine.out.writes
+    h.step(3)
+    assert sine.out.writes == writes + 3           # its neighbour runs on
+    assert h.read_all("q") == []                   # the blown-up state is never written
+    assert ec_state(h.ec, sine) is LifeCycleState.ACTIVE
+    for call in (lambda: svc.push("link", Simulation.Vector3(0.1, 0, 0), 0.01),
+                 lambda: svc.getBodyState("link"), svc.reset):
+        with pytest.raises(Simulation.SimulatorError, match=r"physics diverged .* Simulator0 is "
+                                                            r"in ERROR: reset the component"):
+            call()
+    h.reset()                                      # ERROR -> INACTIVE (rtreset)
+    h.activate()                                   # the robot afresh at t = 0
+    assert h.state is LifeCycleState.ACTIVE and h.comp.sim.diverged is None
+    h.step(3)
+    assert svc.getTime() == pytest.approx(0.008) and h.read_all("q")[-1].data[0] == 0.0
+    h.close()
+    sine.finalize()
+
+
+def ec_state(ec, comp):
+    return ec.get_component_state(comp)
+
+
+def test_the_issues_push_of_1e5_newton_is_refused_by_the_service(nao):
+    with pytest.raises(Simulation.SimulatorError, match=r"push force: \|f\| = 100000 N is "
+                                                        r"beyond the limit of 1041 N"):
+        nao.comp.service.push("torso", Simulation.Vector3(1e5, 0.0, 0.0), 0.01)
+    assert nao.comp.sim._push_left == 0
