@@ -36,6 +36,7 @@ class NaoRecord:
     q_ref: np.ndarray          # (N, 26) SequencePlayer0.qRef [rad]
     q_cmd: np.ndarray          # (N, 26) Position actuator values sent [rad]
     q: np.ndarray              # (N, 26) measured (Position sensors) [rad]
+    dq: np.ndarray             # (N, 26) measured joint speed, physics order = body order [rad/s]
     hardness: np.ndarray       # (N, 26)
     base_pos: np.ndarray       # (N, 3) torso position, ground truth [m]
     base_rpy: np.ndarray       # (N, 3)
@@ -47,6 +48,8 @@ class NaoRecord:
     lower: np.ndarray
     upper: np.ndarray
     mass: float                # [kg] the physics model's total mass
+    velocity_limit: np.ndarray  # (26,) [rad/s] the physics model's (the URDF's) joint speeds
+    velocity_exceeded: int = 0  # joint samples above velocity_limit (the core's count)
     frames: list = field(default_factory=list)   # (t, image) pairs if a renderer was given
 
     @property
@@ -101,12 +104,13 @@ def run_nao(seconds: float, pattern: str | None = WAVE, pattern_time: float = 1.
         n = int(round(seconds / 0.01)) + 2
         rec = NaoRecord(
             t=np.zeros(n), q_ref=np.zeros((n, nj)), q_cmd=np.zeros((n, nj)),
-            q=np.zeros((n, nj)), hardness=np.zeros((n, nj)), base_pos=np.zeros((n, 3)),
+            q=np.zeros((n, nj)), dq=np.zeros((n, nj)), hardness=np.zeros((n, nj)), base_pos=np.zeros((n, 3)),
             base_rpy=np.zeros((n, 3)), zmp=np.zeros((n, 3)), support_margin=np.zeros(n),
             sensors=np.zeros((n, len(body.extra_sensors))),
             sensor_keys=tuple(dcm.sensor_keys[nj:]), joint_names=tuple(dcm.devices.joint_names),
             lower=np.array(dcm.devices.joint_limits[:, 0]),
-            upper=np.array(dcm.devices.joint_limits[:, 1]), mass=float(sim.model.mass))
+            upper=np.array(dcm.devices.joint_limits[:, 1]), mass=float(sim.model.mass),
+            velocity_limit=np.array(sim.model.velocity_limit))
         count = [0]
         next_frame = [0.0]
 
@@ -119,6 +123,7 @@ def run_nao(seconds: float, pattern: str | None = WAVE, pattern_time: float = 1.
             rec.q_ref[k] = sp.core.q_ref
             rec.q_cmd[k] = dcm.cmd_out.value.data
             rec.q[k] = dcm.q_out.value.data
+            rec.dq[k] = s.dq
             rec.hardness[k] = dcm.hard_out.value.data
             rec.base_pos[k] = s.base_pos
             rec.base_rpy[k] = s.base_rpy
@@ -143,7 +148,8 @@ def run_nao(seconds: float, pattern: str | None = WAVE, pattern_time: float = 1.
                                              [dcm.now_ms + 10], [[0.0] for _ in keys])
         system.advance(max(0.0, seconds - system.now), each)
         k = count[0]
-        for name in ("t", "q_ref", "q_cmd", "q", "hardness", "base_pos", "base_rpy", "zmp",
+        rec.velocity_exceeded = sim.velocity_exceeded
+        for name in ("t", "q_ref", "q_cmd", "q", "dq", "hardness", "base_pos", "base_rpy", "zmp",
                      "support_margin", "sensors"):
             setattr(rec, name, getattr(rec, name)[:k])
         return rec

@@ -108,7 +108,9 @@ class Simulator(Component):
         self._stiff = np.zeros(n)
         self.refused = 0             # command samples refused
         self._saturations_seen = 0
+        self._velocity_seen = 0
         self._warn = Throttled(self.log, 5.0)
+        self._warn_speed = Throttled(self.log, 5.0)
         from .service import SimulatorServiceImpl   # the servant needs the compiled stubs
         self.service = SimulatorServiceImpl(self)
         port = self.add_service_port(ServicePort("SimulatorService"))
@@ -131,6 +133,7 @@ class Simulator(Component):
         Runs in: EC thread."""
         self._stiff.fill(self._stiffness_param())
         self.sim.reset(stiffness=self._stiff)
+        self._saturations_seen = self._velocity_seen = 0
 
     def _stiffness_param(self) -> float:
         return self.stiffness if self.stiffness >= 0 else self.sim_model.default_stiffness
@@ -162,6 +165,11 @@ class Simulator(Component):
             self._warn.warning("tauRef: %d joint torques beyond the effort limit clamped so "
                                "far", sim.saturations)
             self._saturations_seen = sim.saturations
+        if sim.velocity_exceeded != self._velocity_seen:
+            self._warn_speed.warning("joint samples above the velocity limit so far: %d (driven "
+                                     "from outside, or a model without motor back-EMF)",
+                                     sim.velocity_exceeded)
+            self._velocity_seen = sim.velocity_exceeded
         return None
 
     def _read_commands(self) -> None:

@@ -104,12 +104,13 @@ class SimModel:
     order), lower, upper [rad], effort_limit [N m], velocity_limit [rad/s] (n,), body_names,
     mass [kg], weight [N] (mass x the model's gravity, standard gravity if it has none),
     push_limit [N] (the largest push force: PUSH_LIMIT_WEIGHTS x weight), fsr_names,
-    default_stiffness (the servos' stiffness after a reset).
+    default_stiffness (the servos' stiffness after a reset), back_emf [N m s/rad] (n,) the
+    motors' back-EMF damping while powered (zeros: none; see Simulation).
     """
 
     __slots__ = ("name", "path", "timestep", "floating", "joint_names", "lower", "upper",
                  "effort_limit", "velocity_limit", "body_names", "mass", "weight",
-                 "push_limit", "fsr_names", "default_stiffness", "_frozen")
+                 "push_limit", "fsr_names", "default_stiffness", "back_emf", "_frozen")
 
     def __init__(self, name: str, path: str, mj: mujoco.MjModel):
         self._frozen = False
@@ -149,6 +150,15 @@ class SimModel:
             raise SimError(f"{path}: custom numeric velocity_limit has {vel.size} values for "
                            f"{len(jid)} joints")
         self.velocity_limit = self._ro(vel)
+        emf = np.zeros(len(jid))
+        try:
+            emf = mj.numeric("back_emf").data.copy()
+        except KeyError:
+            pass
+        if emf.shape != (len(jid),) or not np.all(np.isfinite(emf)) or emf.min() < 0:
+            raise SimError(f"{path}: custom numeric back_emf: expected {len(jid)} numbers "
+                           f">= 0, got {_show(emf.tolist())}")
+        self.back_emf = self._ro(emf)
         try:
             self.default_stiffness = float(mj.numeric("default_stiffness").data[0])
         except KeyError:
@@ -267,8 +277,15 @@ class Simulation:
     torques (added to the servo's; the sum is clamped at the effort by the joint's
     actuatorfrcrange), a push (a world-frame force at a body's centre of mass for a
     duration). Counters: `saturations` (torque commands beyond the effort limit, clamped),
-    `velocity_exceeded` (joint samples above the velocity limit: MuJoCo has no joint
-    velocity limit, the servo's torque limit bounds the speed as on the real robot).
+    `velocity_exceeded` (joint samples above the velocity limit, counted after each period).
+
+    Joint speed: MuJoCo has no joint velocity limit. A model with motor back-EMF
+    (`SimModel.back_emf`, the NAO: the torque-speed line of a DC motor through its stall
+    torque and no-load speed) gets that damping on every joint whose stiffness is above 0
+    (a powered motor; at 0 the driver is off and the joint limp), so a saturated joint
+    tends to the no-load speed, as on the real robot, and exceeds it only when driven from
+    outside (a fall, a push). Without it (the M1013: current-controlled drives) only the
+    effort limit bounds the speed.
 
     Divergence: when MuJoCo finds a NaN, infinite or huge state value in a step, `step()`
     raises SimDiverged (its text also in `diverged`) and refuses to run until `reset()`;
@@ -306,6 +323,12 @@ class Simulation:
         self._ctrl_motor = self._view(d.ctrl, self._motor)
         self._frc_lo = self._view(m.actuator_forcerange[:, 0], self._servo)
         self._frc_hi = self._view(m.actuator_forcerange[:, 1], self._servo)
+        # back-EMF: joint damping = the model's own + back_emf while the stiffness is > 0
+        self._emf = np.array(model.back_emf) if np.any(model.back_emf) else None
+        if self._emf is not None:
+            self._damping = self._view(m.dof_damping, self._dadr)
+            self._damping0 = self._damping.copy()
+            self._powered = np.zeros(len(jid), dtype=bool)
         self._effort = np.array(model.effort_limit)
         self._vlim = np.array(model.velocity_limit)
         with np.errstate(divide="ignore"):
@@ -393,8 +416,13 @@ class Simulation:
         self._set_stiffness(stiffness)
 
     def _set_stiffness(self, stiffness) -> None:
-        np.multiply(self._effort, self._check_stiffness(stiffness), out=self._frc_hi)
+        s = self._check_stiffness(stiffness)
+        np.multiply(self._effort, s, out=self._frc_hi)
         np.negative(self._frc_hi, out=self._frc_lo)
+        if self._emf is not None:                    # a powered motor's back-EMF
+            np.greater(s, 0.0, out=self._powered)
+            np.multiply(self._emf, self._powered, out=self._damping)
+            np.add(self._damping, self._damping0, out=self._damping)
 
     def _check_stiffness(self, stiffness):
         """A validated stiffness: a float or an (n,) array in [0, 1], or SimError."""

@@ -37,6 +37,17 @@ Modelling choices (docs/simulator.md, "Models, actuators and sensors")
 - Each joint has two actuators: `<joint>` a position servo (kp, kv; force range scaled by
   the stiffness at run time) and `<joint>_motor` a torque input; the joint's
   actuatorfrcrange clamps their sum at the URDF effort.
+- NAO joint speeds: the URDF's velocity limit is the motor's no-load speed through the
+  gearbox (velocity x mechanicalReduction = 8000 rpm on the legs, Maxon RE-max 24, and
+  11 900 rpm on the head and arms, RE-max 17 (11 864 on HeadYaw, ShoulderPitch, ElbowYaw),
+  the no-load speeds of Aldebaran's NAO motor tables, "H25 - Motors - V3.2"). A DC motor
+  driven by a voltage (the NAO's motor boards drive PWM) gives less torque the faster it
+  turns: the back-EMF acts as a damping k outside the torque limit. The model takes the
+  torque-speed line through (0, URDF effort) and (URDF velocity, 0): k = effort / velocity
+  (custom numeric `back_emf`, applied by the core as joint damping while a joint's stiffness
+  is above 0), and the servo's own kv is lowered by k so that the servo loop's total damping
+  (critical with the armature) is unchanged below saturation. A saturated joint then tends
+  to the no-load speed instead of accelerating on (a HeadYaw step reached 27 rad/s).
 - LHipYawPitch and RHipYawPitch are one motor on the real NAO: an equality couples them.
 """
 
@@ -298,7 +309,8 @@ def nao_xml() -> str:
               f"model/nao_h25_v5.yaml (joint order) and tests/data/naoV50.urdf (ros-naoqi "
               f"nao_robot: inertials, joints, limits, FSR/IMU frames). Total mass "
               f"{mass:.5f} kg. Do not edit: regenerate.")
-    return _document("nao_v5", header, "\n".join(lines), actuators, _custom(actuated, 1.0),
+    return _document("nao_v5", header, "\n".join(lines), actuators,
+                     _custom(actuated, 1.0, emf=True),
                      sensors=['    <accelerometer name="acc" site="ImuTorsoAccelerometer_frame"/>',
                               '    <gyro name="gyro" site="ImuTorsoGyrometer_frame"/>'],
                      equality=['    <joint name="HipYawPitch" joint1="RHipYawPitch" '
@@ -310,7 +322,8 @@ def _actuators(joints: list[UJoint], reductions: list[float] | None) -> list[str
 
     NAO (reductions given): kp reaches the effort at SERVO_SATURATION_ERROR; the arm: kp
     gives M1013_SERVO_HZ with the armature. kv damps the servo about critically with the
-    joint's armature (MuJoCo's implicitfast integrator treats kv implicitly)."""
+    joint's armature (MuJoCo's implicitfast integrator treats kv implicitly); on the NAO
+    the motor's back-EMF (`back_emf`) carries part of that damping, outside the clamp."""
     out = []
     for k, j in enumerate(joints):
         if reductions:
@@ -320,6 +333,11 @@ def _actuators(joints: list[UJoint], reductions: list[float] | None) -> list[str
             arm = M1013_ARMATURE[k]
             kp = arm * (2 * math.pi * M1013_SERVO_HZ) ** 2
         kv = 2.0 * math.sqrt(kp * arm)
+        if reductions:
+            kv -= back_emf(j)
+            if kv <= 0.0:
+                raise SystemExit(f"nao: {j.name}: the back-EMF {back_emf(j):g} N m s/rad "
+                                 f"exceeds the servo's critical damping")
         out.append(f'    <general name="{j.name}" joint="{j.name}" gaintype="fixed" '
                    f'biastype="affine" gainprm="{fmt(kp)}" biasprm="0 {fmt(-kp)} {fmt(-kv)}" '
                    f'forcelimited="true" forcerange="{vec((-j.effort, j.effort))}"/>')
@@ -329,12 +347,20 @@ def _actuators(joints: list[UJoint], reductions: list[float] | None) -> list[str
     return out
 
 
-def _custom(joints: list[UJoint], default_stiffness: float) -> list[str]:
-    """Data MuJoCo has no field for: joint velocity limits, the servos' stiffness at reset."""
-    return ["  <custom>",
-            f'    <numeric name="velocity_limit" data="{vec(j.velocity for j in joints)}"/>',
-            f'    <numeric name="default_stiffness" data="{fmt(default_stiffness)}"/>',
-            "  </custom>"]
+def back_emf(j: UJoint) -> float:
+    """[N m s/rad] the torque-speed line's slope: effort (stall) over velocity (no load)."""
+    return j.effort / j.velocity
+
+
+def _custom(joints: list[UJoint], default_stiffness: float, emf: bool = False) -> list[str]:
+    """Data MuJoCo has no field for: joint velocity limits, the servos' stiffness at reset,
+    the motors' back-EMF damping (NAO)."""
+    out = ["  <custom>",
+           f'    <numeric name="velocity_limit" data="{vec(j.velocity for j in joints)}"/>',
+           f'    <numeric name="default_stiffness" data="{fmt(default_stiffness)}"/>']
+    if emf:
+        out.append(f'    <numeric name="back_emf" data="{vec(back_emf(j) for j in joints)}"/>')
+    return out + ["  </custom>"]
 
 
 def _document(model: str, header: str, world: str, actuators: list[str], custom: list[str],

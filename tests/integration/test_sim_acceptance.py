@@ -62,10 +62,13 @@ def test_wave_pattern_does_not_fall_and_tracks_qref(waving):
     moved = np.flatnonzero(np.ptp(r.q_ref, axis=0) > 0.05)      # joints the pattern moves
     tr = tracking(r.q_ref, r.q, moved)
     names = [r.joint_names[i] for i in moved]
+    speed = np.abs(r.dq).max(axis=0) / r.velocity_limit
     print(f"\nNAO wave: torso z min {z.min():.4f} m (start {z[0]:.4f}), max tilt "
           f"{np.abs(r.base_rpy[:, :2]).max():.4f} rad; tracking vs qRef over {names}: "
           f"RMS {tr.rms_all:.4f} rad, max {tr.max_all:.4f} rad; per joint RMS "
-          + ", ".join(f"{n} {v:.3f}" for n, v in zip(names, tr.rms)))
+          + ", ".join(f"{n} {v:.3f}" for n, v in zip(names, tr.rms))
+          + f"; peak |dq| / velocity limit {speed.max():.2f} ({r.joint_names[speed.argmax()]}), "
+          f"samples above the limit {r.velocity_exceeded}")
     assert z.min() > z[0] - 0.02                          # did not fall (or crouch)
     assert np.abs(r.base_rpy[:, :2]).max() < 0.2
     assert r.support_margin[r.t >= SETTLE].min() > -0.005

@@ -358,3 +358,16 @@ def test_the_issues_push_of_1e5_newton_is_refused_by_the_service(nao):
                                                         r"beyond the limit of 1041 N"):
         nao.comp.service.push("torso", Simulation.Vector3(1e5, 0.0, 0.0), 0.01)
     assert nao.comp.sim._push_left == 0
+
+
+def test_joint_speeds_above_the_limit_are_counted_and_warned(caplog):
+    """Issue 22 item 9: the limp arm falling under gravity passes Doosan's 1.571 rad/s; the
+    Simulator says so (throttled), with the core's count."""
+    h = Harness(Simulator, params={"model": "m1013", "initial_q": [0, 0.8, 0.5, 0, 0.3, 0]},
+                rate=1000)
+    with caplog.at_level(logging.WARNING):
+        h.activate()
+        h.step(300)
+    assert h.comp.sim.velocity_exceeded > 0
+    assert re.search(r"joint samples above the velocity limit so far: \d+", caplog.text)
+    h.close()
