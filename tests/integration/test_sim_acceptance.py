@@ -75,6 +75,7 @@ def test_wave_pattern_does_not_fall_and_tracks_qref(waving):
     assert moved.size >= 4
     assert tr.rms_all < 0.15                              # servos follow the reference
     assert tr.max_all < 0.6
+    assert r.velocity_exceeded == 0                       # no joint above its no-load speed
 
 
 def test_stiffness_zero_on_the_whole_body_falls():
