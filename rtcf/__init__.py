@@ -4,7 +4,7 @@ The public API; see docs/architecture.md for the architecture.
 """
 
 from .clock import ManualClock, MonotonicClock
-from .component import Component, ECInfo
+from .component import CheckContext, Component, ECInfo, ECPlace
 from .datatypes import (DataType, TimedBoolean, TimedDouble, TimedDoubleSeq, TimedLong,
                         TimedLongSeq, TimedOrientation3D, TimedPoint3D, TimedPose3D,
                         TimedAcceleration3D, TimedString, TimedVector3D, Time, type_by_name)
@@ -18,7 +18,7 @@ from .ports import (InPort, OutPort, PortEvent, PortStatus, ReadStatus, connect,
                     disconnect)
 
 __all__ = [
-    "Component", "ECInfo", "Param", "InPort", "OutPort", "ReadStatus", "PortStatus",
+    "Component", "ECInfo", "CheckContext", "ECPlace", "Param", "InPort", "OutPort", "ReadStatus", "PortStatus",
     "PortEvent", "connect", "disconnect", "ExecutionContext", "PeriodicEC", "SteppedEC",
     "LifeCycleState", "ReturnCode", "ManualClock", "MonotonicClock", "DataType", "Time",
     "TimedDoubleSeq", "TimedDouble", "TimedLong", "TimedLongSeq", "TimedBoolean",

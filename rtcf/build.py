@@ -3,8 +3,8 @@
 ``Manager.check`` / ``Manager.build`` put them in order (see rtcf.manager):
 
 * :func:`check_components`: everything about the components that can be known before one
-  exists (types, parameters from every source, configuration sets, the names they would
-  bind);
+  exists (types, parameters from every source, configuration sets, each type's own check
+  of its configuration, ``Component.check_config``, the names they would bind);
 * :func:`check_connections`: every connection against the real ports of the created
   components (direction, data type, connector properties);
 * :class:`ECSettings`, read from rtc.conf once, and :func:`make_ec`, the factory of every
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, NamedTuple
 
 from . import rtcconf
-from .component import Component
+from .component import CheckContext, Component, ECPlace
 from .composition import Composition, ECDecl, bad_name_char, check_params
 from .errors import CompositionError, ConfigError, RtcfError, show_value
 from .execution import ExecutionContext, PeriodicEC, SteppedEC
@@ -145,11 +145,36 @@ def check_components(composition: Composition, conf: Mapping[str, str],
                 store.select_initial(decl.config_set)
         except RtcfError as e:
             errors.append(f"{file or composition.source_file}: {path}: {e}")
+        else:
+            errors.extend(component_check(cls, dict(store.values), composition, decl))
         problem = naming_problem(conf, cls, decl.name or "") if names_bound else None
         if problem:
             errors.append(f"{file or composition.source_file}: {path}.name: {problem}")
     if errors:
         raise CompositionError(errors)
+
+def component_check(cls: type[Component], values: dict[str, Any], composition: Composition,
+                    decl: Any) -> list[str]:
+    """The component type's own pre-start check (Component.check_config) of one declared
+    instance, as "file: path: message" lines. Runs in: the main thread."""
+    file, path = decl.where
+    file = file or composition.source_file
+    ecs = []
+    for ec in composition.execution_contexts:
+        if decl.name in ec.members:
+            ec_file, ec_path = ec.where
+            ec_file = ec_file or composition.source_file
+            where = (f"{ec_file}: {ec_path}.rate" if ec_path != "execution_contexts" else
+                     f"{ec_file}: execution_contexts (the default {ec.name!r}, its rate from "
+                     "exec_cxt.periodic.rate)")
+            ecs.append(ECPlace(ec.name, ec.rate, where))
+    ctx = CheckContext(decl.name or "", tuple(ecs), f"{file}: {path}.params")
+    try:
+        found = cls.check_config(values, ctx)
+    except Exception as e:           # the hook's own failure must not hide the others
+        return [f"{file}: {path}: {cls.type_name}.check_config failed: {e!r}"]
+    return [f"{where}: {message}" for where, message in found]
+
 
 def naming_problem(conf: Mapping[str, str], cls: type[Component], instance: str) -> str | None:
     """What stops the names of this component (naming.formats) from being bound: a format

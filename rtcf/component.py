@@ -52,6 +52,37 @@ class ECInfo:
                 f"cycle={self.cycle})")
 
 
+class ECPlace:
+    """An execution context a component will run in, as the pre-start check sees it: its
+    name, rate [Hz] and ``rate_where`` (the file and path that set the rate, for errors)."""
+
+    __slots__ = ("name", "rate", "rate_where")
+
+    def __init__(self, name: str, rate: float, rate_where: str):
+        self.name, self.rate, self.rate_where = name, float(rate), rate_where
+
+    def __repr__(self) -> str:
+        return f"ECPlace({self.name!r}, {self.rate:g} Hz)"
+
+
+class CheckContext:
+    """What :meth:`Component.check_config` learns about an instance before anything starts:
+    its ``instance`` name, the execution contexts it will run in (``ecs``: ECPlace, in
+    declaration order) and where its parameters were declared (``param(name)`` gives the
+    "file: path.params.name" to name in an error)."""
+
+    __slots__ = ("instance", "ecs", "_params_where")
+
+    def __init__(self, instance: str, ecs: "tuple[ECPlace, ...]" = (),
+                 params_where: str = ""):
+        self.instance = instance
+        self.ecs = tuple(ecs)
+        self._params_where = params_where or f"{instance}.params"
+
+    def param(self, name: str) -> str:
+        return f"{self._params_where}.{name}"
+
+
 class Component:
     """Base of every RT component (OpenRTM's DataFlowComponent)."""
 
@@ -104,6 +135,22 @@ class Component:
                 if isinstance(value, Param):
                     out[name] = value
         return out
+
+    @classmethod
+    def check_config(cls, params: dict[str, Any], ctx: CheckContext) -> list[tuple[str, str]]:
+        """The pre-start check of this type's configuration taken together and against
+        where the instance will run: what each Param checks alone (type, bounds, choices)
+        has passed already; this checks what only the component knows (a model file that
+        must load, a list whose length is the model's joint count, a rate its physics
+        needs). ``params``: the instance's effective values (defaults, conf files,
+        composition, initial configuration set). Returns (where, message) for every
+        problem, ``where`` from ``ctx`` (``ctx.param(name)``, ``ec.rate_where``) and the
+        message ending with the bad value ("..., got 7 values"). The manager calls it for
+        every declared component before it creates any, binds a name or starts an EC, and
+        refuses the whole system naming each problem; the checks in the component's hooks
+        stay as the last line for instances created otherwise (a test's Harness).
+        Runs in: the manager's main thread. The default finds nothing."""
+        return []
 
     @property
     def params(self) -> ParamStore:

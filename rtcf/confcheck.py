@@ -183,6 +183,12 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
                                      if n.strip())), None)
         if problem:
             bad("rtcf.web.allowed_hosts", problem.split(", got ")[0])
+    web, fox = present("rtcf.web.port"), present("rtcf.web.foxglove_port")
+    if web is not None and fox is not None and web.isdigit() and fox.isdigit() \
+            and int(web) == int(fox) != 0:
+        # two servers cannot listen on one port: the Foxglove bridge would fail at start
+        bad("rtcf.web.foxglove_port", f"expected a port other than rtcf.web.port's "
+            f"({where(conf, 'rtcf.web.port')}: {web}; 0 picks a free one)")
     text = present("rtcf.web.push_rate")
     if text is not None:
         rate = _number(text)

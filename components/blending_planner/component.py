@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from rtcf import Component, Param, ReadStatus, TimedDoubleSeq, TimedPose3D
+from rtcf import CheckContext, Component, Param, ReadStatus, TimedDoubleSeq, TimedPose3D
+from rtcf.errors import show_value
 from rtcf.datatypes import stamp
 from rtcf.services import ServicePort
 
@@ -172,6 +173,26 @@ class BlendingPlanner(Component):
                        doc="change_operation_speed reaches its new speed in this time")
 
     # -- lifecycle (EC thread unless stated) -------------------------------------------------
+    @classmethod
+    def check_config(cls, params: dict[str, Any], ctx: CheckContext) -> list[tuple[str, str]]:
+        """Before anything starts: the 6-value lists have 6 values (initial_pose none or 6)
+        and user_frames parses. Runs in: the manager's main thread."""
+        out = []
+        for name in ("initial_joints", "tcp_offset", "world_frame", "home_user", "initial_pose"):
+            v = params[name]
+            if name == "initial_pose" and not v:
+                continue
+            if len(v) != 6:
+                what = "6 values or none" if name == "initial_pose" else "6 values"
+                out.append((ctx.param(name), f"expected {what}, got {len(v)}: "
+                                             f"{show_value(v)}"))
+        try:
+            parse_user_frames(params["user_frames"])
+        except ValueError as e:
+            out.append((ctx.param("user_frames"),
+                        f"{e}, got {show_value(params['user_frames'])}"))
+        return out
+
     def on_initialize(self) -> None:
         """Runs in: the manager's thread, before any EC."""
         for name in ("initial_joints", "tcp_offset", "world_frame", "home_user"):

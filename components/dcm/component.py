@@ -7,13 +7,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from rtcf import Component, Param, ReadStatus, ReturnCode, TimedDoubleSeq
+from rtcf import CheckContext, Component, Param, ReadStatus, ReturnCode, TimedDoubleSeq
 from rtcf.datatypes import stamp
+from rtcf.errors import show_value
 from rtcf.log import Throttled
 from rtcf.services import ServicePort
 
 from .body import SimulatedBody
-from .devices import DeviceTable, normalize_key
+from .devices import DeviceTable, ModelError, normalize_key
 from .timeline import DcmCore, DcmError, _show
 
 PROFILE_PERIOD_MS = {"default": 10, "naoV4": 10, "naoV5": 12, "naoV6": 12}
@@ -82,6 +83,41 @@ class DCM(Component):
                           "there too")
     sim_model = Param(str, "nao_v5", read_only=True,
                       doc="body=mujoco: physics model name (model/sim/) or MJCF file")
+
+    @classmethod
+    def check_config(cls, params: dict[str, Any], ctx: CheckContext) -> list[tuple[str, str]]:
+        """Before anything starts: the model file loads, initial_q has one angle per joint;
+        with body mujoco the physics model fits the DCM's joints and FSRs, and every EC runs
+        at the DCM cycle (the physics advances one DCM cycle per EC cycle).
+        Runs in: the manager's main thread."""
+        try:
+            devices = DeviceTable.from_model(find_model(params["model"]))
+        except (OSError, ModelError) as e:
+            return [(ctx.param("model"), f"{e}, got {params['model']!r}")]
+        out = []
+        q0 = params["initial_q"]
+        if q0 and len(q0) != devices.n_joints:
+            out.append((ctx.param("initial_q"), f"expected {devices.n_joints} joint angles "
+                        f"[rad] in body order ({', '.join(devices.joint_names[:3])}, ... "
+                        f"{devices.joint_names[-1]}), got {len(q0)}: {show_value(q0)}"))
+        if params["body"] != "mujoco":
+            return out
+        try:
+            from .mujoco_body import body_model_problem
+        except ImportError as e:
+            return out + [(ctx.param("body"), f"body mujoco needs the mujoco package ({e}), "
+                                              "got 'mujoco'")]
+        cycle = params["period_ms"] or PROFILE_PERIOD_MS[params["profile"]]
+        problem = body_model_problem(devices, params["sim_model"], cycle / 1000.0)
+        if problem:
+            out.append((ctx.param("sim_model"), f"{problem}, got {params['sim_model']!r}"))
+        for ec in ctx.ecs:
+            if abs(1000.0 / ec.rate - cycle) > 1e-6:
+                out.append((ec.rate_where, f"expected {1000.0 / cycle:g} Hz: {ctx.instance}'s "
+                            f"body is the MuJoCo physics, which advances one DCM cycle "
+                            f"({cycle} ms: profile {params['profile']}, period_ms "
+                            f"{params['period_ms']}) per EC cycle, got {ec.rate:g}"))
+        return out
 
     # -- lifecycle (EC thread) -------------------------------------------------------------
     def on_initialize(self) -> None:

@@ -36,9 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from rtcf_components.simulator.core import SimDiverged, SimModel, Simulation
+from rtcf_components.simulator.core import (SimDiverged, SimError, SimModel, Simulation,
+                                            period_problem)
 
-__all__ = ["MujocoBody", "SENSOR_KEYS"]
+__all__ = ["MujocoBody", "SENSOR_KEYS", "body_model_problem"]
 
 _AXES = ("X", "Y", "Z")
 IMU_KEYS = tuple(f"InertialSensor/{q}{a}/Sensor/Value"
@@ -50,6 +51,31 @@ FOOT_KEYS = tuple(f"{foot}/FSR/{q}/Sensor/Value" for foot in ("LFoot", "RFoot")
                   for q in ("TotalWeight", "CenterOfPressure/X", "CenterOfPressure/Y"))
 SENSOR_KEYS = IMU_KEYS + FSR_KEYS + FOOT_KEYS
 """The non-joint sensor keys, in the order of ``MujocoBody.extra_sensors``."""
+
+
+def body_model_problem(devices: Any, model: Any, period: float | None = None) -> str | None:
+    """Why the physics model ``model`` (a name, a path or a SimModel) cannot be the body of a
+    DCM with these devices and cycle ``period`` [s] (it does not load, has joints the DCM
+    does not know or other FSRs, or its timestep does not divide the cycle), or None.
+    Runs in: any thread (the DCM's pre-start check and its constructor)."""
+    try:
+        sim_model = model if isinstance(model, SimModel) else SimModel.load(model)
+    except SimError as e:
+        return str(e)
+    names = tuple(devices.joint_names)
+    missing = [j for j in sim_model.joint_names if j not in names]
+    if missing:
+        return (f"body mujoco: the physics model {sim_model.name!r} has joints the DCM "
+                f"model does not know: {missing}")
+    want = tuple(k[: -len("/Sensor/Value")] for k in FSR_KEYS)
+    if sorted(sim_model.fsr_names) != sorted(want):
+        return (f"body mujoco: the physics model {sim_model.name!r} has FSRs "
+                f"{list(sim_model.fsr_names)}, expected {list(want)}")
+    if period is not None:
+        problem = period_problem(sim_model, period)
+        if problem:
+            return f"body mujoco: the DCM cycle of {problem}"
+    return None
 
 
 class MujocoBody:
@@ -66,6 +92,9 @@ class MujocoBody:
     def __init__(self, devices: Any, model: str = "nao_v5", period: float = 0.01,
                  initial_q: Any = None) -> None:
         self.model = SimModel.load(model)
+        problem = body_model_problem(devices, self.model)
+        if problem:
+            raise ValueError(problem)
         sim_q = None
         if initial_q is not None:                       # DCM body order -> the model's order
             names = tuple(devices.joint_names)
@@ -90,10 +119,6 @@ class MujocoBody:
         self._mapped_sim = self._sim_of[self._mapped]
         self._identity = (len(sim_names) == n and
                           bool(np.array_equal(self._sim_of, np.arange(n))))
-        missing = [j for j in sim_names if j not in names]
-        if missing:
-            raise ValueError(f"body mujoco: the physics model {self.model.name!r} has joints "
-                             f"the DCM model does not know: {missing}")
         self._dcm_of = np.array([names.index(j) for j in sim_names], dtype=np.intp)
         self._hip = None
         if "LHipYawPitch" in names and "RHipYawPitch" in names:   # one motor (spec 1.1 PD)
@@ -107,9 +132,6 @@ class MujocoBody:
         self.extra_sensors = np.zeros(len(SENSOR_KEYS))
         fsr_names = tuple(self.model.fsr_names)
         want = tuple(k[: -len("/Sensor/Value")] for k in FSR_KEYS)
-        if sorted(fsr_names) != sorted(want):
-            raise ValueError(f"body mujoco: the physics model {self.model.name!r} has FSRs "
-                             f"{list(fsr_names)}, expected {list(want)}")
         self._fsr_order = np.array([fsr_names.index(k) for k in want], dtype=np.intp)
         g = float(np.linalg.norm(self.sim.mj_model.opt.gravity))
         self._inv_g = 1.0 / g if g > 0.0 else 0.0

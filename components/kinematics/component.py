@@ -8,7 +8,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from rtcf import Component, Param, ReadStatus, TimedDoubleSeq, TimedPose3D
+from rtcf import CheckContext, Component, Param, ReadStatus, TimedDoubleSeq, TimedPose3D
 from rtcf.datatypes import stamp
 from rtcf.log import Throttled
 from rtcf.services import ServicePort
@@ -64,6 +64,15 @@ class Kinematics(Component):
     ik_restarts = Param(int, 48, bounds=(0, 1000), doc="solveIK: extra starts before giving up")
 
     # -- lifecycle (EC thread) -------------------------------------------------------------
+    @classmethod
+    def check_config(cls, params: dict[str, Any], ctx: CheckContext) -> list[tuple[str, str]]:
+        """Before anything starts: the model loads. Runs in: the manager's main thread."""
+        try:
+            load_model(params["model"])
+        except ModelError as e:
+            return [(ctx.param("model"), f"{e}, got {params['model']!r}")]
+        return []
+
     def on_initialize(self) -> None:
         try:
             self.robot: Model = load_model(self.model)

@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 import yaml
 
-from rtcf import (Component, LifeCycleState, Param, ReadStatus, TimedAcceleration3D,
+from rtcf import (CheckContext, Component, LifeCycleState, Param, ReadStatus, TimedAcceleration3D,
                   TimedDoubleSeq, TimedOrientation3D, TimedPoint3D)
 from rtcf.datatypes import stamp
 from rtcf.services import ServicePort
@@ -79,6 +79,16 @@ class SequencePlayer(Component):
     fixedLink = Param(str, "", doc="accepted for hrpsys compatibility; unused")
 
     # -- lifecycle (EC thread) -------------------------------------------------------------
+    @classmethod
+    def check_config(cls, params: dict[str, Any], ctx: CheckContext) -> list[tuple[str, str]]:
+        """Before anything starts: the model file is found and names its joints.
+        Runs in: the manager's main thread."""
+        try:
+            read_robot(find_model(params["model"]))
+        except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError) as e:
+            return [(ctx.param("model"), f"{e}, got {params['model']!r}")]
+        return []
+
     def on_initialize(self) -> None:
         path = find_model(self.model)
         joints, sensors = read_robot(path)

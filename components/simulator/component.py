@@ -14,12 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from rtcf import Component, Param, ReadStatus, ReturnCode, TimedDoubleSeq
+from rtcf import CheckContext, Component, Param, ReadStatus, ReturnCode, TimedDoubleSeq
 from rtcf.datatypes import time_parts
 from rtcf.log import Throttled, get_logger
 from rtcf.services import ServicePort
 
-from .core import SimDiverged, SimError, SimModel, Simulation, route_warnings
+from .core import (SimDiverged, SimError, SimModel, Simulation, initial_q_problem,
+                   period_problem, route_warnings)
 
 
 def log_mujoco_warnings() -> None:
@@ -74,6 +75,31 @@ class Simulator(Component):
                       doc="servo stiffness of every joint, 0..1, from activation, reset and "
                           "when set; negative: the model's default (NAO 1, M1013 0: torque "
                           "control)")
+
+    @classmethod
+    def check_config(cls, params: dict[str, Any], ctx: CheckContext) -> list[tuple[str, str]]:
+        """Before anything starts: the model loads, initial_q has one angle per joint inside
+        its range, and every EC's period is a whole multiple of the model's timestep.
+        Runs in: the manager's main thread."""
+        try:
+            model = SimModel.load(params["model"])
+        except SimError as e:
+            return [(ctx.param("model"), f"{e}, got {params['model']!r}")]
+        out = []
+        if params["initial_q"]:
+            problem = initial_q_problem(model, params["initial_q"])
+            if problem:
+                out.append((ctx.param("initial_q"), problem))
+        for ec in ctx.ecs:
+            problem = period_problem(model, 1.0 / ec.rate)
+            if problem:
+                top = 1.0 / model.timestep
+                out.append((ec.rate_where, f"expected a rate whose period is a whole "
+                            f"multiple of the timestep of {ctx.instance}'s model "
+                            f"{model.name}, {model.timestep:g} s (it steps the physics one "
+                            f"EC period per cycle: {top:g}, {top / 2:g}, {top / 4:g}, "
+                            f"{top / 10:g} Hz, ...), got {ec.rate:g}"))
+        return out
 
     # -- lifecycle (EC thread) -------------------------------------------------------------
     def on_initialize(self) -> None:

@@ -209,6 +209,34 @@ def _compile(path: Path) -> mujoco.MjModel:
         raise SimError(f"{path}: MuJoCo cannot load this model: {msg}") from None
 
 
+def period_problem(model: SimModel, period: float) -> str | None:
+    """Why one EC period [s] cannot be the physics step (not a whole multiple of the
+    model's timestep), or None. Runs in: any thread."""
+    ratio = period / model.timestep
+    if round(ratio) >= 1 and abs(ratio - round(ratio)) <= 1e-9 * ratio:
+        return None
+    return (f"{period:g} s is not a whole multiple of the model's timestep "
+            f"{model.timestep:g} s ({model.path})")
+
+
+def initial_q_problem(model: SimModel, q) -> str | None:
+    """Why ``q`` cannot be the initial posture (the number of joints, a value outside a
+    joint's range), or None. Runs in: any thread."""
+    n = len(model.joint_names)
+    try:
+        a = _vector(q, n, "initial_q")
+    except SimError:
+        return (f"expected {n} joint angles [rad] in {model.name}'s order "
+                f"({', '.join(model.joint_names[:3])}, ... {model.joint_names[-1]}), "
+                f"got {len(q) if hasattr(q, '__len__') else 'no list'}: {_show(q)}")
+    bad = [f"{model.joint_names[i]} = {a[i]:g} outside [{model.lower[i]:g}, "
+           f"{model.upper[i]:g}]" for i in np.flatnonzero((a < model.lower - 1e-9) |
+                                                           (a > model.upper + 1e-9))]
+    if bad:
+        return f"joint angles beyond the model's limits: {'; '.join(bad)}"
+    return None
+
+
 def check_push(model: SimModel, body, force, duration) -> tuple[np.ndarray, int]:
     """Validate a push completely: (force (3,) [N], duration in timesteps) or SimError.
 
@@ -295,12 +323,10 @@ class Simulation:
     def __init__(self, model: SimModel, period: float, initial_q=None):
         self.model = model
         period = _finite_positive(period, "period", 3600.0)
-        ratio = period / model.timestep
-        substeps = round(ratio)
-        if substeps < 1 or abs(ratio - substeps) > 1e-9 * ratio:
-            raise SimError(f"period: {period:g} s is not a whole multiple of the model's "
-                           f"timestep {model.timestep:g} s ({model.path})")
-        self.period, self.substeps = period, substeps
+        problem = period_problem(model, period)
+        if problem:
+            raise SimError(f"period: {problem}")
+        self.period, self.substeps = period, round(period / model.timestep)
         m = self.mj_model = _compile(Path(model.path))     # own copy: force ranges change
         d = self.mj_data = mujoco.MjData(m)
         n = self.n = len(model.joint_names)
@@ -336,6 +362,10 @@ class Simulation:
         self._scratch = np.zeros(n)
         self._over = np.zeros(n, dtype=bool)
         # default: the zero posture moved inside the limits (NAO's elbow rolls exclude 0)
+        if initial_q is not None:
+            problem = initial_q_problem(model, initial_q)
+            if problem:
+                raise SimError(f"initial_q: {problem}")
         self._initial_q = (np.clip(np.zeros(n), model.lower, model.upper) if initial_q is None
                            else _vector(initial_q, n, "initial_q").copy())
         self._neg_effort = -self._effort

@@ -174,3 +174,70 @@ def test_status_line_shows_lost_and_suspect_connections():
     finally:
         m.corba = None
         m.shutdown()
+
+
+# -- issue 22 item 11: a component type's own pre-start check (Component.check_config) ----------
+
+class Picky(Src):
+    """Needs an even count of channels and a rate that divides 1 kHz; records its contexts."""
+    channels = Param(list, [1.0, 2.0], elem=float)
+    SEEN: list = []
+
+    @classmethod
+    def check_config(cls, params, ctx):
+        cls.SEEN.append((ctx.instance, [(e.name, e.rate) for e in ctx.ecs], dict(params)))
+        out = []
+        if len(params["channels"]) % 2:
+            out.append((ctx.param("channels"), f"expected an even number of values, got "
+                                               f"{len(params['channels'])}"))
+        for e in ctx.ecs:
+            if 1000.0 / e.rate != round(1000.0 / e.rate):
+                out.append((e.rate_where, f"expected a rate dividing 1 kHz, got {e.rate:g}"))
+        return out
+
+
+class Broken(Src):
+    @classmethod
+    def check_config(cls, params, ctx):
+        raise RuntimeError("the check itself fails")
+
+
+def test_check_config_refuses_before_anything_is_created():
+    m = manager(rtcf__p__conf__default__gain="3")
+    m.register(Picky)
+    Picky.SEEN.clear()
+    JOURNAL.clear()
+    comp = compose({"components": [{"type": "Picky", "name": "p",
+                                    "params": {"channels": [1, 2, 3]}},
+                                   {"type": "Sink", "name": "b"}],
+                    "execution_contexts": [{"name": "e", "kind": "stepped", "rate": 300,
+                                            "members": ["p", "b"]}]})
+    with pytest.raises(CompositionError) as info:
+        m.build(comp)
+    text = str(info.value)
+    assert "sys.yaml: components[0].params.channels: expected an even number of values, " \
+           "got 3" in text
+    assert "sys.yaml: execution_contexts[0].rate: expected a rate dividing 1 kHz, got 300" in text
+    assert m.components == {} and m.ecs == {} and JOURNAL == []
+    # the effective values (conf file keys included) and the contexts it will run in
+    instance, ecs, params = Picky.SEEN[-1]
+    assert (instance, ecs, params["gain"], params["channels"]) == ("p", [("e", 300.0)], 3.0,
+                                                                    [1.0, 2.0, 3.0])
+
+
+def test_check_config_passing_builds_and_a_failing_hook_is_named():
+    m = manager()
+    m.register(Picky)
+    m.register(Broken)
+    ok = {"components": [{"type": "Picky", "name": "p"}],
+          "execution_contexts": [{"name": "e", "kind": "stepped", "rate": 100,
+                                  "members": ["p"]}]}
+    m.build(compose(ok))
+    assert "p" in m.components
+    m.shutdown()
+    m = manager()
+    m.register(Broken)
+    with pytest.raises(CompositionError, match=r"sys.yaml: components\[0\]: Broken\."
+                                               r"check_config failed: RuntimeError\('the "
+                                               r"check itself fails'\)"):
+        m.build(compose({"components": [{"type": "Broken", "name": "x"}]}))

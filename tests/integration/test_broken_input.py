@@ -40,6 +40,9 @@ BINARY = bytes(range(256)) * 4        # has NUL bytes and invalid UTF-8
 FIFO = object()                       # in a case's files: make a FIFO (no writer) there
 
 
+SIM = "components:\n  - {type: Simulator, module: simulator, name: Sim, params: {}}\n"
+
+
 def ec(rate: str) -> str:
     return GAIN + f"execution_contexts:\n  - {{name: main, rate: {rate}, members: [g]}}\n"
 
@@ -277,6 +280,68 @@ REFUSED: dict[str, tuple[dict[str, str | bytes], list[str], list[str]]] = {
     "composition larger than the limit": (
         {"c.yaml": "#" * (8 * 1024 * 1024 + 10)}, ["c.yaml"],
         [r"c\.yaml: cannot read composition: larger than the 8 MiB limit"]),
+    # issue 22 item 11: what a component checked only at activation or creation (a traceback,
+    # the component in ERROR, the run going on and exiting 0) is refused before anything starts
+    "Simulator EC rate not a whole multiple of the model's timestep": (
+        {"c.yaml": SIM + "execution_contexts:\n  - {name: sim, rate: 300, members: [Sim]}\n"},
+        ["c.yaml"],
+        [r"c\.yaml: execution_contexts\[0\]\.rate: expected a rate whose period is a whole "
+         r"multiple of the timestep of Sim's model nao_v5, 0\.001 s \(it steps the physics one "
+         r"EC period per cycle: 1000, 500, 250, 100 Hz, \.\.\.\), got 300"]),
+    "Simulator default EC rate (exec_cxt.periodic.rate) not a multiple": (
+        {"c.yaml": SIM}, ["c.yaml", "-o", "exec_cxt.periodic.rate:300"],
+        [r"c\.yaml: execution_contexts \(the default 'default', its rate from "
+         r"exec_cxt\.periodic\.rate\): expected a rate whose period .*got 300"]),
+    "Simulator initial_q of the wrong length": (
+        {"c.yaml": SIM.replace("{}", "{initial_q: [0.1, 0.2]}")}, ["c.yaml"],
+        [r"c\.yaml: components\[0\]\.params\.initial_q: expected 26 joint angles \[rad\] in "
+         r"nao_v5's order \(HeadYaw, HeadPitch, LShoulderPitch, \.\.\. RHand\), got 2: "
+         r"\[0\.1, 0\.2\]"]),
+    "Simulator initial_q beyond a joint's range": (
+        {"c.yaml": SIM.replace("{}", "{model: m1013, initial_q: [0, 0, 3.0, 0, 0, 0]}")},
+        ["c.yaml"],
+        [r"components\[0\]\.params\.initial_q: joint angles beyond the model's limits: "
+         r"joint3 = 3 outside \[-2\.617, 2\.617\]"]),
+    "Simulator model that does not exist": (
+        {"c.yaml": SIM.replace("{}", "{model: nosuch.xml}")}, ["c.yaml"],
+        [r"components\[0\]\.params\.model: nosuch\.xml: no such model file \(bundled "
+         r"models: nao_v5, m1013\), got 'nosuch\.xml'"]),
+    "DCM on MuJoCo at another rate than its cycle": (
+        {"c.yaml": "components:\n  - {type: DCM, module: dcm, params: {body: mujoco, "
+                   "profile: naoV5}}\nexecution_contexts:\n  - {name: dcm, rate: 100, "
+                   "members: [DCM0]}\n"}, ["c.yaml"],
+        [r"c\.yaml: execution_contexts\[0\]\.rate: expected 83\.3333 Hz: DCM0's body is the "
+         r"MuJoCo physics, which advances one DCM cycle \(12 ms: profile naoV5, period_ms 0\) "
+         r"per EC cycle, got 100"]),
+    "DCM initial_q of the wrong length": (
+        {"c.yaml": "components:\n  - {type: DCM, module: dcm, params: {body: mujoco, "
+                   "initial_q: [0.0, 0.1, 0.2]}}\n"}, ["c.yaml"],
+        [r"c\.yaml: components\[0\]\.params\.initial_q: expected 26 joint angles \[rad\] in "
+         r"body order \(HeadYaw, HeadPitch, LShoulderPitch, \.\.\. RHand\), got 3: "
+         r"\[0\.0, 0\.1, 0\.2\]"]),
+    "DCM model file that does not exist": (
+        {"c.yaml": "components:\n  - {type: DCM, module: dcm, params: {model: nosuch.yaml}}\n"},
+        ["c.yaml"],
+        [r"components\[0\]\.params\.model: model file 'nosuch\.yaml' not found .*got "
+         r"'nosuch\.yaml'"]),
+    "Kinematics model that does not exist": (
+        {"c.yaml": "components:\n  - {type: Kinematics, module: kinematics, params: "
+                   "{model: nosuch}}\n"}, ["c.yaml"],
+        [r"components\[0\]\.params\.model: model 'nosuch' not found: not a bundled model"]),
+    "SequencePlayer model that does not exist": (
+        {"c.yaml": "components:\n  - {type: SequencePlayer, module: sequence_player, params: "
+                   "{model: nosuch.yaml}}\n"}, ["c.yaml"],
+        [r"components\[0\]\.params\.model: model file 'nosuch\.yaml' not found"]),
+    "BlendingPlanner tcp_offset of 3 values": (
+        {"c.yaml": "components:\n  - {type: BlendingPlanner, module: blending_planner, params: "
+                   "{tcp_offset: [0, 0, 100]}}\n"}, ["c.yaml"],
+        [r"components\[0\]\.params\.tcp_offset: expected 6 values, got 3: \[0\.0, 0\.0, "
+         r"100\.0\]"]),
+    "rtcf.web.port equal to rtcf.web.foxglove_port": (
+        {"c.yaml": GAIN}, ["c.yaml", "-o", "rtcf.web.port:8790", "-o",
+                           "rtcf.web.foxglove_port:8790"],
+        [r"-o: rtcf\.web\.foxglove_port: expected a port other than rtcf\.web\.port's \(-o: "
+         r"8790; 0 picks a free one\), got '8790'"]),
 }
 
 # Warnings: the run goes on (exit 0), and says what it ignored and where.
