@@ -52,7 +52,9 @@ class DCM(Component):
     | hardness | TimedDoubleSeq | 0..1 | Hardness actuator values, body order |
     | actuators | TimedDoubleSeq | - | every actuator value in table order (see getActuatorKeys) |
     | sensors (body=mujoco) | TimedDoubleSeq | see getSensorKeys | the IMU and FSR sensor values, in getSensorKeys order after the joint Position sensors |
+    | basePos, baseRpy (body=mujoco) | TimedPoint3D, TimedOrientation3D | m, rad | ground-truth torso pose in the world (the Simulator's ports) |
     | DCMService | service | - | NAO::DCMService (idl/DCMService.idl); in process also the local interface DCMLocal (this component) |
+    | SimulatorService (body=mujoco) | service | - | Simulation::SimulatorService (idl/SimulatorService.idl): push, pause, step, reset, getBodyState, ... on the body's physics, the Simulator's servant |
 
     DCM time [ms] counts from the first cycle of the component's EC. A component of the same
     process whose service port is connected to DCMService in the composition gets the local
@@ -124,6 +126,7 @@ class DCM(Component):
         self.devices = DeviceTable.from_model(find_model(self.model))
         self.core = DcmCore(self.devices, self.max_commands)
         self.cycle_ms = self.period_ms or PROFILE_PERIOD_MS[self.profile]
+        self.sim_host = None                 # body=mujoco: the SimulatorService's host
         if self.body == "mujoco":
             from rtcf_components.simulator.component import log_mujoco_warnings
             from .mujoco_body import MujocoBody   # needs the mujoco package
@@ -161,12 +164,23 @@ class DCM(Component):
         if extra:
             self.sensors_out = self.add_out_port("sensors", TimedDoubleSeq)
             self.sensors_out.value.data = np.zeros(len(extra))
+        self.base_pos_out = self.base_rpy_out = None   # the ground truth of a physics body
+        if getattr(self.robot_body, "base_pos", None) is not None:
+            self.base_pos_out = self.add_out_port("basePos", "TimedPoint3D")
+            self.base_rpy_out = self.add_out_port("baseRpy", "TimedOrientation3D")
         self._warn = Throttled(self.log, 5.0)
         from .service import DCMServiceImpl   # the servant needs the compiled stubs
         self.service = DCMServiceImpl(self)
         port = self.add_service_port(ServicePort("DCMService"))
         port.provide("service0", "DCMService", self.service)
         port.provide("local", "DCMLocal", self, local=True)     # components of this process
+        if self.body == "mujoco":
+            # the simulator's own service, on the same servant code as the Simulator's
+            from rtcf_components.simulator.service import BodyHost, SimulatorServiceImpl
+            self.sim_host = BodyHost(self, self.robot_body, self.reset_robot)
+            self.sim_service = SimulatorServiceImpl(self.sim_host)
+            port = self.add_service_port(ServicePort("SimulatorService"))
+            port.provide("service0", "SimulatorService", self.sim_service)
 
     def _initial_q(self) -> np.ndarray | None:
         """The initial_q parameter checked against the model (None when empty)."""
@@ -196,6 +210,11 @@ class DCM(Component):
         """Runs in: EC thread. The cycle of spec 1.8: preProcess, computation, actuators,
         body, sensors, postProcess. A body fault (``Body.fault``: the physics blew up)
         is logged and sends the DCM to ERROR before anything of the cycle is written."""
+        host = self.sim_host
+        if host is not None and host.paused:       # SimulatorService.pause, wall clock
+            if not host.pending_steps:
+                return None
+            host.pending_steps -= 1
         if self._origin is None:
             self._origin = ec.planned
         now = int(round((ec.planned - self._origin) * 1000.0))
@@ -218,6 +237,8 @@ class DCM(Component):
                            self.instance_name)
             return ReturnCode.RTC_ERROR
         self._write(ec.planned, values, sensors)
+        if self.base_pos_out is not None:
+            self._write_base(ec.planned)
         if self.sensors_out is not None:
             np.copyto(self.sensors_out.value.data, self.robot_body.extra_sensors)
             stamp(self.sensors_out.value, ec.planned)
@@ -244,6 +265,30 @@ class DCM(Component):
         for port in (self.q_out, self.cmd_out, self.hard_out, self.act_out):
             stamp(port.value, t)
             port.write()
+
+    def _write_base(self, t: float) -> None:
+        pos, rpy = self.robot_body.base_pos, self.robot_body.base_rpy
+        p = self.base_pos_out.value
+        p.data.x, p.data.y, p.data.z = float(pos[0]), float(pos[1]), float(pos[2])
+        r = self.base_rpy_out.value
+        r.data.r, r.data.p, r.data.y = float(rpy[0]), float(rpy[1]), float(rpy[2])
+        for port in (self.base_pos_out, self.base_rpy_out):
+            stamp(port.value, t)
+            port.write()
+
+    def reset_robot(self) -> None:
+        """The body back to its initial posture at rest (the zero posture clipped to the
+        joint limits; a physics body standing on the floor, its time at 0), every timed
+        command dropped and the Position actuators holding that posture at the initial
+        hardness (SimulatorService.reset). Upstream components keep commanding (a
+        SequencePlayer's next qRef sample moves the robot again). Runs in: EC thread."""
+        self.robot_body.reset()               # the zero posture clipped to the limits
+        values = np.array(self.core.values)
+        limits = self.devices.joint_limits
+        values[self._pos] = np.clip(0.0, limits[:, 0], limits[:, 1])
+        values[self._hard] = self.initial_hardness
+        self.core.reset(values)
+        self._has_staged = False
 
     def _run_callback(self, cb: Callable[[], None], what: str) -> None:
         try:

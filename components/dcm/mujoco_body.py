@@ -205,6 +205,16 @@ class MujocoBody:
         self._read()
 
     @property
+    def base_pos(self):
+        """[m] (3,) the torso's ground-truth position in the world (a read-only view)."""
+        return self.sim.sensors.base_pos
+
+    @property
+    def base_rpy(self):
+        """[rad] (3,) the torso's ground-truth roll, pitch, yaw (a read-only view)."""
+        return self.sim.sensors.base_rpy
+
+    @property
     def total_weight_kg(self) -> float:
         """Both feet's FSR total [kg] of the last cycle."""
         return float(self.extra_sensors[17] + self.extra_sensors[20])

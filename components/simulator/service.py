@@ -6,6 +6,14 @@ start of the next cycle. In simulation time, pause / resume / step / setRealTime
 the component's time base (rtcf.simtime.SimTimeBase, `Component.time_base`); on a wall-clock
 EC they act on the component's physics only. Every refusal is a SimulatorError whose reason
 names what was wrong; nothing changes then.
+
+One servant for every component that owns a MuJoCo physics: its host is the Simulator
+component itself, or a :class:`BodyHost` for a component whose body is a MuJoCo physics (the
+DCM with ``body: mujoco``), so that the same clients drive both. A host offers
+``instance_name``, ``call(fn, timeout)`` (run in its EC thread), ``sim`` (the
+core.Simulation, None before the first activation), ``sim_model`` (its SimModel),
+``time_base_or_none``, ``paused`` and ``pending_steps`` (the wall-clock pause, which the
+host's cycle honours) and ``reset_robot()`` (EC thread).
 """
 
 from __future__ import annotations
@@ -27,6 +35,41 @@ MAX_STEPS = 10_000_000
 def _error(text: str) -> Exception:
     # a CORBA string is Latin-1: an echoed non-Latin-1 value must not make the reply fail
     return Simulation.SimulatorError(text.encode("latin-1", "backslashreplace").decode("latin-1"))
+
+
+class BodyHost:
+    """The servant's host for a component whose body is a MuJoCo physics (a
+    dcm_body.MujocoBody): the body's simulation, the component's EC thread and time base,
+    and its own ``reset`` (the robot and the component's commands). The component's cycle
+    honours ``paused`` / ``pending_steps`` as the Simulator's does. Runs in: any thread."""
+
+    def __init__(self, comp: Any, body: Any, reset: Callable[[], None]):
+        self.comp, self.body, self._reset = comp, body, reset
+        self.paused = False          # wall-clock pause (simulation time pauses the time base)
+        self.pending_steps = 0
+
+    @property
+    def instance_name(self) -> str:
+        return self.comp.instance_name
+
+    @property
+    def sim(self) -> Any:
+        return self.body.sim
+
+    @property
+    def sim_model(self) -> Any:
+        return self.body.model
+
+    @property
+    def time_base_or_none(self) -> Any:
+        return self.comp.time_base
+
+    def call(self, fn: Callable[[], Any], timeout: float | None = CALL_TIMEOUT) -> Any:
+        return self.comp.call(fn, timeout=timeout)
+
+    def reset_robot(self) -> None:
+        """Runs in: EC thread."""
+        self._reset()
 
 
 class SimulatorServiceImpl(Simulation__POA.SimulatorService):

@@ -65,3 +65,46 @@ def test_a_position_command_moves_the_simulated_joint(dcm):
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert dcm.getValue(f"{P}HeadYaw/Position/Sensor/Value") == pytest.approx(0.5, abs=0.02)
+
+
+# -- issue 22 item 10: the default system's simulator, reachable through the DCM ----------------
+
+def test_nao_sim_offers_the_simulator_service_on_the_dcm(dcm, naming, module_launch):
+    """Push, ground truth, pause / step / resume (on the process's simulated time base: the
+    whole system stops and steps) and reset, through Simulation::SimulatorService of DCM0,
+    the same IDL and client as the Simulator's; DCM0 has basePos / baseRpy ports."""
+    from rtcf.corba.client import get_service
+    from rtcf.corba.idl import stub_module
+    Simulation = stub_module("Simulation")
+    svc = get_service("DCM0", "SimulatorService", stub=Simulation.SimulatorService,
+                      nameserver=f"localhost:{naming.port}")
+    mp = module_launch.procs[0]
+    ports = {p.get_port_profile().name for p in mp.ref("DCM0").get_ports()}
+    assert {"DCM0.basePos", "DCM0.baseRpy", "DCM0.SimulatorService"} <= ports
+    assert "torso" in svc.getBodyNames()
+    torso = svc.getBodyState("torso")
+    assert torso.position.z > 0.3 and abs(torso.rpy.x) < 0.05
+    # pause: simulated time (the DCM's and the service's) stops; step(n) runs n periods
+    svc.pause()
+    assert svc.isPaused()
+    t0, d0 = svc.getTime(), dcm.getTime(0)
+    time.sleep(0.3)
+    assert svc.getTime() == t0 and dcm.getTime(0) == d0
+    svc.step(10)
+    assert svc.getTime() == pytest.approx(t0 + 0.1, abs=1e-9)
+    assert dcm.getTime(0) == d0 + 100
+    svc.resume()
+    # push: the standing robot is shoved forward; the issue's 1e5 N is refused
+    x0 = svc.getBodyState("torso").position.x
+    svc.push("torso", Simulation.Vector3(40.0, 0.0, 0.0), 0.1)
+    deadline = time.monotonic() + 30.0
+    while svc.getBodyState("torso").position.x < x0 + 0.01:
+        assert time.monotonic() < deadline, "the push did not move the torso"
+        time.sleep(0.05)
+    with pytest.raises(Simulation.SimulatorError) as info:
+        svc.push("torso", Simulation.Vector3(1e5, 0.0, 0.0), 0.01)
+    assert "beyond the limit of 1041 N" in info.value.reason
+    # reset: back on its feet at the origin
+    svc.reset()
+    state = svc.getBodyState("torso")
+    assert state.position.z > 0.3 and abs(state.position.x) < 0.05

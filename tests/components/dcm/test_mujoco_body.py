@@ -172,3 +172,60 @@ def test_a_physics_blow_up_sends_the_dcm_to_error_and_a_reset_starts_afresh(nao,
     nao.step(20)
     assert nao.state is LifeCycleState.ACTIVE and dcm.robot_body.fault is None
     assert dcm.robot_body.sim.sensors.base_pos[2] > 0.3          # standing again
+
+
+# -- issue 22 item 10: the simulator behind the DCM, reachable -----------------------------------
+
+def test_the_dcm_on_mujoco_offers_the_simulator_service_and_the_ground_truth_pose(nao):
+    """Push, body states, the wall-clock pause and step, reset: the Simulator's servant code
+    on the DCM's body; basePos / baseRpy ports as the Simulator's."""
+    from rtcf_components.simulator.service import Simulation
+    dcm = nao.comp
+    assert {"basePos", "baseRpy"} <= set(dcm.ports)
+    assert "SimulatorService" in dcm.service_ports
+    svc = dcm.sim_service
+    nao.step(50)
+    q_standing = dcm.q_out.value.data.copy()
+    torso = svc.getBodyState("torso")
+    pos = latest(nao, "basePos")
+    assert (pos.x, pos.y, pos.z) == pytest.approx((torso.position.x, torso.position.y,
+                                                   torso.position.z), abs=0.01)
+    assert pos.z > 0.3
+    rpy = latest(nao, "baseRpy")
+    assert abs(rpy.r) < 0.05 and abs(rpy.p) < 0.05
+    # a push within the bound moves the standing robot
+    svc.push("torso", Simulation.Vector3(40.0, 0.0, 0.0), 0.1)
+    nao.step(30)
+    assert svc.getBodyState("torso").position.x > torso.position.x + 0.01
+    with pytest.raises(Simulation.SimulatorError, match=r"push force: \|f\| = 100000 N"):
+        svc.push("torso", Simulation.Vector3(1e5, 0.0, 0.0), 0.01)
+    # pause / step / resume on the wall clock: the DCM's cycle and the physics stop
+    svc.pause()
+    t0, dcm_t0 = svc.getTime(), dcm.now_ms
+    nao.step(5)
+    assert svc.getTime() == t0 and dcm.now_ms == dcm_t0
+    svc.step(3)
+    nao.step(10)
+    assert svc.getTime() == pytest.approx(t0 + 0.03)
+    svc.resume()
+    nao.step(2)
+    assert svc.getTime() == pytest.approx(t0 + 0.05)
+    # reset: standing again at the initial posture, the DCM's commands holding it
+    t = dcm.service.getTime(0)
+    from rtcf_components.dcm.service import NAO
+    dcm.service.set("LShoulderPitch/Position/Actuator/Value", "ClearAll",
+                    [NAO.TimedCommand(-1.2, t + 2000, 0)])
+    nao.step(20)
+    svc.reset()
+    assert svc.getTime() == 0.0
+    nao.step(100)
+    sp = dcm.devices.joint_index("LShoulderPitch")
+    assert dcm.q_out.value.data[sp] == pytest.approx(q_standing[sp], abs=0.005)  # command gone
+    assert latest(nao, "basePos").z > 0.3 and svc.getBodyNames()[0] == "torso"
+
+
+def latest(h, port):
+    from rtcf import ReadStatus
+    status, v = h.read_latest(port)
+    assert status is ReadStatus.NEW, port
+    return v.data
