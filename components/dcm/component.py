@@ -210,11 +210,6 @@ class DCM(Component):
         """Runs in: EC thread. The cycle of spec 1.8: preProcess, computation, actuators,
         body, sensors, postProcess. A body fault (``Body.fault``: the physics blew up)
         is logged and sends the DCM to ERROR before anything of the cycle is written."""
-        host = self.sim_host
-        if host is not None and host.paused:       # SimulatorService.pause, wall clock
-            if not host.pending_steps:
-                return None
-            host.pending_steps -= 1
         if self._origin is None:
             self._origin = ec.planned
         now = int(round((ec.planned - self._origin) * 1000.0))
@@ -277,15 +272,16 @@ class DCM(Component):
             port.write()
 
     def reset_robot(self) -> None:
-        """The body back to its initial posture at rest (the zero posture clipped to the
-        joint limits; a physics body standing on the floor, its time at 0), every timed
-        command dropped and the Position actuators holding that posture at the initial
-        hardness (SimulatorService.reset). Upstream components keep commanding (a
+        """The body back to its initial posture at rest (``initial_q``, else the zero posture
+        clipped to the joint limits; a physics body standing on the floor, its time at 0),
+        every timed command dropped and the Position actuators holding that posture at the
+        initial hardness (SimulatorService.reset). Upstream components keep commanding (a
         SequencePlayer's next qRef sample moves the robot again). Runs in: EC thread."""
-        self.robot_body.reset()               # the zero posture clipped to the limits
+        self.robot_body.reset()               # initial_q, else the zero posture
         values = np.array(self.core.values)
         limits = self.devices.joint_limits
-        values[self._pos] = np.clip(0.0, limits[:, 0], limits[:, 1])
+        q0 = self._initial_q()
+        values[self._pos] = np.clip(0.0, limits[:, 0], limits[:, 1]) if q0 is None else q0
         values[self._hard] = self.initial_hardness
         self.core.reset(values)
         self._has_staged = False

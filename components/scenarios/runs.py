@@ -104,7 +104,8 @@ def run_nao(seconds: float, pattern: str | None = WAVE, pattern_time: float = 1.
         n = int(round(seconds / 0.01)) + 2
         rec = NaoRecord(
             t=np.zeros(n), q_ref=np.zeros((n, nj)), q_cmd=np.zeros((n, nj)),
-            q=np.zeros((n, nj)), dq=np.zeros((n, nj)), hardness=np.zeros((n, nj)), base_pos=np.zeros((n, 3)),
+            q=np.zeros((n, nj)), dq=np.zeros((n, nj)), hardness=np.zeros((n, nj)),
+            base_pos=np.zeros((n, 3)),
             base_rpy=np.zeros((n, 3)), zmp=np.zeros((n, 3)), support_margin=np.zeros(n),
             sensors=np.zeros((n, len(body.extra_sensors))),
             sensor_keys=tuple(dcm.sensor_keys[nj:]), joint_names=tuple(dcm.devices.joint_names),

@@ -10,10 +10,9 @@ names what was wrong; nothing changes then.
 One servant for every component that owns a MuJoCo physics: its host is the Simulator
 component itself, or a :class:`BodyHost` for a component whose body is a MuJoCo physics (the
 DCM with ``body: mujoco``), so that the same clients drive both. A host offers
-``instance_name``, ``call(fn, timeout)`` (run in its EC thread), ``sim`` (the
-core.Simulation, None before the first activation), ``sim_model`` (its SimModel),
-``time_base_or_none``, ``paused`` and ``pending_steps`` (the wall-clock pause, which the
-host's cycle honours) and ``reset_robot()`` (EC thread).
+``instance_name``, ``call(fn, timeout)`` (run in its EC thread), ``time_base`` (its EC's,
+``Component.time_base``), ``sim`` (the core.Simulation, None before the first activation),
+``sim_model`` (its SimModel) and ``reset_robot()`` (EC thread).
 """
 
 from __future__ import annotations
@@ -38,15 +37,13 @@ def _error(text: str) -> Exception:
 
 
 class BodyHost:
-    """The servant's host for a component whose body is a MuJoCo physics (a
-    dcm_body.MujocoBody): the body's simulation, the component's EC thread and time base,
-    and its own ``reset`` (the robot and the component's commands). The component's cycle
-    honours ``paused`` / ``pending_steps`` as the Simulator's does. Runs in: any thread."""
+    """The servant's host for a component whose body is a MuJoCo physics (the DCM's
+    mujoco_body.MujocoBody): the body's simulation, the component's EC thread and time
+    base, and the component's own ``reset`` (the robot and its commands).
+    Runs in: any thread."""
 
     def __init__(self, comp: Any, body: Any, reset: Callable[[], None]):
         self.comp, self.body, self._reset = comp, body, reset
-        self.paused = False          # wall-clock pause (simulation time pauses the time base)
-        self.pending_steps = 0
 
     @property
     def instance_name(self) -> str:
@@ -61,7 +58,7 @@ class BodyHost:
         return self.body.model
 
     @property
-    def time_base_or_none(self) -> Any:
+    def time_base(self) -> Any:
         return self.comp.time_base
 
     def call(self, fn: Callable[[], Any], timeout: float | None = CALL_TIMEOUT) -> Any:
