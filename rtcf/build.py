@@ -118,8 +118,9 @@ def check_components(composition: Composition, conf: Mapping[str, str],
                      loader: ModuleLoader, names_bound: bool) -> None:
     """Everything about the components that can be known before one is created: types
     (modules loaded), parameters of the composition, of rtc.conf and of the component
-    conf files it names, configuration set names, and (``names_bound``: the names will be
-    bound in a naming service) the names they would bind. One CompositionError lists every
+    conf files it names, configuration set names, each type's own check of its configuration
+    (``Component.check_config``), (``names_bound``: the names will be bound in a naming
+    service) the names they would bind, and a cycle trace asked in simulation time. One CompositionError lists every
     problem; nothing is created, bound or started."""
     for decl in composition.components:
         if decl.module:
@@ -150,8 +151,31 @@ def check_components(composition: Composition, conf: Mapping[str, str],
         problem = naming_problem(conf, cls, decl.name or "") if names_bound else None
         if problem:
             errors.append(f"{file or composition.source_file}: {path}.name: {problem}")
+    problem = trace_problem(composition, conf)
+    if problem:
+        errors.append(problem)
     if errors:
         raise CompositionError(errors)
+
+
+def trace_problem(composition: Composition, conf: Mapping[str, str]) -> str | None:
+    """exec_cxt.periodic.trace asked of a composition that runs in simulation time: its ECs
+    follow the simulated time base and record no trace (the time base's lateness is in the
+    final report), so say so rather than write nothing. Runs in: the main thread."""
+    key = "exec_cxt.periodic.trace"
+    if not rtcconf.get_bool(conf, key, False):
+        return None
+    enable = "rtcf.simulation.enable"
+    on = rtcconf.get_bool(conf, enable) if str(conf.get(enable) or "").strip() else None
+    if on is False or (on is None and getattr(composition, "simulation", None) is None):
+        return None
+    why = ("rtcf.simulation.enable is YES" if on else
+           f"{composition.source_file} runs in simulation time (its simulation key)")
+    return (f"{rtcconf.where(conf, key)}: {key}: traces wall-clock periodic execution "
+            f"contexts, but {why}: its ECs follow the simulated time base and would write no "
+            f"trace (the time base's lateness is in the final report); add -o "
+            f"rtcf.simulation.enable:NO to trace this system on wall-clock ECs, got "
+            f"{conf.get(key)!r}")
 
 def component_check(cls: type[Component], values: dict[str, Any], composition: Composition,
                     decl: Any) -> list[str]:

@@ -1,5 +1,6 @@
-"""Run the worked examples of Doosan's blended moves (``EXAMPLES`` below, with the length and
-duration each must give) on a BlendingPlanner and plot the planned paths and speed profiles
+"""Run eight worked blending examples on a BlendingPlanner (a line, a timed line, a short
+line, a blended corner, square and triangle, a half circle, a relative move: each with the
+path length and duration worked out by hand) and plot the planned paths and speed profiles
 into a PNG.
 
     scripts/run compositions/arm_blending.yaml &      # then:
@@ -10,9 +11,9 @@ into a PNG.
 The examples start "at (0, 0, 0)" with a constant orientation: here they run in the TOOL
 frame fixed at the arm's current TCP pose (ref = 1, ABSOLUTE), which is exactly that, on
 the M1013 at its home posture; example 6 runs RELATIVE. After each example the arm returns
-to the start with one LINE. Each row of the printed table gives the worked value next to the
-planner's. The PNG needs matplotlib (``pip install -e .[demo]``); without it only the table
-is printed.
+to the start with one LINE. Each row of the printed table gives the worked-out length and
+duration next to the planner's. The PNG needs matplotlib (``.venv/bin/pip install -e
+'.[demo]'`` in the repository); without it only the table is printed.
 """
 
 from __future__ import annotations
@@ -113,7 +114,8 @@ def plot(results: list[tuple], path: Path) -> bool:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("matplotlib is not installed (pip install -e .[demo]): no PNG written")
+        print("matplotlib is not installed (.venv/bin/pip install -e '.[demo]' in the "
+              "repository): no PNG written")
         return False
     fig, (ax_p, ax_v) = plt.subplots(1, 2, figsize=(13, 5.5))
     for name, plan, _, _ in results:
@@ -133,13 +135,17 @@ def plot(results: list[tuple], path: Path) -> bool:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--nameserver", default="localhost:2809")
-    ap.add_argument("--name", default="BlendingPlanner0")
+    ap = argparse.ArgumentParser(prog="scripts/blending_demo", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--nameserver", default="localhost:2809", metavar="HOST:PORT",
+                    help="naming service of the running system (default localhost:2809)")
+    ap.add_argument("--name", default="BlendingPlanner0",
+                    help="instance name of the BlendingPlanner (default BlendingPlanner0)")
     ap.add_argument("--local", action="store_true",
                     help="plan on an in-process component instead of a running system")
     ap.add_argument("--rate", type=float, default=100.0, help="EC rate of --local [Hz]")
-    ap.add_argument("--png", type=Path, default=Path("blending_demo.png"))
+    ap.add_argument("--png", type=Path, default=Path("blending_demo.png"),
+                    help="the PNG to write (default blending_demo.png)")
     args = ap.parse_args()
     bp = LocalPlanner(args.rate) if args.local else BlendingPlannerProxy(
         args.name, nameserver=args.nameserver)

@@ -65,8 +65,10 @@ def play(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--nameserver", default="localhost:2809")
+    ap = argparse.ArgumentParser(prog="scripts/controllers_demo", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--nameserver", default="localhost:2809", metavar="HOST:PORT",
+                    help="naming service of the running system (default localhost:2809)")
     ap.add_argument("--manager", default="ControllerManager0",
                     help="instance name of the ControllerManager component")
     args = ap.parse_args()

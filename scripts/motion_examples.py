@@ -1,7 +1,8 @@
 """Run the three robot-model examples of NAOqi's ALMotion documentation (getRobotPosition,
-getTransform, getPosition) against a running Kinematics component
-(scripts/run starts one as Kinematics0 in the default composition). The example lines are the
-documentation's, unchanged but for the line that obtains the proxy and Python 3's print()."""
+getTransform of the right arm, getPosition of the top camera) against a running Kinematics
+component (scripts/run starts one as Kinematics0 in the default system) through MotionProxy.
+The example lines are NAOqi's, unchanged but for the line that obtains the proxy and Python
+3's print()."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from rtcf_components.kinematics.proxy import MotionProxy  # noqa: E402
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--nameserver", default="localhost:2809",
+    ap = argparse.ArgumentParser(prog="scripts/motion_examples", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--nameserver", default="localhost:2809", metavar="HOST:PORT",
                     help="naming service host:port (default localhost:2809)")
     ap.add_argument("--component", default="Kinematics0",
                     help="instance name of the Kinematics component (default Kinematics0)")

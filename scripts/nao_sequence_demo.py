@@ -1,7 +1,7 @@
 """Move NAO's head and arms through the SequencePlayer of a running system and print the hand
 positions as it goes.
 
-    scripts/run --duration 60 &            # compositions/nao_dcm.yaml: SequencePlayer0 -> DCM0
+    scripts/run --duration 60 &            # the default system: SequencePlayer0 -> DCM0
     scripts/nao_sequence_demo [--nameserver localhost:2809] [--player SequencePlayer0]
 
 It speaks OpenHRP::SequencePlayerService only (what an hrpsys client sends): a whole-body
@@ -74,10 +74,14 @@ class Demo:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--nameserver", default="localhost:2809")
-    ap.add_argument("--player", default="SequencePlayer0")
-    ap.add_argument("--kinematics", default="Kinematics0")
+    ap = argparse.ArgumentParser(prog="scripts/nao_sequence_demo", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--nameserver", default="localhost:2809", metavar="HOST:PORT",
+                    help="naming service of the running system (default localhost:2809)")
+    ap.add_argument("--player", default="SequencePlayer0",
+                    help="instance name of the SequencePlayer (default SequencePlayer0)")
+    ap.add_argument("--kinematics", default="Kinematics0",
+                    help="instance name of the Kinematics component (default Kinematics0)")
     ap.add_argument("--no-kinematics", action="store_true",
                     help="compute the hand positions locally from getReference")
     args = ap.parse_args(argv)

@@ -7,8 +7,8 @@
 The component runs on a stepped execution context (no ORB, no wall clock): the pattern is
 loaded through the service's loadPattern, exactly as a client would, the EC is stepped until
 isEmpty(), and every qRef sample is recorded. The dots are the pattern's records (at the
-time each one is reached: tm + time_i - time_0). Needs matplotlib (pip install
-'rtcf[demo]').
+time each one is reached: tm + time_i - time_0). Needs matplotlib (.venv/bin/pip install -e
+'.[demo]' in the repository).
 """
 
 from __future__ import annotations
@@ -49,21 +49,26 @@ def record(pattern: str, tm: float, dt: float, mode: str) -> tuple[list[str], np
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="scripts/sequence_player_plot", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pattern", default=str(ROOT / "model" / "patterns" / "nao_wave"),
                     help="pattern basename (files basename.pos, .zmp, ...)")
     ap.add_argument("--tm", type=float, default=1.0, help="time to the first record [s]")
-    ap.add_argument("--joints", default="RShoulderPitch,RShoulderRoll,RElbowRoll,HeadYaw")
-    ap.add_argument("--mode", choices=("hoffarbib", "linear"), default="hoffarbib")
+    ap.add_argument("--joints", default="RShoulderPitch,RShoulderRoll,RElbowRoll,HeadYaw",
+                    help="the joints to plot, comma separated (default RShoulderPitch, "
+                         "RShoulderRoll, RElbowRoll, HeadYaw)")
+    ap.add_argument("--mode", choices=("hoffarbib", "linear"), default="hoffarbib",
+                    help="the player's interpolation (default hoffarbib)")
     ap.add_argument("--dt", type=float, default=0.01, help="sampling period [s]")
-    ap.add_argument("--out", default="sequence_player.png")
+    ap.add_argument("--out", default="sequence_player.png",
+                    help="the PNG to write (default sequence_player.png)")
     args = ap.parse_args(argv)
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("matplotlib is needed: pip install 'rtcf[demo]' (or matplotlib)",
+        print("matplotlib is needed: .venv/bin/pip install -e '.[demo]' in the repository",
               file=sys.stderr)
         return 2
     names, data = record(args.pattern, args.tm, args.dt, args.mode)

@@ -222,7 +222,8 @@ def arm(out: Path, film: bool) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="scripts/sim_demo", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="sim_demo", help="folder for the PNGs (default sim_demo)")
     ap.add_argument("--only", choices=("nao", "arm"), help="one robot only")
     ap.add_argument("--no-film", action="store_true", help="plots only, no rendering")
@@ -239,7 +240,8 @@ def main() -> int:
         import matplotlib
         matplotlib.use("Agg")
     except ImportError:
-        print("sim_demo: matplotlib is not installed (pip install -e .[demo])", file=sys.stderr)
+        print("sim_demo: matplotlib is not installed (.venv/bin/pip install -e '.[demo]' in "
+              "the repository)", file=sys.stderr)
         return 2
     if args.only in (None, "nao"):
         nao(out, film)
