@@ -337,6 +337,13 @@ REFUSED: dict[str, tuple[dict[str, str | bytes], list[str], list[str]]] = {
                    "{tcp_offset: [0, 0, 100]}}\n"}, ["c.yaml"],
         [r"components\[0\]\.params\.tcp_offset: expected 6 values, got 3: \[0\.0, 0\.0, "
          r"100\.0\]"]),
+    # issue 22 item 20: a cycle trace asked of a system in simulation time wrote nothing
+    "cycle trace asked in simulation time": (
+        {"c.yaml": GAIN + "simulation: {real_time_factor: 0}\n"},
+        ["c.yaml", "-o", "exec_cxt.periodic.trace:YES"],
+        [r"-o: exec_cxt\.periodic\.trace: traces wall-clock periodic execution contexts, but "
+         r"\S*c\.yaml runs in simulation time \(its simulation key\).*add -o "
+         r"rtcf\.simulation\.enable:NO to trace this system on wall-clock ECs, got 'YES'"]),
     "rtcf.web.port equal to rtcf.web.foxglove_port": (
         {"c.yaml": GAIN}, ["c.yaml", "-o", "rtcf.web.port:8790", "-o",
                            "rtcf.web.foxglove_port:8790"],
