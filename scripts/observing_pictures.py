@@ -38,8 +38,10 @@ def wait(what: str, check, timeout: float = 60.0) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=str(ROOT / "docs" / "img"))
+    ap = argparse.ArgumentParser(prog="scripts/observing_pictures",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=str(ROOT / "docs" / "img"),
+                    help="the folder for the two PNGs (default docs/img)")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

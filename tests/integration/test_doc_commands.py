@@ -137,7 +137,8 @@ HOW: dict[str, Run | By] = {
     ".venv/bin/rtcf-record -o run.mcap --all --duration 10":
         Run("nao_sim", variant=".venv/bin/rtcf-record -o run.mcap --all --duration 2"),
     ".venv/bin/rtcf-play run.mcap --map DCM0.q=Kinematics0:q": Run("nao_sim"),
-    ".venv/bin/rtcf-inject Kinematics0:q '[0.1, 0.2]'": Run("nao_sim"),
+    ".venv/bin/rtcf-inject SequencePlayer0:basePosInit '{x: 0.0, y: 0.0, z: 0.33}'":
+        Run("nao_sim"),
     ".venv/bin/rtcf-graph -o system.svg": Run("nao_sim"),
     "rtcf-print localhost:2809/$(hostname).host_cxt/DCM0.rtc:q":
         Run("nao_sim", ready=r"DCM0\.q \["),
@@ -160,9 +161,10 @@ HOW: dict[str, Run | By] = {
                                "cdr --duration 2"),
     "rtcf-record -o run.mcap --all --max-rate 50":
         Run("nao_sim", variant="rtcf-record -o run4.mcap --all --max-rate 50 --duration 2"),
-    "rtcf-play run.mcap": Run("nao_sim"),
-    "rtcf-play run.mcap --map DCM0.q=Kinematics0:q --only DCM0.q --rate 0.5 --loop":
+    "rtcf-play run.mcap --only DCM0.q": Run("nao_sim"),
+    "rtcf-play run.mcap --map DCM0.q=Kinematics0:q --rate 0.5 --loop":
         Run("nao_sim", ready=r"playing run\.mcap: \d+ messages"),
+    "rtcf-play run.mcap --all": Run("nao_sim"),
     "rtcf-inject DCM0:qRef '[0.1, 0.0, -0.2, ...]'":     # the page elides the 26 values
         Run("nao_sim", variant="rtcf-inject DCM0:qRef '[0.1, 0.0, -0.2" + ", 0.0" * 23 + "]'"),
     "rtcf-inject Kinematics0:q '{tm: {sec: 5, nsec: 0}, data: [0, 0]}'": Run("nao_sim"),
@@ -204,6 +206,12 @@ HOW: dict[str, Run | By] = {
     "scripts/test": By("tests/integration/test_broken_input.py::"
                        "test_scripts_test_reads_paths_from_the_callers_directory",
                        '"scripts" / "test"'),
+    'scripts/test -m "not slow"': By("tests/integration/test_broken_input.py::"
+                                     "test_scripts_test_passes_a_marker_expression_to_pytest",
+                                     '"-m", "not slow"'),
+    "scripts/test tests/framework/test_execution.py":
+        Run(variant="scripts/test tests/framework/test_execution.py -q -p no:cacheprovider",
+            expect=r"\d+ passed"),
     "scripts/sim_demo": By("tests/components/simulator/test_sim_demo_script.py::"
                            "test_the_demo_writes_filmstrips_and_plots_of_both_robots",
                            "sim_demo"),
