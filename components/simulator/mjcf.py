@@ -40,7 +40,8 @@ Modelling choices (docs/simulator.md, "Models, actuators and sensors")
 - NAO joint speeds: the URDF's velocity limit is the motor's no-load speed through the
   gearbox (velocity x mechanicalReduction = 8000 rpm on the legs, Maxon RE-max 24, and
   11 900 rpm on the head and arms, RE-max 17 (11 864 on HeadYaw, ShoulderPitch, ElbowYaw),
-  the no-load speeds of Aldebaran's NAO motor tables, "H25 - Motors - V3.2"). A DC motor
+  the no-load speeds of Aldebaran's NAO motor table "H25 - Motors - V 3.2",
+  doc.aldebaran.com/1-14/family/nao_h25/motors_h25_v32.html). A DC motor
   driven by a voltage (the NAO's motor boards drive PWM) gives less torque the faster it
   turns: the back-EMF acts as a damping k outside the torque limit. The model takes the
   torque-speed line through (0, URDF effort) and (URDF velocity, 0): k = effort / velocity
