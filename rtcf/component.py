@@ -54,7 +54,8 @@ class ECInfo:
 
 class ECPlace:
     """An execution context a component will run in, as the pre-start check sees it: its
-    name, rate [Hz] and ``rate_where`` (the file and path that set the rate, for errors)."""
+    name, rate [Hz] and ``rate_where`` (the file and path that set the rate, for errors).
+    Runs in: the manager's main thread (the pre-start check); read only."""
 
     __slots__ = ("name", "rate", "rate_where")
 
@@ -69,7 +70,8 @@ class CheckContext:
     """What :meth:`Component.check_config` learns about an instance before anything starts:
     its ``instance`` name, the execution contexts it will run in (``ecs``: ECPlace, in
     declaration order) and where its parameters were declared (``param(name)`` gives the
-    "file: path.params.name" to name in an error)."""
+    "file: path.params.name" to name in an error). Runs in: the manager's main thread (the
+    pre-start check); read only."""
 
     __slots__ = ("instance", "ecs", "_params_where")
 
