@@ -63,6 +63,8 @@ RUNNING = r"running {} \(\d+ components\)"
 SIM = "rtcf.simulation.real_time_factor"
 CONTROLLERS_DOC = "tests/integration/test_writing_controllers_doc.py::" \
     "test_writing_controllers_as_the_page_says"
+CONTROLLERS_EFFORT = "tests/integration/test_writing_controllers_doc.py::" \
+    "test_the_effort_controller_of_the_page_moves_the_simulated_arm"
 COMPONENTS_DOC = "tests/integration/test_writing_components_doc.py::" \
     "test_writing_components_as_the_page_says"
 
@@ -202,6 +204,25 @@ HOW: dict[str, Run | By] = {
     ".venv/bin/rtcf-controllers spawn $M larm_pd": Run("controllers"),
     ".venv/bin/rtcf-controllers switch $M --stop larm_pd --strict": Run("controllers"),
     ".venv/bin/rtcf-controllers switch $M --start larm_pd --strict": Run("controllers"),
+    # -- walking (README, docs/walking.md) ---------------------------------------------------
+    "scripts/run compositions/nao_walk.yaml": Run(ready=RUNNING.format("nao_walk")),
+    "scripts/run -f compositions/hrpsys_walk.conf": Run(ready=r"running \S+ \(\d+ components\)"),
+    ".venv/bin/python bench/bench_walk.py":
+        Run(variant=".venv/bin/python bench/bench_walk.py --only cost --seconds 1",
+            expect=r"nao_walk, walking"),
+    "scripts/hrpsys_walk": By("tests/integration/test_hrpsys_walk.py::"
+                              "test_hrpsys_config_style_client_walks_the_nao", "hrpsys_walk.py"),
+    "scripts/walk_demo": By("tests/components/naoqi/test_walk_demo_script.py::"
+                            "test_the_demo_walks_a_square_and_draws_it", "walk_demo"),
+    # -- DRL programs (docs/doosan.md) -------------------------------------------------------
+    "RTCF_NAMESERVER=localhost:2809 .venv/bin/python my_program.py":     # the user's program
+        By("tests/integration/test_client_scripts.py::"
+           "test_drl_motion_script_runs_against_the_system", '"RTCF_NAMESERVER"'),
+    ".venv/bin/python -m rtcf_components.blending_planner.dsr_run --nameserver localhost:2809 "
+    "dsr_service_motion_simple.py":
+        By("tests/integration/test_client_scripts.py::"
+           "test_a_ros2_style_dsr_script_runs_unchanged_and_stops_on_ctrl_c",
+           '"rtcf_components.blending_planner.dsr_run"'),
     # -- run by other tests ----------------------------------------------------------------
     "scripts/test": By("tests/integration/test_broken_input.py::"
                        "test_scripts_test_reads_paths_from_the_callers_directory",
@@ -228,6 +249,8 @@ HOW: dict[str, Run | By] = {
         By(COMPONENTS_DOC, "rtcat"),
     "~/rtcf/.venv/bin/rtconf localhost:2809/$(hostname).host_cxt/lp.rtc set cutoff 0.5":
         By(COMPONENTS_DOC, "rtconf"),
+    "~/rtcf/scripts/run my_arm.yaml": By(CONTROLLERS_EFFORT, '"arm"'),
+    "~/rtcf/.venv/bin/python check_arm.py": By(CONTROLLERS_EFFORT, '"effort"'),
     "cd ~/myctl": By(CONTROLLERS_DOC, '"system"'),
     "~/rtcf/scripts/run my_system.yaml": By(CONTROLLERS_DOC, '"system"'),
     **{c: By(CONTROLLERS_DOC, '"client"') for c in (
