@@ -1,6 +1,6 @@
-"""The shell commands shown in README.md and docs/*.md: found in the pages' code blocks (fenced
-``sh`` / ``bash`` / unlabelled blocks and indented blocks), for tests/integration/
-test_doc_commands.py, which proves that each one is run by a test."""
+"""The shell commands shown in README.md, bench/README.md and docs/*.md: found in the pages'
+code blocks (fenced ``sh`` / ``bash`` / unlabelled blocks and indented blocks), for
+tests/integration/test_doc_commands.py, which proves that each one is run by a test."""
 
 from __future__ import annotations
 
@@ -32,8 +32,9 @@ class DocCommand:
 
 
 def pages() -> list[Path]:
-    """README.md and every docs/*.md (pages added later are picked up)."""
-    return [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+    """README.md, bench/README.md and every docs/*.md (pages added later are picked up)."""
+    return [ROOT / "README.md", ROOT / "bench" / "README.md"] + \
+        sorted((ROOT / "docs").glob("*.md"))
 
 
 def strip_comment(line: str) -> str:

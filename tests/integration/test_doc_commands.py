@@ -1,4 +1,5 @@
-"""Every shell command shown in README.md and docs/*.md is run by a test (issue 22 item 20).
+"""Every shell command shown in README.md, bench/README.md and docs/*.md is run by a test
+(issue 22 item 20).
 
 The commands are read from the pages' code blocks (tests/integration/doc_commands.py). Each
 one has an entry in ``HOW``, checked here against the pages both ways (no command without an
@@ -196,6 +197,45 @@ HOW: dict[str, Run | By] = {
     ".venv/bin/python bench/bench_sim_system.py":
         Run(variant=".venv/bin/python bench/bench_sim_system.py --seconds 1 --rounds 1 "
                     "--warmup 0 --only fast --system nao_sim", expect=r"nao_sim"),
+    # -- the benchmarks' own page (bench/README.md): a short run of each ---------------------
+    # (the synopsis lines show the options in brackets: run with small values)
+    "PYTHONPATH=. python bench/bench_ec.py [--seconds 10] [--rate 1000] [--no-fifo]":
+        Run(variant="PYTHONPATH=. python bench/bench_ec.py --seconds 0.5 --no-fifo",
+            expect=r"EC overhead per component"),
+    "PYTHONPATH=. python bench/bench_ports.py [--batches 200] [--per-batch 2000] [--seconds 1] "
+    "[--profile]":
+        Run(variant="PYTHONPATH=. python bench/bench_ports.py --batches 3 --per-batch 200 "
+                    "--seconds 0.2", expect=r"\bus\b"),
+    "PYTHONPATH=.:components python bench/bench_kinematics.py [--targets 200] [--big 1000000] "
+    "[--profile]":
+        Run(variant="PYTHONPATH=.:components python bench/bench_kinematics.py --targets 3 "
+                    "--ikpy-targets 1 --big 1000 --batches 2 --per-batch 20 --complete 3",
+            expect=r"Pinocchio"),
+    "PYTHONPATH=. python bench/bench_simtime.py [--seconds 20] [--members 1] [--repeat 5]":
+        Run(variant="PYTHONPATH=. python bench/bench_simtime.py --seconds 0.5 --repeat 1",
+            expect=r"bare loop"),
+    ".venv/bin/python bench/bench_controllers.py --rows f --rounds 10 --round-seconds 3":
+        Run(variant=".venv/bin/python bench/bench_controllers.py --rows f --rounds 1 "
+                    "--round-seconds 1 --no-fifo", expect=r"getStatistics"),
+    ".venv/bin/python bench/bench_sim_system.py --seconds 5 --rounds 2":
+        Run(variant=".venv/bin/python bench/bench_sim_system.py --seconds 1 --rounds 1 "
+                    "--fast-rounds 1 --warmup 0", expect=r"arm_sim"),
+    ".venv/bin/python bench/bench_sim_system.py --only fast --system nao_sim":
+        Run(variant=".venv/bin/python bench/bench_sim_system.py --only fast --system nao_sim "
+                    "--seconds 1 --fast-rounds 1 --warmup 0", expect=r"nao_sim"),
+    ".venv/bin/python bench/bench_sim_system.py --only realtime -o "
+    "exec_cxt.periodic.sched_fifo:NO":
+        Run(variant=".venv/bin/python bench/bench_sim_system.py --only realtime -o "
+                    "exec_cxt.periodic.sched_fifo:NO --seconds 1 --rounds 1 --warmup 0",
+            expect=r"cyclictest"),
+    ".venv/bin/python bench/bench_web.py --seconds 10 --rounds 2":
+        Run(variant=".venv/bin/python bench/bench_web.py --seconds 1 --rounds 1 --warmup 3 "
+                    "--only default", expect=r"with web view"),
+    '.venv/bin/python bench/bench_web.py --only default-1k --modes "without,server only,page '
+    'without plot,with web view"':
+        Run(variant='.venv/bin/python bench/bench_web.py --only default-1k --modes "without,'
+                    'server only,page without plot,with web view" --seconds 1 --rounds 1 '
+                    "--warmup 3", expect=r"page without plot"),
     # -- controllers (README "Real-time controllers") ----------------------------------------
     "scripts/controllers_demo": Run("controllers_demo", variant="scripts/controllers_demo "
                                     "--nameserver localhost:2809"),
