@@ -262,7 +262,8 @@ def analyse(out_dir: Path, facts: dict) -> tuple[list[str], dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="scripts/dsr_figures", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="dsr_figures", help="folder for the PNGs and logs")
     ap.add_argument("--keep", action="store_true", help="leave the system running at the end")
     opts = ap.parse_args(argv)
