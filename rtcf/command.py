@@ -159,7 +159,8 @@ def _build(args: argparse.Namespace, argv: list[str] | None, conf: rtcconf.Conf,
         raise CompositionError(f"--process: no process {args.process!r} in "
                                f"{composition.source_file} (its processes: "
                                f"{', '.join(procs)})")
-    multi = len(procs) > 1 or args.process
+    # external components (ticked in lockstep) make a system of several processes too
+    multi = len(procs) > 1 or args.process or bool(composition.externals)
     if multi and not mgr.corba_enabled:
         raise CompositionError("a composition with several processes needs CORBA "
                                "(drop --no-corba)")

@@ -19,6 +19,9 @@ The YAML format (every key except ``components[].type`` is optional)::
         process: main               # process that hosts it (multi-process systems)
         ec: main                    # shorthand: append this component to that EC's members
       - {type: Recorder, module: examples, name: rec}
+      # an OpenRTM-aist component started elsewhere, ticked in lockstep (simulation only):
+      # its naming path (or an IOR); it owns an ExtTrig EC (SynchExtTriggerEC)
+      - {name: ctrl, external: host_cxt/ctrl.rtc, ec: control}
     connections:
       # from/to are "instance.port"; every other key is a connector property
       - {from: gen.out, to: rec.in, subscription_type: flush}
@@ -62,7 +65,7 @@ from rtcf.validate import (CALL_TIMEOUT_MAX, CALL_TIMEOUT_MIN, check_factor, che
 from rtcf.yamlio import load_yaml_file
 
 __all__ = [
-    "ComponentDecl", "ConnectionDecl", "ECDecl", "SimulationDecl", "Composition",
+    "ComponentDecl", "ExternalDecl", "ConnectionDecl", "ECDecl", "SimulationDecl", "Composition",
     "CompositionError",
     "load_composition", "parse_composition", "check_params", "from_rtc_conf", "merge",
     "DEFAULT_EC",
@@ -73,7 +76,9 @@ EC_KINDS = ("periodic", "stepped")
 _TOP_KEYS = ("name", "components", "connections", "execution_contexts", "activate",
              "processes", "simulation")
 _SIMULATION_KEYS = ("real_time_factor",)
-_COMPONENT_KEYS = ("type", "module", "name", "params", "config_set", "process", "ec")
+_COMPONENT_KEYS = ("type", "module", "name", "params", "config_set", "process", "ec",
+                   "external")
+_EXTERNAL_KEYS = ("name", "external", "ec")
 _EC_KEYS = ("name", "kind", "rate", "members")
 # OpenRTM connector keys that people write without their "publisher." level.
 _SHORT_KEYS = {"push_policy": "publisher.push_policy", "push_rate": "publisher.push_rate",
@@ -102,6 +107,20 @@ class ComponentDecl:
     process: str | None = None
     ec: str | None = None
     properties: dict[str, str] = field(default_factory=dict)
+    where: tuple[str, str] = field(default=("", ""), compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class ExternalDecl:
+    """A component started elsewhere (an OpenRTM-aist component in its own rtcd) that a
+    simulation ticks in lockstep (rtcf.lockstep): ``rtc`` is its naming path
+    (``host_cxt/ctrl.rtc``, in the composition's naming services) or an IOR / corbaloc URL.
+    It is a member of ECs and an end of connections like a component; nothing of it is
+    created here."""
+
+    name: str
+    rtc: str
+    ec: str | None = None
     where: tuple[str, str] = field(default=("", ""), compare=False, repr=False)
 
 
@@ -147,6 +166,15 @@ class Composition:
     activate: list[str] = field(default_factory=list)
     processes: dict[str, dict] = field(default_factory=dict)
     simulation: SimulationDecl | None = None
+    externals: list[ExternalDecl] = field(default_factory=list)
+
+    def external(self, name: str) -> ExternalDecl | None:
+        """The external component (ticked in lockstep) of instance ``name``, or None.
+        Runs in: any thread."""
+        for decl in self.externals:
+            if decl.name == name:
+                return decl
+        return None
 
     def component(self, name: str) -> ComponentDecl:
         """The component declared under instance ``name`` (KeyError if none).
@@ -348,7 +376,8 @@ def parse_composition(data: object, filename: str = "<composition>",
         err.add("name", "expected a non-empty string", name)
         name = Path(filename).stem
 
-    components = _parse_components(data.get("components"), err)
+    externals: list[ExternalDecl] = []
+    components = _parse_components(data.get("components"), err, externals)
     connections = _parse_connections(data.get("connections"), err)
     ecs = _parse_ecs(data.get("execution_contexts"), err, default_rate)
     processes = _parse_processes(data.get("processes"), err)
@@ -358,13 +387,39 @@ def parse_composition(data: object, filename: str = "<composition>",
     if not components and not err.lines and allow_empty is False:
         err.add("components", "no components declared: nothing to run")
     comp = Composition(name, filename, components, connections, ecs,
-                       [] if activate is None else activate, processes, simulation)
+                       [] if activate is None else activate, processes, simulation,
+                       externals)
     comp = _finish(comp, err, default_rate, activate_all=activate is None)
     err.raise_if_any()
     return comp
 
 
-def _parse_components(raw: object, err: _Errors) -> list[ComponentDecl]:
+def _parse_external(item: dict, path: str, err: _Errors) -> ExternalDecl | None:
+    for key in item:
+        if key not in _EXTERNAL_KEYS:
+            err.add(f"{path}.{key}", "an external component is started elsewhere: it takes "
+                    f"only {', '.join(_EXTERNAL_KEYS)}")
+    fields: dict[str, Any] = {}
+    for key in _EXTERNAL_KEYS:
+        value = item.get(key)
+        if value is not None and (not isinstance(value, str) or not value):
+            err.add(f"{path}.{key}", "expected a non-empty string", value)
+            value = None
+        fields[key] = value
+    if item.get("name") is None:
+        err.add(f"{path}.name", "an external component needs its instance name")
+        return None
+    if fields["name"] is None or fields["external"] is None:
+        return None
+    if not _valid_name(fields["name"]):
+        err.add(f"{path}.name", NAME_RULE, fields["name"])
+        return None
+    return ExternalDecl(fields["name"], fields["external"], fields["ec"],
+                        where=(err.filename, path))
+
+
+def _parse_components(raw: object, err: _Errors,
+                      externals: list[ExternalDecl] | None = None) -> list[ComponentDecl]:
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -375,6 +430,11 @@ def _parse_components(raw: object, err: _Errors) -> list[ComponentDecl]:
         path = f"components[{i}]"
         if not isinstance(item, dict):
             err.add(path, "expected a mapping", item)
+            continue
+        if "external" in item and externals is not None:
+            ext = _parse_external(item, path, err)
+            if ext is not None:
+                externals.append(ext)
             continue
         for key in item:
             if key not in _COMPONENT_KEYS:
@@ -565,12 +625,26 @@ def _finish(comp: Composition, err: _Errors, default_rate: float, *,
                    decl.name)
         else:
             explicit[decl.name] = decl
-    components = _assign_names(comp.components, set(explicit))
+    named: dict[str, Any] = dict(explicit)
+    for ext in comp.externals:
+        if ext.name in named:
+            first = named[ext.name].where
+            err.at(ext.where, ".name",
+                   f"duplicate instance name (first declared at {first[0]}: {first[1]})",
+                   ext.name)
+        else:
+            named[ext.name] = ext
+    if comp.externals and comp.simulation is None:
+        for ext in comp.externals:
+            err.at(ext.where, ".external", "an external component is ticked in lockstep "
+                   "with simulated time: the composition needs simulation:", ext.rtc)
+    components = _assign_names(comp.components, {*explicit, *(e.name for e in
+                                                              comp.externals)})
     names = [d.name for d in components]
 
     ecs = [replace(ec, members=list(ec.members)) for ec in comp.execution_contexts]
     by_name = {ec.name: ec for ec in ecs}
-    for decl in components:
+    for decl in [*components, *comp.externals]:
         if decl.ec is None:
             continue
         if decl.ec not in by_name and decl.ec != DEFAULT_EC:
@@ -579,7 +653,7 @@ def _finish(comp: Composition, err: _Errors, default_rate: float, *,
         elif decl.ec in by_name and decl.name not in by_name[decl.ec].members:
             by_name[decl.ec].members.append(decl.name)
     assigned = {m for ec in ecs for m in ec.members}
-    loose = [d for d in components if d.name not in assigned]
+    loose = [d for d in [*components, *comp.externals] if d.name not in assigned]
     if loose:
         if DEFAULT_EC not in by_name:
             default = ECDecl(DEFAULT_EC, "periodic", float(default_rate), [],
@@ -608,7 +682,7 @@ def _finish(comp: Composition, err: _Errors, default_rate: float, *,
 
 def _check_refs(comp: Composition, err: _Errors, activate_path: str = "activate") -> None:
     """Report connection endpoints, EC members and activate names that name no instance."""
-    known = [d.name for d in comp.components]
+    known = [d.name for d in comp.components] + [e.name for e in comp.externals]
     listing = ", ".join(known) or "none"
     for conn in comp.connections:
         for sub, end in ((".from", conn.source), (".to", conn.target)):
@@ -803,7 +877,8 @@ def merge(a: Composition, b: Composition) -> Composition:
     result = Composition(b.name or a.name, b.source_file, a.components + b.components,
                          connections, list(ecs.values()),
                          list(dict.fromkeys(a.activate + b.activate)), processes,
-                         b.simulation if b.simulation is not None else a.simulation)
+                         b.simulation if b.simulation is not None else a.simulation,
+                         a.externals + b.externals)
     _check_refs(result, err)
     err.raise_if_any()
     return result

@@ -151,8 +151,50 @@ def component_iors(manager: Any) -> dict[str, str]:
             for name, comp in manager.components.items()}
 
 
+EXTERNAL = "external "              # process key of an external component: "external NAME"
+
+
 def process_of(composition: Composition, instance: str) -> str:
+    """The process that runs ``instance``; for an external component (started elsewhere,
+    ticked in lockstep), ``external NAME``: a process of its own."""
+    ext = composition.external(instance)
+    if ext is not None:
+        return EXTERNAL + ext.name
     return composition.component(instance).process or MAIN
+
+
+def resolve_external(manager: Any, decl: Any) -> Any:
+    """The RTC::RTObject of an external component: ``decl.rtc`` is an IOR / corbaloc URL or
+    a naming path looked up in the composition's naming services. CompositionError naming
+    the component when it is not there or does not answer. Runs in: the main thread."""
+    from .corba.idl import stub_module
+    RTC = stub_module("RTC")
+    rt = manager.corba
+    file, path = decl.where
+    where = f"{file}: {path}.external" if file else f"external component {decl.name}"
+    candidates: list[tuple[str, Any]] = []
+    if decl.rtc.startswith(("IOR:", "corbaloc:", "corbaname:")):
+        try:
+            candidates.append((decl.rtc, rt.orb.string_to_object(decl.rtc)))
+        except Exception as e:
+            raise CompositionError(f"{where}: not an object reference ({e})") from None
+    else:
+        rt.ensure_naming()
+        for client in rt.naming:
+            try:
+                candidates.append((f"{decl.rtc} in {client.url}", client.resolve(decl.rtc)))
+            except Exception:
+                continue
+    for what, obj in candidates:
+        try:
+            ref = obj._narrow(RTC.RTObject)
+            if ref is not None:
+                ref.get_component_profile()
+                return ref
+        except Exception as e:
+            log.info("external component %s: %s does not answer: %s", decl.name, what, e)
+    raise CompositionError(f"{where}: external component {decl.name!r} not found or not "
+                           f"answering ({decl.rtc!r}; start it first)")
 
 
 def split(composition: Composition, process: str) -> Composition:
@@ -302,6 +344,9 @@ class Launcher:
         local = self.manager.components.get(instance)
         if local is not None:
             return rt.component_ref(local)
+        ext = self.composition.external(instance)
+        if ext is not None:
+            return resolve_external(self.manager, ext)
         ior = self._iors.get(instance)
         if ior is not None:
             return rt.orb.string_to_object(ior)._narrow(RTC.RTObject)
@@ -421,6 +466,7 @@ class Lockstep:
         self.step_timeout = rtcconf.get_float(conf, "rtcf.simulation.step_timeout", 5.0, gt=0)
         self.servant: Any = None
         self.controller: Any = None
+        self.externals: dict[str, Any] = {}        # leader: "external NAME" -> OpenRTMMember
         self._bound: list[tuple[Any, Any]] = []
         self._checked = 0.0
 
@@ -447,8 +493,13 @@ class Lockstep:
         tb = manager.time_base
         remote: dict[str, list[Any]] = {}
         expected: dict[str, list[str]] = {}
+        self.externals = self._externals(manager)
         for part in self.parts:
             if part.process == MAIN:
+                continue
+            if part.process.startswith(EXTERNAL):
+                tb.add_remote(RemotePart(part.ec, part.rate, part.rank, part.process, 0,
+                                         self.externals[part.process]))
                 continue
             names = expected.setdefault(part.process, [])
             rp = RemotePart(part.ec, part.rate, part.rank, part.process, len(names))
@@ -469,6 +520,32 @@ class Lockstep:
         log.info("lockstep leader of %s: %d part(s) in %d other process(es)",
                  self.composition.name, sum(map(len, remote.values())), len(remote))
 
+    def _externals(self, manager: Any) -> dict[str, Any]:
+        """process key -> OpenRTMMember of each external component (rtcf.corba.lockstep):
+        found, and its owned ExtTrig EC, before anything runs. CompositionError otherwise."""
+        from .corba.lockstep import OpenRTMMember, find_exttrig
+        out: dict[str, Any] = {}
+        errors: list[str] = []
+        for decl in self.composition.externals:
+            try:
+                rtc = resolve_external(manager, decl)
+            except CompositionError as e:
+                errors.append(str(e))
+                continue
+            ec = find_exttrig(rtc)
+            if ec is None:
+                file, path = decl.where
+                errors.append(
+                    f"{file}: {path}.external: external component {decl.name!r} owns no "
+                    "OpenRTM::ExtTrigExecutionContextService: run it with an EC ticked "
+                    "from outside (exec_cxt.periodic.type: SynchExtTriggerEC or "
+                    "OpenHRPExecutionContext)")
+                continue
+            out[EXTERNAL + decl.name] = OpenRTMMember(decl.name, rtc, ec, self.step_timeout)
+        if errors:
+            raise CompositionError(errors)
+        return out
+
     def child_env(self, manager: Any) -> dict[str, str]:
         return {LEADER_ENV: manager.corba.orb.object_to_string(self.servant.ref)}
 
@@ -483,13 +560,18 @@ class Lockstep:
                 f"join the simulation within {timeout:g} s")
 
     def start(self, manager: Any) -> None:
-        """Every process has joined and activated: refuse later joins, let time run."""
+        """Every process has joined and activated: activate the external components (at
+        the boundary before the first instant), refuse later joins, let time run."""
+        for member in self.externals.values():
+            member.activate()
         self.servant.close()
         manager.time_base.release()
 
     def finish(self, reason: str) -> None:
         if self.servant is not None and self.leader:
             self.servant.finish(reason)
+            for member in self.externals.values():
+                member.deactivate()
 
     def unbind(self) -> None:
         for client, ref in self._bound:

@@ -109,26 +109,67 @@ class RemoteFollower:
 
 class OpenRTMMember:
     """An OpenRTM-aist component in the loop (an ``external`` member of a lockstep
-    composition): its owned EC is an ExtTrig one (SynchExtTriggerEC / OpenHRPExecution-
-    Context: tick() returns once onExecute has run), ticked once per instant of its part.
-    OpenRTM-aist's asynchronous ExtTrigExecutionContext returns from tick() before the
-    cycle has run, so it cannot be in lockstep and is refused at the join (its profile's
-    properties say which EC type it is when the component reports it). Runs in: the
-    leader's time base thread."""
+    composition) as the leader sees it: what a RemotePart calls. Its owned EC is an
+    ``OpenRTM::ExtTrigExecutionContextService`` (OpenRTM.idl: ExecutionContextService plus
+    ``void tick()``); each instant of its part, ``step`` ticks it once per due part, in the
+    time base's order, as openhrp3's Controller_impl::control() ticks each controller's EC.
 
-    def __init__(self, name: str, ec: Any, step_timeout: float = DEFAULT_STEP_TIMEOUT):
-        self.process = name
+    The barrier holds for a *synchronous* tick: OpenRTM-aist's OpenHRPExecutionContext
+    (registered also as ``SynchExtTriggerEC``) runs the state update, onExecute and the
+    post-do in the caller's thread before tick() returns (OpenRTM-aist-Python
+    OpenHRPExecutionContext.py). OpenRTM-aist's ``ExtTrigExecutionContext`` only wakes its
+    own thread and returns before the cycle: such a component still runs once per instant,
+    but what it writes may arrive after the next member has run (not deterministic).
+
+    Activation is OpenHRP's (openhrp3 Controller_impl::activeComponents): activate_component
+    on that EC, after reset_component when it answers PRECONDITION_NOT_MET (an error
+    state). OpenHRPExecutionContext applies activation, deactivation and reset with a tick
+    of its own (onWaitingActivated / onWaitingDeactivated / onWaitingReset): that tick runs
+    one cycle of the component outside the schedule, before simulated time starts (and one
+    at the end). Runs in: the leader's time base thread (step), the main thread (the rest).
+    """
+
+    def __init__(self, name: str, rtc: Any, ec: Any,
+                 step_timeout: float = DEFAULT_STEP_TIMEOUT):
+        self.name = name
+        self.process = f"external {name}"
+        self.rtc = rtc
         self.ec = ec
         self.timeout = float(step_timeout)
+        self.ticks = 0
         omniORB.setClientCallTimeout(ec, max(1, int(self.timeout * 1000)))
 
     def step(self, t: float, parts: list[Any]) -> None:
         try:
             for _ in parts:
                 self.ec.tick()
+                self.ticks += 1
         except CORBA.Exception as e:
             raise LockstepError(self.process, [p.name for p in parts], t,
                                 _why(e, self.timeout)) from None
+
+    def activate(self) -> None:
+        """Activate the component in its ExtTrig EC (reset first from an error state).
+        LockstepError (at simulated time 0) when it refuses or does not answer."""
+        try:
+            code = self.ec.activate_component(self.rtc)
+            if code == RTC.PRECONDITION_NOT_MET:
+                self.ec.reset_component(self.rtc)
+                code = self.ec.activate_component(self.rtc)
+        except CORBA.Exception as e:
+            raise LockstepError(self.process, ["its own"], 0.0,
+                                f"activation: {_why(e, self.timeout)}") from None
+        if code != RTC.RTC_OK:
+            raise LockstepError(self.process, ["its own"], 0.0,
+                                f"activate_component answered {code}")
+
+    def deactivate(self) -> None:
+        """At the end of the run: deactivate it (it outlives the run). Failures are logged:
+        it may be gone."""
+        try:
+            self.ec.deactivate_component(self.rtc)
+        except CORBA.Exception as e:
+            log.info("external component %s: deactivation failed: %s", self.name, e)
 
     def finish(self, reason: str) -> None:
         pass                              # an OpenRTM component outlives the run

@@ -456,3 +456,47 @@ def test_merge_duplicate_instance_is_an_error():
     assert info.value.errors == [
         "b.yaml: components[0].name: instance name already used at a.yaml: components[0], "
         "got 'x'"]
+
+
+# -- external components (OpenRTM components ticked in lockstep, rtcf.lockstep) ---------------
+
+EXTERNAL = {
+    "simulation": {"real_time_factor": 0},
+    "components": [{"type": "Recorder", "module": "examples", "name": "rec"},
+                   {"name": "ctrl", "external": "h.host_cxt/ctrl.rtc", "ec": "control"},
+                   {"name": "loose", "external": "IOR:0123"}],
+    "connections": [{"from": "ctrl.out", "to": "rec.in"}],
+    "execution_contexts": [{"name": "control", "rate": 100, "members": []}],
+}
+
+
+def test_an_external_member_is_named_in_ecs_and_connections_not_created():
+    comp = parse_composition(EXTERNAL, "x.yaml")
+    assert [d.name for d in comp.components] == ["rec"]
+    assert [(e.name, e.rtc, e.ec) for e in comp.externals] == [
+        ("ctrl", "h.host_cxt/ctrl.rtc", "control"), ("loose", "IOR:0123", None)]
+    ecs = {ec.name: ec.members for ec in comp.execution_contexts}
+    assert ecs == {"control": ["ctrl"], "default": ["rec", "loose"]}
+    assert comp.external("ctrl").where == ("x.yaml", "components[1]")
+    assert comp.external("rec") is None
+    assert comp.activate == ["rec"]            # externals are activated on their own EC
+
+
+def test_external_members_mistakes_are_named():
+    data = dict(EXTERNAL, components=[
+        {"type": "Recorder", "module": "examples", "name": "rec"},
+        {"name": "ctrl", "external": "a/ctrl.rtc", "params": {"gain": 1}},
+        {"external": "b/x.rtc"},
+        {"name": "rec", "external": "c/rec.rtc"},
+        {"name": "e", "external": ""}])
+    errs = errors_of(data, "x.yaml")
+    assert any(e.startswith("x.yaml: components[1].params: an external component is started "
+                            "elsewhere: it takes only name, external, ec") for e in errs), errs
+    assert "x.yaml: components[2].name: an external component needs its instance name" in errs
+    assert any(e.startswith("x.yaml: components[3].name: duplicate instance name") for e in errs)
+    assert "x.yaml: components[4].external: expected a non-empty string, got ''" in errs
+    no_sim = {k: v for k, v in EXTERNAL.items() if k != "simulation"}
+    err = errors_of(no_sim, "x.yaml")
+    assert any(e.startswith("x.yaml: components[1].external: an external component is ticked "
+                            "in lockstep with simulated time: the composition needs "
+                            "simulation:") for e in err), err

@@ -51,10 +51,31 @@ JSON command per stdin line, one JSON reply line each:
                        -> an RTC::RTObject named n (no ports, no execution context) with
                           an SDO configuration as OpenRTM-aist-Python's (below), bound at
                           context/n.rtc in that naming service
+  {"cmd": "rtobject", ..., "ec": "OpenHRPExecutionContext" (or "ExtTrigExecutionContext")}
+                       -> the same, but the component owns that execution context
+                          (below) and its ports are peer.in and peer.out
+  {"cmd": "ticks"}     -> {"ok": true, "ticks": [[n, state, sec, nsec], ...] (every tick
+                          that ran a cycle: the count, the state after the state update,
+                          the stamp of the newest input sample taken, or -1, -1),
+                          "executed": n (onExecute calls), "activated": n, "deactivated": n}
   {"cmd": "config"}    -> {"ok": true, "active": id or null (none active), "sets": {...},
                           "applied": {...} (the values the component runs with)}
   {"cmd": "unbind"}    -> the RTObject's name removed
   {"cmd": "quit"}      -> {"ok": true}, then the process exits
+
+Owned execution context (the wire contract: OpenRTM.idl's ExtTrigExecutionContextService,
+RTC::ExecutionContextService plus ``void tick()``), as OpenRTM-aist-Python's
+OpenHRPExecutionContext.py (registered also as SynchExtTriggerEC) behaves: it is running from
+the start; tick() returns at once when it is not running, otherwise runs, in the caller's
+thread and under one lock, the state update (a pending activation, deactivation or reset),
+onExecute when the component is active, and the post-do; activate_component /
+deactivate_component / reset_component return after a tick of their own (its
+onWaitingActivated / onWaitingDeactivated / onWaitingReset call tick()), so activation runs
+one cycle. Kind PERIODIC, rate 1000 until set_rate. With "ExtTrigExecutionContext" (OpenRTM-
+aist's asynchronous one) tick() only wakes the EC's own thread and returns before the cycle.
+The component's onExecute takes the newest sample peer.in received since the last cycle and
+writes [cycle count, its values...] on peer.out with that sample's stamp (nothing written
+when nothing came).
 
 SDO configuration (OpenRTM-aist-Python's SdoConfiguration.py over ConfigAdmin.py): sets
 "default" (active) and "fast", one parameter "gain". set_configuration_set_values stores the
@@ -456,32 +477,173 @@ class ConfigurationServant(SDOPackage__POA.Configuration):
             return True
 
 
-class RTObjectServant(RTC__POA.RTObject):
-    """A component with no ports and no execution context; its SDO configuration."""
+class ExtTrigECServant(OpenRTM__POA.ExtTrigExecutionContextService):
+    """The component's own EC (module docstring: OpenHRPExecutionContext's behaviour)."""
 
-    def __init__(self, peer, name):
+    INACTIVE, ACTIVE, ERROR = RTC.INACTIVE_STATE, RTC.ACTIVE_STATE, RTC.ERROR_STATE
+
+    def __init__(self, peer, rtobj, kind):
+        self.peer = peer
+        self.rtobj = rtobj
+        self.kind = kind
+        self.synchronous = kind != "ExtTrigExecutionContext"
+        self.running = True
+        self.rate = 1000.0
+        self.state = self.INACTIVE
+        self.pending = None          # "activate", "deactivate", "reset"
+        self.tick_lock = threading.RLock()
+        self.ticks = []              # [n, state, sec, nsec]
+        self.executed = 0
+        self.activated = 0
+        self.deactivated = 0
+        self.taken = 0               # peer.received entries consumed by onExecute
+        self._wake = threading.Event()
+        self.ref = peer.activate(self)
+        if not self.synchronous:
+            threading.Thread(target=self._worker, daemon=True).start()
+
+    def _is_self(self, comp):
+        try:
+            return comp is not None and comp._is_equivalent(self.rtobj.ref)
+        except CORBA.Exception:
+            return False
+
+    def _cycle(self):
+        with self.tick_lock:
+            if self.pending == "activate" and self.state == self.INACTIVE:
+                self.state = self.ACTIVE
+                self.activated += 1
+            elif self.pending == "deactivate" and self.state == self.ACTIVE:
+                self.state = self.INACTIVE
+                self.deactivated += 1
+            elif self.pending == "reset" and self.state == self.ERROR:
+                self.state = self.INACTIVE
+            self.pending = None
+            if self.state != self.ACTIVE:
+                return
+            self.executed += 1
+            with self.peer.lock:
+                new = self.peer.received[self.taken:]
+                self.taken = len(self.peer.received)
+            if new:
+                sec, nsec, values = new[-1]
+                self.peer.out.write([float(self.executed), *values], sec, nsec)
+            else:
+                sec, nsec = -1, -1
+            self.ticks.append([self.executed, str(self.state), sec, nsec])
+
+    def _worker(self):
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if self.running:
+                self._cycle()
+
+    def tick(self):
+        if not self.running:
+            return
+        if self.synchronous:
+            self._cycle()
+        else:
+            self._wake.set()
+
+    def _transition(self, what, comp, allowed):
+        if not self._is_self(comp):
+            return RTC.BAD_PARAMETER
+        if self.state not in allowed:
+            return RTC.PRECONDITION_NOT_MET
+        self.pending = what
+        self.tick()
+        return RTC.RTC_OK
+
+    def activate_component(self, comp):
+        return self._transition("activate", comp, (self.INACTIVE,))
+
+    def deactivate_component(self, comp):
+        return self._transition("deactivate", comp, (self.ACTIVE,))
+
+    def reset_component(self, comp):
+        return self._transition("reset", comp, (self.ERROR,))
+
+    def get_component_state(self, comp):
+        return self.state if self._is_self(comp) else RTC.CREATED_STATE
+
+    def is_running(self):
+        return self.running
+
+    def start(self):
+        if self.running:
+            return RTC.PRECONDITION_NOT_MET
+        self.running = True
+        return RTC.RTC_OK
+
+    def stop(self):
+        if not self.running:
+            return RTC.PRECONDITION_NOT_MET
+        self.running = False
+        return RTC.RTC_OK
+
+    def get_rate(self):
+        return self.rate
+
+    def set_rate(self, rate):
+        if rate <= 0:
+            return RTC.BAD_PARAMETER
+        self.rate = float(rate)
+        return RTC.RTC_OK
+
+    def add_component(self, comp):
+        return RTC.PRECONDITION_NOT_MET
+
+    def remove_component(self, comp):
+        return RTC.PRECONDITION_NOT_MET
+
+    def get_kind(self):
+        return RTC.PERIODIC
+
+    def get_profile(self):
+        return RTC.ExecutionContextProfile(RTC.PERIODIC, self.rate, self.rtobj.ref, [],
+                                           [nv("type", self.kind)])
+
+
+class RTObjectServant(RTC__POA.RTObject):
+    """A component with no ports and no execution context (or, given ``ec``, its own
+    ExtTrig EC and the peer's two ports); its SDO configuration."""
+
+    def __init__(self, peer, name, ec=None):
         self.name = name
+        self.peer = peer
         self.config = ConfigurationServant()
         self.config_ref = peer.activate(self.config)
+        self.ref = peer.activate(self)
+        self.ec = ExtTrigECServant(peer, self, ec) if ec else None
 
     def get_component_profile(self):
         return RTC.ComponentProfile(self.name, "AistLike", "OpenRTM-aist-style peer",
                                     "1.0", "peer", "test", [], None, [])
 
     def get_owned_contexts(self):
-        return []
+        return [self.ec.ref] if self.ec is not None else []
 
     def get_participating_contexts(self):
         return []
 
+    def get_context(self, handle):
+        return self.ec.ref if self.ec is not None and handle == 0 else None
+
+    def get_context_handle(self, cxt):
+        return 0 if self.ec is not None else -1
+
     def get_ports(self):
-        return []
+        if self.ec is None:
+            return []
+        return [self.peer.out.ref, self.peer.inp.ref]
 
     def get_configuration(self):
         return self.config_ref
 
 
-def bind_rtobject(peer, ns, context, name):
+def bind_rtobject(peer, ns, context, name, ec=None):
     import CosNaming
     root = peer.orb.string_to_object(f"corbaloc::{ns}/NameService")._narrow(
         CosNaming.NamingContext)
@@ -491,8 +653,8 @@ def bind_rtobject(peer, ns, context, name):
         ctx = root.bind_new_context(ctx_name)
     except CosNaming.NamingContext.AlreadyBound:
         ctx = root.resolve(ctx_name)._narrow(CosNaming.NamingContext)
-    servant = RTObjectServant(peer, name)
-    ctx.rebind([CosNaming.NameComponent(name, "rtc")], peer.activate(servant))
+    servant = RTObjectServant(peer, name, ec)
+    ctx.rebind([CosNaming.NameComponent(name, "rtc")], servant.ref)
     peer.rtobject = (servant, ctx, name)
 
 
@@ -603,8 +765,13 @@ def handle(peer, msg):
                 port._unpublish(cid)
         return {"ok": True}
     if cmd == "rtobject":
-        bind_rtobject(peer, msg["ns"], msg["context"], msg["rtc"])
+        bind_rtobject(peer, msg["ns"], msg["context"], msg["rtc"], msg.get("ec"))
         return {"ok": True}
+    if cmd == "ticks":
+        ec = peer.rtobject[0].ec
+        with ec.tick_lock:
+            return {"ok": True, "ticks": list(ec.ticks), "executed": ec.executed,
+                    "activated": ec.activated, "deactivated": ec.deactivated}
     if cmd == "config":
         c = peer.rtobject[0].config
         with c.lock:
