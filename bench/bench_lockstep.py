@@ -7,8 +7,9 @@ user runs it (``python -m rtcf.manager`` processes, CORBA, a private naming serv
    one process (``one``) and against the floor: a bare ``tick()`` round trip from this
    process to a stepped EC in another process (OpenRTM's ExtTrigExecutionContextService,
    timed call by call). Flat out (factor 0), from the time base's report: wall time /
-   instants. ``added`` = split - one, the price of the other process per instant; the
-   ratio is added / floor p50 (target: at most 2).
+   instants (a mean). ``added`` = split - one, the price of the other process per
+   instant; the ratios are added / floor p50 (the issue's target: at most 2) and added /
+   floor mean (like for like: on a loaded machine the mean carries the scheduling tail).
 2. ``systems``: nao_sim and arm_sim against their split compositions, flat out: the
    real-time factor achieved and the CPU of each process (utime + stime over the run's
    wall time, from /proc, sampled until the process ends): a sum above 100 % is the
@@ -192,7 +193,7 @@ def bench_instant(ns: int, rounds: int, work: Path) -> None:
     print("\n## One instant: one process against two (flat out), and the tick() floor")
     rows = []
     for rate, seconds in ((100, 20.0), (1000, 5.0)):
-        one, split, floor50, floor99 = [], [], [], []
+        one, split, floor50, floor99, floor_mean = [], [], [], [], []
         for r in range(rounds):
             d = work / f"instant{rate}_{r}"
             d.mkdir()
@@ -204,12 +205,15 @@ def bench_instant(ns: int, rounds: int, work: Path) -> None:
             f = tick_floor(ns, d)
             floor50.append(float(np.percentile(f, 50)))
             floor99.append(float(np.percentile(f, 99)))
+            floor_mean.append(float(np.mean(f)))
         o, s = float(np.median(one)), float(np.median(split))
         f50, f99 = float(np.median(floor50)), float(np.median(floor99))
+        fm = float(np.median(floor_mean))
         rows.append([f"{rate} Hz", o * 1e6, s * 1e6, (s - o) * 1e6, f50 * 1e6, f99 * 1e6,
-                     (s - o) / f50])
+                     fm * 1e6, (s - o) / f50, (s - o) / fm])
     print(table(["EC", "one process us/instant", "split us/instant", "added us",
-                 "tick() floor p50 us", "floor p99 us", "added / floor p50"], rows, 2))
+                 "tick() floor p50 us", "floor p99 us", "floor mean us", "added / floor p50",
+                 "added / floor mean"], rows, 2))
 
 
 def bench_systems(ns: int, rounds: int, seconds: float, work: Path) -> None:
@@ -288,7 +292,7 @@ def bench_planner(ns: int, rounds: int, work: Path) -> None:
                     cm_ref = client.resolve(f"{host}.host_cxt/ControllerManager0.rtc")
                     cm_ref = cm_ref._narrow(RTC.RTObject)
                     from rtcf.corba.client import get_service
-                    CM = stub_module("ControllerManager")
+                    CM = stub_module("RTController")
                     cm = get_service("ControllerManager0", "ControllerManagerService",
                                      stub=CM.ControllerManagerService,
                                      nameserver=f"localhost:{ns}")
