@@ -90,6 +90,10 @@ HOW: dict[str, Run | By] = {
     "scripts/run --duration 20 -o rtcf.simulation.real_time_factor:0":
         Run(expect=r"simulation: 20\.000 s of simulated time"),
     "scripts/run compositions/arm_sim.yaml": Run(ready=RUNNING.format("arm_sim")),
+    "scripts/run compositions/arm_sim_split.yaml": Run(ready=RUNNING.format("arm_sim_split")),
+    "scripts/run compositions/nao_sim_split.yaml --duration 20 -o "
+    f"{SIM}:0": Run(expect=r"simulation: 20\.000 s of simulated time.*lockstep: \d+ steps "
+                          r"to 1 other process \(motion\)"),
     "scripts/run compositions/demo.yaml -o rtcf.simulation.enable:YES -o "
     f"{SIM}:0 --duration 60": Run(expect=RUNNING.format("demo")),
     "scripts/run --duration 10 -o rtcf.simulation.enable:NO -o exec_cxt.periodic.trace:YES "
