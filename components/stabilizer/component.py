@@ -10,7 +10,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from rtcf import (Component, LifeCycleState, Param, ReadStatus, TimedDoubleSeq, TimedLong,
+from rtcf import (Component, LifeCycleState, Param, ReadStatus, TimedBoolean, TimedDoubleSeq,
+                  TimedLong,
                   TimedPoint3D)
 from rtcf.datatypes import stamp, type_by_name
 from rtcf.log import Throttled
@@ -69,7 +70,8 @@ class Stabilizer(Component):
     | originRefZmp, originActZmp, originNewZmp | TimedPoint3D | m | reference, measured and commanded ZMP, foot-origin frame (the middle of the soles in contact, gravity aligned) |
     | originRefCog, originActCog | TimedPoint3D | m | reference and measured CoM, foot-origin frame |
     | refCapturePoint, actCapturePoint | TimedPoint3D | m | reference and measured capture points, foot-origin frame |
-    | emergencySignal | TimedLong | - | 1 once the torso tilted beyond fall_tilt (fallen), else 0 |
+    | walkingStates (in) | TimedBoolean | - | the balancer walks (AutoBalancer0.walkingStates): the capture point check waits while it does (hrpsys) |
+    | emergencySignal | TimedLong | - | 1 once the torso tilted beyond fall_tilt (fallen), and while the capture point check (emergency_check_mode CP) finds it outside the soles; else 0 |
     | StabilizerService | service | - | interface service0: OpenHRP::StabilizerService (idl/StabilizerService.idl) |
     """
 
@@ -111,6 +113,8 @@ class Stabilizer(Component):
         self.sensors_in = self.add_in_port("sensors", TimedDoubleSeq)
         self.zmp_in = self.add_in_port("zmpRef", TimedPoint3D)
         self.contact_in = self.add_in_port("contactStates", type_by_name("TimedBooleanSeq"))
+        self.walking_in = self.add_in_port("walkingStates", TimedBoolean)
+        self.walking = False
         self.q_out = self.add_out_port("q", TimedDoubleSeq)
         self.q_out.value.data = np.zeros(self.n)
         self.points = {name: self.add_out_port(name, TimedPoint3D) for name in (
@@ -191,7 +195,11 @@ class Stabilizer(Component):
                 cop = {leg: (float(s[j]), float(s[k])) for leg, (_, j, k) in FOOT.items()}
                 q = core.step(self.q_ref, self.zmp_ref if self.have_zmp else None,
                               self.contact, self.q_act, (float(s[ANGLE_X]), float(s[ANGLE_Y])),
-                              force, cop)
+                              force, cop, self.walking)
+                if core.emergency:
+                    self._warn.warning("capture point too far: (%.3f, %.3f) m from the foot "
+                                       "origin, outside the soles less cp_check_margin "
+                                       "(emergencySignal 1)", core.act_cp[0], core.act_cp[1])
                 np.copyto(self.q_out.value.data, q)
                 stamp(self.q_out.value, ec.planned)
                 self.q_out.write()
@@ -236,6 +244,8 @@ class Stabilizer(Component):
             c = self.contact_in.value.data
             if len(c) >= 2:
                 self.contact = {"rleg": bool(c[0]), "lleg": bool(c[1])}
+        if self.walking_in.read_newest() is ReadStatus.NEW:
+            self.walking = bool(self.walking_in.value.data)
         return new
 
     def _write_points(self, t: float) -> None:
@@ -248,7 +258,7 @@ class Stabilizer(Component):
             port.value.data.x, port.value.data.y = float(v[0]), float(v[1])
             stamp(port.value, t)
             port.write()
-        self.emergency_out.value.data = 1 if core.fallen else 0
+        self.emergency_out.value.data = 1 if core.fallen or core.emergency else 0
         stamp(self.emergency_out.value, t)
         self.emergency_out.write()
 

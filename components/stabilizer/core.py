@@ -76,6 +76,10 @@ class StabilizerParams:
     transition_time: float = 1.0          # [s] fade in / out
     fall_tilt: float = 0.6                # [rad] torso tilt that means fallen
     gravity: float = 9.81                 # [m/s^2]
+    emergency_check: str = "NO_CHECK"     # "CP": emergency while the measured capture point
+    #   is outside the soles in contact less cp_check_margin (hrpsys emergency_check_mode)
+    cp_check_margin: tuple = (0.0, 0.0, 0.0, 0.0)   # [m] front, rear, inside, outside
+    estop_while_walking: bool = False     # check while walking too (is_estop_while_walking)
 
     def check(self) -> None:
         pos = ("damping_time", "swing_time", "force_time", "body_time", "cog_cutoff",
@@ -94,6 +98,14 @@ class StabilizerParams:
             if len(v) != 2 or not all(isinstance(x, (int, float)) and math.isfinite(x)
                                       and x >= 0.0 for x in v):
                 raise StabilizerError(f"{k}: expected two finite numbers >= 0, got {v!r}")
+        if self.emergency_check not in ("NO_CHECK", "CP"):
+            raise StabilizerError(f"emergency_check: expected 'NO_CHECK' or 'CP', got "
+                                  f"{self.emergency_check!r}")
+        m = self.cp_check_margin
+        if len(m) != 4 or not all(isinstance(x, (int, float)) and math.isfinite(x)
+                                  and 0.0 <= x <= 0.05 for x in m):
+            raise StabilizerError(f"cp_check_margin: expected four margins (front, rear, "
+                                  f"inside, outside) in [0, 0.05] m, got {m!r}")
         if min(self.damping) <= 0.0:
             raise StabilizerError(f"damping: expected > 0 (a smaller damping is a faster "
                                   f"ankle), got {self.damping!r}")
@@ -127,7 +139,9 @@ class StabilizerCore:
     in its frame) and returns the joint angles to send. After ``step``, in the foot-origin
     frame (the middle of the soles in contact, gravity aligned, torso heading):
     ``ref_zmp``, ``act_zmp``, ``cmd_zmp``, ``ref_cp``, ``act_cp``, ``ref_com``, ``act_com``
-    (2,) [m]; ``fallen``; ``mode``.
+    (2,) [m]; ``fallen``; ``mode``; ``emergency`` (emergency_check "CP": the measured
+    capture point outside the soles in contact less cp_check_margin, in MODE_ST with a
+    sole on the ground, while standing unless estop_while_walking).
     """
 
     def __init__(self, kin_model, mass_model, soles: dict, params: StabilizerParams,
@@ -154,6 +168,7 @@ class StabilizerCore:
         self.q_legs = np.zeros(12)
         self.mode = IDLE
         self.fallen = False
+        self.emergency = False
         self._blend = 0.0
         self._blend_to = 0.0
         self._blend_from = 0.0
@@ -197,13 +212,15 @@ class StabilizerCore:
 
     # -- the cycle -------------------------------------------------------------------------
     def step(self, q_ref: np.ndarray, zmp_ref_torso, ref_contact: dict, q_act: np.ndarray,
-             act_rp: tuple, force: dict, cop: dict) -> np.ndarray:
+             act_rp: tuple, force: dict, cop: dict, walking: bool = False) -> np.ndarray:
         """One period. ``zmp_ref_torso`` (3,) the reference ZMP in the reference torso frame
         (None: under the reference CoM); ``ref_contact`` {leg: bool}; ``act_rp`` the IMU's
         torso roll and pitch [rad]; ``force`` {leg: normal force [N]}, ``cop`` {leg: (2,)
-        [m] in the sole frame}. The reference torso's roll and pitch are those that put the
-        reference soles flat. Returns ``q``. Runs in: owner thread."""
+        [m] in the sole frame}; ``walking`` the balancer's walkingStates. The reference
+        torso's roll and pitch are those that put the reference soles flat. Returns ``q``.
+        Runs in: owner thread."""
         np.copyto(self.q, q_ref)
+        self.emergency = False
         if self.mode == IDLE:
             return self.q
         p = self.params
@@ -213,6 +230,9 @@ class StabilizerCore:
             self.mode = SYNC_TO_IDLE
         self._contact = dict(ref_contact)
         self._measure(q_ref, zmp_ref_torso, ref_contact, q_act, act_rp, force, cop)
+        if p.emergency_check == "CP" and self.mode == ST and not self.fallen and \
+                self._total_force > 0.0 and (not walking or p.estop_while_walking):
+            self.emergency = self._cp_outside(ref_contact)
         if not self.fallen:
             self._control(ref_contact, force, cop)
         else:
@@ -316,6 +336,34 @@ class StabilizerCore:
                     c = self._Ra @ (T[:3, :3] @ np.array([x, y, 0.0]) + T[:3, 3]) - o
                     corners.append((float(c[0]), float(c[1])))
         return _clamp_to_hull(pt, corners)
+
+    def _cp_outside(self, contact: dict) -> bool:
+        """Whether the measured capture point is outside the soles in contact, each less
+        cp_check_margin (front, rear, inside, outside; hrpsys's order)."""
+        front, rear, inside, outside = self.params.cp_check_margin
+        legs = [leg for leg in LEGS if contact[leg]]
+        if not legs:
+            return False
+        o = self._origin(self._Ta, self._Ra, contact)
+        corners = []
+        for leg in legs:
+            s = self.soles[leg]
+            x0, x1 = s.x[0] + rear, s.x[1] - front
+            # y from the right edge to the left one: a left sole's inside is its right edge
+            y0, y1 = (s.y[0] + inside, s.y[1] - outside) if leg == "lleg" else \
+                (s.y[0] + outside, s.y[1] - inside)
+            if x0 > x1:
+                x0 = x1 = 0.5 * (x0 + x1)
+            if y0 > y1:
+                y0 = y1 = 0.5 * (y0 + y1)
+            T = self._Ta[leg]
+            for x in (x0, x1):
+                for y in (y0, y1):
+                    c = self._Ra @ (T[:3, :3] @ np.array([x, y, 0.0]) + T[:3, 3]) - o
+                    corners.append((float(c[0]), float(c[1])))
+        cp = self.act_cp
+        near = _clamp_to_hull(cp, corners)
+        return float(np.hypot(near[0] - cp[0], near[1] - cp[1])) > 1e-9
 
     def _control(self, contact: dict, force: dict, cop: dict) -> None:
         p, dt = self.params, self.dt

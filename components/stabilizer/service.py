@@ -160,14 +160,14 @@ def _values(p: StabilizerParams, mode: str, ref_cp, act_cp, zc: float) -> dict:
         "is_ik_enable": [True, True], "is_feedback_control_enable": [True, True],
         "is_zmp_calc_enable": [True, True],
         "cop_check_margin": p.zmp_margin,
-        "cp_check_margin": [0.0, 0.0, 0.0, 0.0],
+        "cp_check_margin": list(p.cp_check_margin),
         "ref_capture_point": [float(ref_cp[0]), float(ref_cp[1])],
         "act_capture_point": [float(act_cp[0]), float(act_cp[1])],
         "contact_decision_threshold": p.contact_threshold,
         "foot_origin_offset": [[0.0, 0.0, 0.0]] * legs,
-        "emergency_check_mode": SS.NO_CHECK,
+        "emergency_check_mode": getattr(SS, p.emergency_check),
         "end_effector_list": [],
-        "is_estop_while_walking": False,
+        "is_estop_while_walking": bool(p.estop_while_walking),
     }
 
 
@@ -197,7 +197,8 @@ APPLIED = {"eefm_k1", "eefm_k2", "eefm_rot_damping_gain", "eefm_rot_time_const",
            "eefm_pos_time_const_swing", "eefm_body_attitude_control_gain",
            "eefm_body_attitude_control_time_const", "eefm_cogvel_cutoff_freq",
            "eefm_gravitational_acceleration", "transition_time", "contact_decision_threshold",
-           "cop_check_margin", "eefm_use_force_difference_control"}
+           "cop_check_margin", "eefm_use_force_difference_control", "cp_check_margin",
+           "emergency_check_mode", "is_estop_while_walking"}
 LIVE = {"controller_mode", "ref_capture_point", "act_capture_point"}
 
 
@@ -225,6 +226,17 @@ def _num(name: str, v: Any, lo: float = 0.0, hi: float = math.inf,
         raise StabilizerError(f"{name}: expected a finite number in "
                               f"{'(' if strict else '['}{lo:g}, {hi:g}], got {v!r}")
     return x
+
+
+def _check_mode(mode: Any) -> str:
+    """emergency_check_mode as StabilizerParams.emergency_check: NO_CHECK or CP (COP, which
+    hrpsys ties to the SequencePlayer's interpolation, is not offered)."""
+    if mode == SS.NO_CHECK:
+        return "NO_CHECK"
+    if mode == SS.CP:
+        return "CP"
+    raise StabilizerError(f"emergency_check_mode = {mode!r}: this stabilizer checks NO_CHECK "
+                          f"or CP")
 
 
 def params_from_struct(s: Any, p: StabilizerParams, mode: str, zc: float) -> StabilizerParams:
@@ -274,7 +286,11 @@ def params_from_struct(s: Any, p: StabilizerParams, mode: str, zc: float) -> Sta
         transition_time=_num("transition_time", s.transition_time, 0.0, 10.0, True),
         contact_threshold=_num("contact_decision_threshold", s.contact_decision_threshold,
                                0.0, 1e4),
-        zmp_margin=_num("cop_check_margin", s.cop_check_margin, 0.0, 0.05))
+        zmp_margin=_num("cop_check_margin", s.cop_check_margin, 0.0, 0.05),
+        emergency_check=_check_mode(s.emergency_check_mode),
+        cp_check_margin=tuple(_num(f"cp_check_margin[{i}]", x, 0.0, 0.05)
+                              for i, x in enumerate(s.cp_check_margin)),
+        estop_while_walking=bool(s.is_estop_while_walking))
     k2 = [float(x) for x in s.eefm_k2]
     if any(abs(x - (-k1) / w) > 1e-6 * max(1.0, abs(x)) for x in k2):
         raise StabilizerError(f"eefm_k2 = {k2!r}: must be eefm_k1 / omega = "

@@ -69,3 +69,45 @@ def test_walk_with_a_sideways_push(system):
           f"{system['Stabilizer0'].emergency_out.value.data}")
     assert sim.sensors.base_pos[2] > 0.3 and tilt < 0.1
     assert not system["Stabilizer0"].core.fallen
+
+
+def test_capture_point_check_signals_before_the_fall(system):
+    """hrpsys robot set-ups turn the capture point check on through setParameter
+    (emergency_check_mode CP, cp_check_margin): standing it stays quiet; a push far beyond
+    what the ankles can take sets emergencySignal while the robot is still on its feet.
+    Last in the module: the robot falls."""
+    from rtcf.corba.idl import stub_module
+    SS = stub_module("OpenHRP").StabilizerService
+    stc = system["Stabilizer0"]
+    svc = stc.service
+    sim = system["DCM0"].robot_body.sim
+    if stc.core.mode != "MODE_ST":
+        svc.startStabilizer()
+    p = svc.getParameter()
+    p.emergency_check_mode = SS.CP
+    p.cp_check_margin = [0.01, 0.01, 0.0, 0.0]
+    svc.setParameter(p)
+    assert stc.core.params.emergency_check == "CP"
+    assert list(svc.getParameter().cp_check_margin) == [0.01, 0.01, 0.0, 0.0]
+    p.emergency_check_mode = SS.COP                     # not offered: refused, nothing changes
+    svc.setParameter(p)
+    assert stc.core.params.emergency_check == "CP"
+    system.time_base.pause()
+    try:
+        quiet = []
+        for _ in range(50):
+            system.advance(0.01)
+            quiet.append(stc.emergency_out.value.data)
+        assert quiet == [0] * 50
+        sim.push("torso", [40.0, 0.0, 0.0], 0.2)
+        first = None
+        for k in range(150):
+            system.advance(0.01)
+            if stc.emergency_out.value.data == 1 and first is None:
+                first = (k, stc.core.fallen, float(sim.sensors.base_pos[2]))
+        print(f"\n40 N forward for 0.2 s: emergencySignal after {first[0] + 1} periods, "
+              f"fallen then: {first[1]}, torso z {first[2]:.3f} m; fallen at the end: "
+              f"{stc.core.fallen}")
+        assert first is not None and first[1] is False and first[2] > 0.3
+    finally:
+        system.time_base.resume()

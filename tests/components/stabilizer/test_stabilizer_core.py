@@ -132,3 +132,36 @@ def test_a_fall_fades_the_feedback_out(parts):
 def test_bad_parameters(kw, what):
     with pytest.raises(StabilizerError, match=what):
         StabilizerParams(**kw).check()
+
+
+def cp_check(parts, tilt, walking=False, **kw):
+    """Standing, then the measured torso tilted forward by ``tilt`` for three periods (the
+    measured capture point runs ahead); the core after that."""
+    core = make(parts, **kw)
+    core.start()
+    run(core, 15, **standing_inputs(core))
+    run(core, 3, walking=walking, **standing_inputs(core, rp=(0.0, 0.08 + tilt)))
+    return core
+
+
+def test_capture_point_check_as_hrpsys_emergency_check_mode_cp(parts):
+    """emergency_check "CP": emergency while the measured capture point is outside the soles
+    (less cp_check_margin: front, rear, inside, outside), not while walking unless
+    estop_while_walking; NO_CHECK never. The soles reach 0.105 m ahead of their frames."""
+    assert not cp_check(parts, 0.0, emergency_check="CP").emergency
+    far = cp_check(parts, 0.2, emergency_check="CP")
+    assert far.act_cp[0] > 0.12 and far.emergency and not far.fallen
+    assert not cp_check(parts, 0.2, emergency_check="NO_CHECK").emergency
+    assert not cp_check(parts, 0.2, walking=True, emergency_check="CP").emergency
+    assert cp_check(parts, 0.2, walking=True, emergency_check="CP",
+                    estop_while_walking=True).emergency
+    near = cp_check(parts, 0.09, emergency_check="CP")
+    assert 0.065 < near.act_cp[0] < 0.1 and not near.emergency
+    assert cp_check(parts, 0.09, emergency_check="CP",
+                    cp_check_margin=(0.04, 0.0, 0.0, 0.0)).emergency      # front margin
+    assert not cp_check(parts, 0.09, emergency_check="CP",
+                        cp_check_margin=(0.0, 0.04, 0.04, 0.04)).emergency
+    with pytest.raises(StabilizerError, match="emergency_check"):
+        make(parts, emergency_check="COP")
+    with pytest.raises(StabilizerError, match="cp_check_margin"):
+        make(parts, cp_check_margin=(0.0, 0.0, math.nan, 0.0))
