@@ -1,0 +1,393 @@
+"""Run a simulation composition many times at once: trials, parameter sweeps, their logs.
+
+    scripts/batch compositions/arm_sim.yaml --duration 5 --trials 8
+    scripts/batch compositions/arm_sim.yaml --duration 5 \\
+        --sweep 'Simulator0.initial_q=[[0, 0, 1.5708, 0, 1.5708, 0], [0, 0.3, 1.2, 0, 1.5708, 0]]'
+    scripts/batch compositions/nao_sim.yaml --duration 3 -j 2 --out /tmp/nao-batch \\
+        --set 'DCM0.initial_q=...' --trials 2
+
+Each trial is its own manager process (``python -m rtcf.manager``) in simulation time, as
+fast as the machine allows (``rtcf.simulation.real_time_factor:0``, change it with -o),
+without CORBA (``--no-corba``: trials share no naming service and bind no name), for
+``--duration`` simulated seconds. ``--jobs`` trials run at once (default: one per core);
+a progress bar on stderr counts the trials done.
+
+Trials: every combination of the ``--sweep`` values (INSTANCE.PARAM=YAML list; several
+sweeps multiply), each ``--trials`` times, with the ``--set`` values (INSTANCE.PARAM=YAML
+value) on all. Everything is checked before any trial starts (instance and parameter names,
+values against the parameters' types and bounds, the composition as the manager checks it);
+a mistake is named and nothing runs.
+
+What each trial leaves in ``OUT/trial-NNN/``: ``composition.yaml`` (the composition it ran,
+its parameters set), ``params.json`` (what the batch set), ``output.txt`` (the manager's
+output), and the files its SampleLoggers wrote (a relative logger ``path`` is put inside
+the trial's folder). ``OUT/summary.json`` and
+``OUT/summary.csv`` list every trial: parameters, exit status, wall time, each log's
+samples and SHA-256 as the logger reported them. A simulation in simulation time is
+deterministic: two trials with the same parameters give bit-identical logs.
+
+Exit status: 0 when every trial ran to its end, 1 when one failed (named, its output kept),
+2 for bad input, 130 on Ctrl-C (running trials are stopped; the summary lists what ended).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import yaml  # noqa: E402
+
+LOGGER_TYPE = "SampleLogger"
+_SAVED = re.compile(r"rtcf\.[^:]+: (\S+): (\d+) samples \((\d+) dropped\) -> (.+), sha256 "
+                    r"([0-9a-f]+)")
+
+
+class BatchError(Exception):
+    """Bad input: the message names what and where; nothing ran."""
+
+
+@dataclass
+class Trial:
+    index: int
+    params: dict[str, Any]                 # "INSTANCE.PARAM" -> value
+    folder: Path
+    status: str = "waiting"                # waiting, running, ok, failed, stopped
+    returncode: int | None = None
+    wall: float | None = None
+    logs: list[dict[str, Any]] = field(default_factory=list)
+    proc: Any = None
+    started: float = 0.0
+    out: Any = None
+
+
+def parse_assignment(text: str, what: str) -> tuple[str, str, Any]:
+    """'INSTANCE.PARAM=YAML' -> (instance, param, value)."""
+    key, sep, raw = text.partition("=")
+    inst, dot, param = key.strip().partition(".")
+    if not sep or not dot or not inst or not param:
+        raise BatchError(f"{what} {text!r}: expected INSTANCE.PARAM=VALUE "
+                         f"(e.g. Simulator0.stiffness=0.5)")
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError as e:
+        raise BatchError(f"{what} {text!r}: the value is not YAML: "
+                         f"{str(e).splitlines()[0]}") from None
+    return inst, param, value
+
+
+def trial_params(sets: list[str], sweeps: list[str], trials: int) -> list[dict[str, Any]]:
+    """Every combination of the sweeps, ``trials`` times each, with the fixed values."""
+    fixed: dict[str, Any] = {}
+    for text in sets:
+        inst, param, value = parse_assignment(text, "--set")
+        fixed[f"{inst}.{param}"] = value
+    axes: list[tuple[str, list[Any]]] = []
+    for text in sweeps:
+        inst, param, values = parse_assignment(text, "--sweep")
+        if not isinstance(values, list) or not values:
+            raise BatchError(f"--sweep {text!r}: expected a YAML list of values to try, "
+                             f"e.g. {inst}.{param}=[0.2, 0.5, 1.0]")
+        key = f"{inst}.{param}"
+        if key in fixed or key in (k for k, _ in axes):
+            raise BatchError(f"--sweep {text!r}: {key} is given twice")
+        axes.append((key, values))
+    out = []
+    for combo in itertools.product(*(values for _, values in axes)):
+        for _ in range(trials):
+            out.append({**fixed, **{k: v for (k, _), v in zip(axes, combo)}})
+    return out
+
+
+def load(path: Path) -> tuple[dict[str, Any], Any]:
+    """(the composition's YAML data, the checked Composition)."""
+    from rtcf.composition import load_composition
+    from rtcf.errors import RtcfError
+    try:
+        comp = load_composition(str(path))
+        data = yaml.safe_load(path.read_text())
+    except (RtcfError, OSError, yaml.YAMLError) as e:
+        raise BatchError(f"{path}: {e}") from None
+    if not isinstance(data, dict) or len(data.get("components") or []) != len(comp.components):
+        raise BatchError(f"{path}: the batch needs a composition that declares its "
+                         f"components in its own file (no includes)")
+    return data, comp
+
+
+def trial_composition(data: dict[str, Any], comp: Any, params: dict[str, Any],
+                      folder: Path) -> tuple[dict[str, Any], Any]:
+    """The composition of one trial: the YAML data and the Composition, with ``params`` set
+    and the loggers' relative paths inside ``folder``."""
+    from dataclasses import replace
+    data = json.loads(json.dumps(data))            # a deep copy of plain YAML data
+    names = [d.name for d in comp.components]
+    decls = list(comp.components)
+    for key, value in params.items():
+        inst, param = key.split(".", 1)
+        if inst not in names:
+            raise BatchError(f"{key}: the composition has no instance {inst!r} (it has "
+                             f"{', '.join(names)})")
+    for i, d in enumerate(decls):
+        new = {k.split(".", 1)[1]: v for k, v in params.items() if k.split(".", 1)[0] == d.name}
+        if d.type == LOGGER_TYPE:
+            p = new.get("path", d.params.get("path", ""))
+            if isinstance(p, str) and p and not os.path.isabs(p):
+                new["path"] = str(folder / p)
+        if not new:
+            continue
+        entry = data["components"][i]
+        entry["params"] = {**(entry.get("params") or {}), **new}
+        decls[i] = replace(d, params={**d.params, **new})
+    return data, replace(comp, components=decls)
+
+
+def check(comp: Any, conf: Any) -> None:
+    """The manager's own checks before anything starts (types, parameters, names)."""
+    from rtcf.errors import RtcfError
+    from rtcf.manager import Manager
+    m = Manager(conf, corba=False)
+    try:
+        m.check(comp)
+    except RtcfError as e:
+        raise BatchError(str(e)) from None
+    finally:
+        m.shutdown()
+
+
+def parse_logs(text: str) -> list[dict[str, Any]]:
+    return [{"logger": m.group(1), "samples": int(m.group(2)), "dropped": int(m.group(3)),
+             "path": m.group(4), "sha256": m.group(5)} for m in _SAVED.finditer(text)]
+
+
+class Progress:
+    """One line on stderr: a bar of the trials done, running, failed, elapsed, ETA."""
+
+    def __init__(self, total: int, stream: Any = sys.stderr):
+        self.total = total
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.t0 = time.monotonic()
+        self.last = ""
+
+    def show(self, done: int, running: int, failed: int, final: bool = False) -> None:
+        elapsed = time.monotonic() - self.t0
+        width = 30
+        fill = int(width * done / self.total) if self.total else width
+        eta = f", about {elapsed / done * (self.total - done):.0f} s left" \
+            if done and done < self.total else ""
+        line = (f"[{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} trials done, "
+                f"{running} running" + (f", {failed} failed" if failed else "")
+                + f", {elapsed:.1f} s{eta}")
+        if self.tty:
+            self.stream.write("\r" + line.ljust(len(self.last)) + ("\n" if final else ""))
+        elif line != self.last and (final or done != getattr(self, "_done", -1)):
+            self.stream.write(line + "\n")
+            self._done = done
+        self.stream.flush()
+        self.last = line
+
+
+def run(trials: list[Trial], cmd_for: Any, jobs: int, progress: Progress) -> bool:
+    """Run the trials, ``jobs`` at a time; True when interrupted."""
+    waiting = list(trials)
+    running: list[Trial] = []
+    interrupted = False
+    try:
+        while waiting or running:
+            for t in list(running):
+                rc = t.proc.poll()
+                if rc is not None:
+                    finish(t, rc)
+                    running.remove(t)
+            while waiting and len(running) < jobs:
+                t = waiting.pop(0)
+                t.out = open(t.folder / "output.txt", "w")
+                t.started = time.monotonic()
+                t.proc = subprocess.Popen(cmd_for(t), cwd=ROOT, stdout=t.out,
+                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                          start_new_session=True)
+                t.status = "running"
+                running.append(t)
+            progress.show(sum(t.status in ("ok", "failed") for t in trials), len(running),
+                          sum(t.status == "failed" for t in trials))
+            if running:
+                time.sleep(0.05)
+    except KeyboardInterrupt:
+        interrupted = True
+        for t in running:
+            try:
+                os.killpg(t.proc.pid, signal.SIGINT)
+            except ProcessLookupError:
+                pass
+        for t in running:
+            try:
+                rc = t.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(t.proc.pid, signal.SIGKILL)
+                rc = t.proc.wait()
+            finish(t, rc)
+            t.status = "stopped"
+    progress.show(sum(t.status in ("ok", "failed") for t in trials), 0,
+                  sum(t.status == "failed" for t in trials), final=True)
+    return interrupted
+
+
+def finish(t: Trial, rc: int) -> None:
+    t.wall = time.monotonic() - t.started
+    t.returncode = rc
+    t.out.close()
+    t.status = "ok" if rc == 0 else "failed"
+    t.logs = parse_logs((t.folder / "output.txt").read_text(errors="replace"))
+    for lg in t.logs:                 # the whole digest (the log line shows its start)
+        lg["sha256"] = npz_digest(lg["path"]) or lg["sha256"]
+
+
+def npz_digest(path: str) -> str | None:
+    """SHA-256 of a SampleLogger file's times and values (its digest()), None if unreadable."""
+    import hashlib
+
+    import numpy as np
+    try:
+        with np.load(path if os.path.isabs(path) else ROOT / path) as z:
+            h = hashlib.sha256()
+            h.update(np.ascontiguousarray(z["t"]).tobytes())
+            h.update(np.ascontiguousarray(z["data"]).tobytes())
+            return h.hexdigest()
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def write_summary(out: Path, trials: list[Trial], info: dict[str, Any]) -> None:
+    rows = [{"trial": t.index, "folder": t.folder.name, "status": t.status,
+             "returncode": t.returncode, "wall_s": None if t.wall is None else round(t.wall, 3),
+             "params": t.params, "logs": t.logs} for t in trials]
+    (out / "summary.json").write_text(json.dumps({**info, "trials": rows}, indent=1) + "\n")
+    keys = sorted({k for t in trials for k in t.params})
+    loggers = sorted({lg["logger"] for t in trials for lg in t.logs})
+    with open(out / "summary.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["trial", "status", "wall_s", *keys,
+                    *[f"{lg}.{c}" for lg in loggers for c in ("samples", "sha256")]])
+        for t in trials:
+            by = {lg["logger"]: lg for lg in t.logs}
+            w.writerow([t.index, t.status, "" if t.wall is None else f"{t.wall:.3f}",
+                        *[json.dumps(t.params.get(k)) for k in keys],
+                        *[v for lg in loggers
+                          for v in (by.get(lg, {}).get("samples", ""),
+                                    by.get(lg, {}).get("sha256", ""))]])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="scripts/batch", description=__doc__.split("\n\n")[0],
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("composition", help="the composition YAML file")
+    ap.add_argument("--duration", type=float, required=True, metavar="S",
+                    help="simulated seconds per trial")
+    ap.add_argument("--trials", type=int, default=1, metavar="N",
+                    help="runs of each parameter combination (default 1)")
+    ap.add_argument("--set", action="append", default=[], metavar="INSTANCE.PARAM=VALUE",
+                    help="a parameter of every trial (VALUE in YAML), repeatable")
+    ap.add_argument("--sweep", action="append", default=[], metavar="INSTANCE.PARAM=[V1, V2]",
+                    help="a parameter to try at each value of the YAML list; several "
+                         "sweeps run every combination")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                    help="trials at once (default: the number of cores, %(default)s here)")
+    ap.add_argument("--out", default=None, metavar="DIR",
+                    help="folder of the trials (default: batch-<composition name>); "
+                         "must be empty or not exist")
+    ap.add_argument("-o", dest="overrides", action="append", default=[], metavar="KEY:VALUE",
+                    help="an rtc.conf key for every trial (as scripts/run -o), repeatable")
+    args = ap.parse_args(argv)
+    cwd = Path(os.environ.get("RTCF_CWD", os.getcwd()))
+    try:
+        if not (args.duration > 0 and args.duration < float("inf")):
+            raise BatchError(f"--duration: expected simulated seconds > 0, got "
+                             f"{args.duration!r}")
+        if args.trials < 1:
+            raise BatchError(f"--trials: expected >= 1, got {args.trials}")
+        if args.jobs < 1:
+            raise BatchError(f"--jobs: expected >= 1, got {args.jobs}")
+        path = Path(args.composition)
+        path = path if path.is_absolute() else cwd / path
+        out = Path(args.out) if args.out else Path(f"batch-{path.stem}")
+        out = (out if out.is_absolute() else cwd / out).resolve()
+        if out.exists() and (not out.is_dir() or any(out.iterdir())):
+            raise BatchError(f"--out {out}: exists and is not an empty folder (the trials "
+                             f"of another batch would mix with these)")
+        from rtcf import rtcconf
+        from rtcf.errors import RtcfError
+        overrides = ["rtcf.simulation.enable:YES", "rtcf.simulation.real_time_factor:0",
+                     *args.overrides]
+        try:
+            conf = rtcconf.merge_conf(rtcconf.defaults(), rtcconf.load_conf(ROOT / "rtc.conf"))
+            conf = rtcconf.apply_overrides(conf, overrides)
+        except RtcfError as e:
+            raise BatchError(f"-o: {e}") from None
+        data, comp = load(path)
+        sets = trial_params(args.set, args.sweep, args.trials)
+        trials = []
+        docs = []
+        for i, params in enumerate(sets):
+            folder = out / f"trial-{i:03d}"
+            tdata, tcomp = trial_composition(data, comp, params, folder)
+            if i == 0 or params != sets[i - 1]:
+                check(tcomp, conf)
+            trials.append(Trial(i, params, folder))
+            docs.append(tdata)
+    except BatchError as e:
+        print(f"scripts/batch: {e}", file=sys.stderr)
+        return 2
+    for t, tdata in zip(trials, docs):
+        t.folder.mkdir(parents=True)
+        (t.folder / "composition.yaml").write_text(
+            f"# {path.name} as trial {t.index} of a batch ran it (scripts/batch)\n"
+            + yaml.safe_dump(tdata, sort_keys=False))
+        (t.folder / "params.json").write_text(json.dumps(t.params, indent=1) + "\n")
+
+    def cmd_for(t: Trial) -> list[str]:
+        cmd = [sys.executable, "-m", "rtcf.manager", str(t.folder / "composition.yaml"),
+               "--no-corba", "--quiet", "--duration", repr(args.duration)]
+        for o in overrides:
+            cmd += ["-o", o]
+        return cmd
+
+    print(f"scripts/batch: {len(trials)} trials of {path.name}, {args.duration:g} s "
+          f"simulated each, {min(args.jobs, len(trials))} at once, into {out}",
+          file=sys.stderr)
+    t0 = time.monotonic()
+    interrupted = run(trials, cmd_for, args.jobs, Progress(len(trials)))
+    wall = time.monotonic() - t0
+    write_summary(out, trials, {"composition": str(path), "duration_s": args.duration,
+                                "jobs": args.jobs, "wall_s": round(wall, 3),
+                                "overrides": overrides})
+    failed = [t for t in trials if t.status == "failed"]
+    for t in failed:
+        tail = (t.folder / "output.txt").read_text(errors="replace").strip().splitlines()
+        print(f"scripts/batch: trial {t.index} failed (exit {t.returncode}): "
+              f"{tail[-1] if tail else 'no output'} (see {t.folder / 'output.txt'})",
+              file=sys.stderr)
+    print(f"scripts/batch: {sum(t.status == 'ok' for t in trials)} of {len(trials)} trials "
+          f"ran in {wall:.1f} s; summary in {out / 'summary.csv'}", file=sys.stderr)
+    if interrupted:
+        return 130
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""scripts/batch: trials of a composition at once, a sweep, their logs and summary; bad input
+refused before anything runs (docs/simulator.md, "Batches of trials")."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mujoco")
+
+ROOT = Path(__file__).resolve().parents[2]
+ARM = ROOT / "compositions" / "arm_sim.yaml"
+HOME = [0, 0, 1.5707963, 0, 1.5707963, 0]
+BENT = [0, 0.3, 1.2, 0, 1.5707963, 0]
+
+
+def batch(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "batch.py"), *args],
+                          capture_output=True, text=True, cwd=cwd, timeout=600)
+
+
+@pytest.mark.slow
+def test_a_sweep_runs_every_trial_and_collects_the_logs(tmp_path):
+    out = tmp_path / "postures"
+    done = batch(str(ARM), "--duration", "0.2", "--trials", "2", "-j", "2", "--out", str(out),
+                 "--sweep", f"Simulator0.initial_q=[{HOME}, {BENT}]", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "4/4 trials done" in done.stderr and "4 of 4 trials ran" in done.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    trials = summary["trials"]
+    assert [t["status"] for t in trials] == ["ok"] * 4
+    assert [t["params"]["Simulator0.initial_q"] for t in trials] == [HOME, HOME, BENT, BENT]
+    digest = {}
+    for t in trials:
+        folder = out / t["folder"]
+        q = folder / "log" / "arm_sim_q.npz"             # the logger's path, in the trial
+        with np.load(q) as z:
+            assert len(z["t"]) == 200
+            first = z["data"][0]
+        np.testing.assert_allclose(first, t["params"]["Simulator0.initial_q"], atol=0.01)
+        logs = {lg["logger"]: lg for lg in t["logs"]}
+        assert logs["qLog"]["samples"] == 200 and len(logs["qLog"]["sha256"]) == 64
+        digest.setdefault(json.dumps(t["params"]), set()).add(logs["qLog"]["sha256"])
+        ran = (folder / "composition.yaml").read_text()
+        assert "initial_q" in ran and str(folder / "log" / "arm_sim_q.npz") in ran
+    # the same parameters give the same log, bit for bit; other parameters another
+    assert [len(v) for v in digest.values()] == [1, 1]
+    assert len(set.union(*digest.values())) == 2
+    rows = list(csv.DictReader((out / "summary.csv").open()))
+    assert [r["status"] for r in rows] == ["ok"] * 4 and rows[3]["qLog.sha256"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--sweep", "Simulator9.initial_q=[[0]]"],
+     "the composition has no instance 'Simulator9'"),
+    (["--set", "Simulator0.stiffnes=0.5"], "stiffnes"),
+    (["--set", "Simulator0.stiffness=5"], "stiffness"),
+    (["--sweep", "Simulator0.stiffness=0.5"], "expected a YAML list of values to try"),
+    (["--set", "Simulator0=0.5"], "expected INSTANCE.PARAM=VALUE"),
+    (["--trials", "0"], "--trials: expected >= 1, got 0"),
+])
+def test_bad_input_is_named_and_nothing_runs(tmp_path, args, message):
+    out = tmp_path / "out"
+    done = batch(str(ARM), "--duration", "0.1", "--out", str(out), *args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert not out.exists()
+
+
+def test_a_folder_in_use_is_refused(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "trial-000").mkdir()
+    done = batch(str(ARM), "--duration", "0.1", "--out", str(out), cwd=tmp_path)
+    assert done.returncode == 2 and "is not an empty folder" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_failing_trial_is_named_with_its_output(tmp_path):
+    comp = tmp_path / "fails.yaml"
+    comp.write_text("name: fails\n"
+                    "components:\n"
+                    "  - {type: InitFails, module: faulty}\n"
+                    "execution_contexts:\n"
+                    "  - {name: main, kind: periodic, rate: 100, members: [InitFails0]}\n")
+    testcomps = Path(__file__).resolve().parent / "testcomps"
+    out = tmp_path / "out"
+    done = batch(str(comp), "--duration", "0.1", "--trials", "2", "--out", str(out),
+                 "-o", f"manager.modules.load_path:{ROOT / 'components'},{testcomps}",
+                 cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "trial 0 failed" in done.stderr and "trial 1 failed" in done.stderr
+    assert "InitFails: on_initialize raises on purpose" in \
+        (out / "trial-000" / "output.txt").read_text()
+    summary = json.loads((out / "summary.json").read_text())
+    assert [t["status"] for t in summary["trials"]] == ["failed", "failed"]
