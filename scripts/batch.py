@@ -1,16 +1,19 @@
 """Run a simulation composition many times at once: trials, parameter sweeps, their logs.
 
     scripts/batch compositions/arm_sim.yaml --duration 5 --trials 8
-    scripts/batch compositions/arm_sim.yaml --duration 5 \\
+    scripts/batch compositions/arm_sim.yaml --duration 2 --out arm-postures \\
         --sweep 'Simulator0.initial_q=[[0, 0, 1.5708, 0, 1.5708, 0], [0, 0.3, 1.2, 0, 1.5708, 0]]'
-    scripts/batch compositions/nao_sim.yaml --duration 3 -j 2 --out /tmp/nao-batch \\
-        --set 'DCM0.initial_q=...' --trials 2
+    scripts/batch compositions/nao_sim.yaml --duration 3 --trials 2 --out nao-batch
 
-Each trial is its own manager process (``python -m rtcf.manager``) in simulation time, as
-fast as the machine allows (``rtcf.simulation.real_time_factor:0``, change it with -o),
-without CORBA (``--no-corba``: trials share no naming service and bind no name), for
-``--duration`` simulated seconds. ``--jobs`` trials run at once (default: one per core);
-a progress bar on stderr counts the trials done.
+Each trial is its own process running the composition as the manager does (``python -m
+rtcf.manager COMPOSITION --no-corba --duration S``) in simulation time, as fast as the
+machine allows (``rtcf.simulation.real_time_factor:0``, change it with -o), without CORBA
+(trials share no naming service and bind no name), for ``--duration`` simulated seconds.
+``--jobs`` trials run at once (default: one per core); a progress bar on stderr counts the
+trials done. A trial fails when it cannot start or when a component of it ends in ERROR
+(the manager runs on with a component in ERROR, as OpenRTM's does; the trial's logs are not
+to be trusted then): its last line names the component and its first error. The other
+trials run on.
 
 Trials: every combination of the ``--sweep`` values (INSTANCE.PARAM=YAML list; several
 sweeps multiply), each ``--trials`` times, with the ``--set`` values (INSTANCE.PARAM=YAML
@@ -21,10 +24,10 @@ a mistake is named and nothing runs.
 What each trial leaves in ``OUT/trial-NNN/``: ``composition.yaml`` (the composition it ran,
 its parameters set), ``params.json`` (what the batch set), ``output.txt`` (the manager's
 output), and the files its SampleLoggers wrote (a relative logger ``path`` is put inside
-the trial's folder). ``OUT/summary.json`` and
-``OUT/summary.csv`` list every trial: parameters, exit status, wall time, each log's
-samples and SHA-256 as the logger reported them. A simulation in simulation time is
-deterministic: two trials with the same parameters give bit-identical logs.
+the trial's folder). ``OUT/summary.json`` and ``OUT/summary.csv`` list every trial:
+parameters, status, wall time, each log's samples and SHA-256 (of its times and values),
+why a failed trial failed. A simulation in simulation time is deterministic: two trials
+with the same parameters give bit-identical logs.
 
 Exit status: 0 when every trial ran to its end, 1 when one failed (named, its output kept),
 2 for bad input, 130 on Ctrl-C (running trials are stopped; the summary lists what ended).
@@ -36,6 +39,7 @@ import argparse
 import csv
 import itertools
 import json
+import logging
 import os
 import re
 import shutil
@@ -70,6 +74,7 @@ class Trial:
     returncode: int | None = None
     wall: float | None = None
     logs: list[dict[str, Any]] = field(default_factory=list)
+    reason: str = ""                       # why it failed: its output's last line
     proc: Any = None
     started: float = 0.0
     out: Any = None
@@ -251,7 +256,11 @@ def finish(t: Trial, rc: int) -> None:
     t.returncode = rc
     t.out.close()
     t.status = "ok" if rc == 0 else "failed"
-    t.logs = parse_logs((t.folder / "output.txt").read_text(errors="replace"))
+    text = (t.folder / "output.txt").read_text(errors="replace")
+    t.logs = parse_logs(text)
+    if rc != 0:
+        tail = text.strip().splitlines()
+        t.reason = tail[-1].removeprefix("trial failed: ") if tail else "no output"
     for lg in t.logs:                 # the whole digest (the log line shows its start)
         lg["sha256"] = npz_digest(lg["path"]) or lg["sha256"]
 
@@ -274,21 +283,22 @@ def npz_digest(path: str) -> str | None:
 def write_summary(out: Path, trials: list[Trial], info: dict[str, Any]) -> None:
     rows = [{"trial": t.index, "folder": t.folder.name, "status": t.status,
              "returncode": t.returncode, "wall_s": None if t.wall is None else round(t.wall, 3),
-             "params": t.params, "logs": t.logs} for t in trials]
+             "params": t.params, "logs": t.logs, "reason": t.reason} for t in trials]
     (out / "summary.json").write_text(json.dumps({**info, "trials": rows}, indent=1) + "\n")
     keys = sorted({k for t in trials for k in t.params})
     loggers = sorted({lg["logger"] for t in trials for lg in t.logs})
     with open(out / "summary.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["trial", "status", "wall_s", *keys,
-                    *[f"{lg}.{c}" for lg in loggers for c in ("samples", "sha256")]])
+                    *[f"{lg}.{c}" for lg in loggers for c in ("samples", "sha256")],
+                    "reason"])
         for t in trials:
             by = {lg["logger"]: lg for lg in t.logs}
             w.writerow([t.index, t.status, "" if t.wall is None else f"{t.wall:.3f}",
                         *[json.dumps(t.params.get(k)) for k in keys],
                         *[v for lg in loggers
                           for v in (by.get(lg, {}).get("samples", ""),
-                                    by.get(lg, {}).get("sha256", ""))]])
+                                    by.get(lg, {}).get("sha256", ""))], t.reason])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -361,8 +371,8 @@ def main(argv: list[str] | None = None) -> int:
         (t.folder / "params.json").write_text(json.dumps(t.params, indent=1) + "\n")
 
     def cmd_for(t: Trial) -> list[str]:
-        cmd = [sys.executable, "-m", "rtcf.manager", str(t.folder / "composition.yaml"),
-               "--no-corba", "--quiet", "--duration", repr(args.duration)]
+        cmd = [sys.executable, str(Path(__file__).resolve()), TRIAL_FLAG,
+               str(t.folder / "composition.yaml"), "--duration", repr(args.duration)]
         for o in overrides:
             cmd += ["-o", o]
         return cmd
@@ -378,10 +388,8 @@ def main(argv: list[str] | None = None) -> int:
                                 "overrides": overrides})
     failed = [t for t in trials if t.status == "failed"]
     for t in failed:
-        tail = (t.folder / "output.txt").read_text(errors="replace").strip().splitlines()
-        print(f"scripts/batch: trial {t.index} failed (exit {t.returncode}): "
-              f"{tail[-1] if tail else 'no output'} (see {t.folder / 'output.txt'})",
-              file=sys.stderr)
+        print(f"scripts/batch: trial {t.index} failed (exit {t.returncode}): {t.reason} "
+              f"(see {t.folder / 'output.txt'})", file=sys.stderr)
     print(f"scripts/batch: {sum(t.status == 'ok' for t in trials)} of {len(trials)} trials "
           f"ran in {wall:.1f} s; summary in {out / 'summary.csv'}", file=sys.stderr)
     if interrupted:
@@ -389,5 +397,83 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed else 0
 
 
+TRIAL_FLAG = "--run-one-trial"
+
+
+class _FirstErrors(logging.Handler):
+    """The first error each component logged (the exception's own words when it had one)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.first: dict[str, str] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        name = record.name.split(".", 1)[1] if record.name.startswith("rtcf.") else ""
+        if name and name not in self.first:
+            exc = record.exc_info[1] if record.exc_info else None
+            lines = [x for x in record.getMessage().splitlines() if x.strip()] or [""]
+            last = f"{type(exc).__name__}: {exc}" if exc is not None else \
+                lines[-1].strip() if len(lines) > 1 else ""      # a traceback's last line
+            self.first[name] = lines[0] + (f": {last}" if last else "")
+
+
+def run_one_trial(argv: list[str]) -> int:
+    """One trial, in its own process (what scripts/batch starts): the manager as
+    ``python -m rtcf.manager COMPOSITION --no-corba --quiet --duration S`` runs it, and the
+    trial fails (exit status 1, the last line naming it) when a component ended in ERROR:
+    a manager runs on with a component in ERROR (as OpenRTM's does), a trial's result is not
+    to be trusted then. Bad input: exit status 2."""
+    ap = argparse.ArgumentParser(prog=f"scripts/batch {TRIAL_FLAG}")
+    ap.add_argument("composition")
+    ap.add_argument("--duration", type=float, required=True)
+    ap.add_argument("-o", dest="overrides", action="append", default=[])
+    a = ap.parse_args(argv)
+    from rtcf import log as rlog
+    from rtcf import rtcconf
+    from rtcf.composition import load_composition
+    from rtcf.confcheck import check_conf
+    from rtcf.errors import RtcfError
+    from rtcf.lifecycle import LifeCycleState
+    from rtcf.manager import Manager
+    errors = _FirstErrors()
+    try:
+        conf = rtcconf.merge_conf(rtcconf.defaults(), rtcconf.load_conf(ROOT / "rtc.conf"))
+        conf = rtcconf.apply_overrides(conf, a.overrides)
+        for text in check_conf(conf):
+            print(f"scripts/batch: {text}", file=sys.stderr)
+        rlog.configure(conf)
+        logging.getLogger(rlog.ROOT).addHandler(errors)
+        mgr = Manager(conf, corba=False)
+        # a stop asked for while the system is being built ends it in order (rtcf.command)
+        signal.signal(signal.SIGINT, mgr.request_stop)
+        signal.signal(signal.SIGTERM, mgr.request_stop)
+        comp = load_composition(a.composition, default_rate=rtcconf.get_float(
+            conf, "exec_cxt.periodic.rate", 1000.0))
+        mgr.sim_stop_at = a.duration
+        mgr.build(comp)
+    except (RtcfError, OSError, LookupError) as e:
+        print(f"trial failed: {e}", file=sys.stderr)
+        return 2
+    mgr.log.info("running %s (%d components) for %g s of simulated time", comp.name,
+                 len(mgr.components), a.duration)
+    try:
+        mgr.run(a.duration, 0)
+        bad = [(name, ec.name) for name, c in mgr.components.items() for ec in c.ecs
+               if ec.get_component_state(c) is LifeCycleState.ERROR]
+    finally:
+        report = mgr.final_report()
+        mgr.shutdown()
+        print(report, file=sys.stderr)
+    if bad:
+        print("trial failed: " + "; ".join(
+            f"{name} ended in ERROR in {ec}"
+            + (f" ({errors.first[name]})" if name in errors.first else "")
+            for name, ec in bad), file=sys.stderr)
+        return 1
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == [TRIAL_FLAG]:
+        sys.exit(run_one_trial(sys.argv[2:]))
     sys.exit(main())

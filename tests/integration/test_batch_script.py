@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +84,54 @@ def test_a_folder_in_use_is_refused(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_failing_trial_is_named_with_its_output(tmp_path):
+def test_a_trial_that_fails_is_named_and_the_others_run_on(tmp_path):
+    # a posture of two angles for a six-joint arm: the Simulator refuses it when activated
+    # (it knows the model's joints then), goes to ERROR, and the manager would run on
+    out = tmp_path / "out"
+    done = batch(str(ARM), "--duration", "0.2", "-j", "2", "--out", str(out),
+                 "--sweep", f"Simulator0.initial_q=[{HOME}, [0, 0], {BENT}]", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "trial 1 failed (exit 1): Simulator0 ended in ERROR in arm" in done.stderr
+    assert "initial_q: expected 6 numbers, got shape (2,)" in done.stderr
+    assert "2 of 3 trials ran" in done.stderr
+    trials = json.loads((out / "summary.json").read_text())["trials"]
+    assert [t["status"] for t in trials] == ["ok", "failed", "ok"]
+    assert "Simulator0 ended in ERROR" in trials[1]["reason"] and not trials[0]["reason"]
+    for t in (trials[0], trials[2]):
+        with np.load(out / t["folder"] / "log" / "arm_sim_q.npz") as z:
+            assert len(z["t"]) == 200
+    rows = list(csv.DictReader((out / "summary.csv").open()))
+    assert "initial_q" in rows[1]["reason"] and rows[2]["status"] == "ok"
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_running_trials_and_writes_the_summary(tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "batch.py"), str(ARM),
+                             "--duration", "1e6", "--trials", "3", "-j", "1",
+                             "--out", str(out)],
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        first = out / "trial-000" / "output.txt"
+        deadline = time.monotonic() + 300      # the first trial runs (a slow machine: long)
+        while not (first.exists() and "running arm_sim" in first.read_text()):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stderr.read()
+        assert proc.wait(timeout=120) == 130, rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    trials = json.loads((out / "summary.json").read_text())["trials"]
+    assert [t["status"] for t in trials] == ["stopped", "waiting", "waiting"]
+    assert "simulation:" in first.read_text()         # it ended in order: its report
+    assert "0 of 3 trials ran" in rest
+
+
+@pytest.mark.slow
+def test_a_trial_that_cannot_start_is_named_with_its_output(tmp_path):
     comp = tmp_path / "fails.yaml"
     comp.write_text("name: fails\n"
                     "components:\n"
