@@ -134,9 +134,10 @@ def load(path: Path) -> tuple[dict[str, Any], Any]:
 
 
 def trial_composition(data: dict[str, Any], comp: Any, params: dict[str, Any],
-                      folder: Path) -> tuple[dict[str, Any], Any]:
+                      folder: Path, shared: bool = True) -> tuple[dict[str, Any], Any]:
     """The composition of one trial: the YAML data and the Composition, with ``params`` set
-    and the loggers' relative paths inside ``folder``."""
+    and the loggers' relative paths inside ``folder``. ``shared``: other trials run beside
+    this one (a logger's absolute path, which every trial would write, is refused)."""
     from dataclasses import replace
     data = json.loads(json.dumps(data))            # a deep copy of plain YAML data
     names = [d.name for d in comp.components]
@@ -152,6 +153,10 @@ def trial_composition(data: dict[str, Any], comp: Any, params: dict[str, Any],
             p = new.get("path", d.params.get("path", ""))
             if isinstance(p, str) and p and not os.path.isabs(p):
                 new["path"] = str(folder / p)
+            elif isinstance(p, str) and p and shared:
+                raise BatchError(f"{d.name}.path: {p} is an absolute path: every trial "
+                                 f"would write that one file; give a relative path (each "
+                                 f"trial's logger then writes in the trial's folder)")
         if not new:
             continue
         entry = data["components"][i]
@@ -355,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         docs = []
         for i, params in enumerate(sets):
             folder = out / f"trial-{i:03d}"
-            tdata, tcomp = trial_composition(data, comp, params, folder)
+            tdata, tcomp = trial_composition(data, comp, params, folder, len(sets) > 1)
             if i == 0 or params != sets[i - 1]:
                 check(tcomp, conf)
             trials.append(Trial(i, params, folder))

@@ -66,6 +66,11 @@ def test_a_sweep_runs_every_trial_and_collects_the_logs(tmp_path):
     (["--sweep", "Simulator0.stiffness=0.5"], "expected a YAML list of values to try"),
     (["--set", "Simulator0=0.5"], "expected INSTANCE.PARAM=VALUE"),
     (["--trials", "0"], "--trials: expected >= 1, got 0"),
+    (["--trials", "2", "--set", "qLog.path=/tmp/q.npz"],
+     "qLog.path: /tmp/q.npz is an absolute path: every trial would write that one file"),
+    (["--sweep", "Simulator0.initial_q=[[0, 0, 0, 0, 0, 0], 1.5]"], "initial_q"),
+    (["--duration", "0"], "--duration: expected simulated seconds > 0"),
+    (["-j", "0"], "--jobs: expected >= 1, got 0"),
 ])
 def test_bad_input_is_named_and_nothing_runs(tmp_path, args, message):
     out = tmp_path / "out"
@@ -149,3 +154,18 @@ def test_a_trial_that_cannot_start_is_named_with_its_output(tmp_path):
         (out / "trial-000" / "output.txt").read_text()
     summary = json.loads((out / "summary.json").read_text())
     assert [t["status"] for t in summary["trials"]] == ["failed", "failed"]
+
+
+@pytest.mark.parametrize("text,message", [
+    (None, "no_such.yaml"),
+    ("name: x\ncomponents:\n  - {type: NoSuchThing, module: nosuch}\n", "nosuch"),
+])
+def test_an_unknown_composition_is_named_and_nothing_runs(tmp_path, text, message):
+    comp = tmp_path / "no_such.yaml"
+    if text is not None:
+        comp.write_text(text)
+    out = tmp_path / "out"
+    done = batch(str(comp), "--duration", "0.1", "--out", str(out), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("scripts/batch: ") and message in done.stderr
+    assert not out.exists()
