@@ -126,7 +126,7 @@ def load(path: Path) -> tuple[dict[str, Any], Any]:
         comp = load_composition(str(path))
         data = yaml.safe_load(path.read_text())
     except (RtcfError, OSError, yaml.YAMLError) as e:
-        raise BatchError(f"{path}: {e}") from None
+        raise BatchError(str(e) if str(path) in str(e) else f"{path}: {e}") from None
     if not isinstance(data, dict) or len(data.get("components") or []) != len(comp.components):
         raise BatchError(f"{path}: the batch needs a composition that declares its "
                          f"components in its own file (no includes)")
