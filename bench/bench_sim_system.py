@@ -261,6 +261,16 @@ def main() -> int:
         print(table(["system", "how", "sim [s]", "wall [s]", "RTF", "wall/cycle [us]",
                      "CPU/cycle [us]", "bare CPU/period [us]", "x physics"], rows,
                     digits=2))
+        targets = {"arm_sim": 8.0, "nao_sim": 1.2}          # issue 24's targets, x physics
+        for n in names:
+            inproc = next(r for r in rows if r[0] == n and r[1] == "in process (SimSystem)")
+            run = next((r for r in rows if r[0] == n and str(r[1]).startswith("scripts/run")
+                        and r[4]), None)
+            line = f"{n}: in process {inproc[8]:.2f}x the physics (target <= {targets[n]:g})"
+            if run is not None:
+                line += (f"; scripts/run's wall per simulated s {inproc[4] / run[4]:.2f}x "
+                         f"in process's (target <= 1.2)")
+            print(line)
         print()
     if "realtime" in parts:
         all_rows, all_summary = [], []
