@@ -127,6 +127,12 @@ def load(path: Path) -> tuple[dict[str, Any], Any]:
         data = yaml.safe_load(path.read_text())
     except (RtcfError, OSError, yaml.YAMLError) as e:
         raise BatchError(str(e) if str(path) in str(e) else f"{path}: {e}") from None
+    from rtcf.launcher import processes
+    procs = processes(comp)
+    if len(procs) > 1:
+        raise BatchError(f"{path}: its components run in processes {', '.join(procs)}; a "
+                         f"trial of a batch runs in one process (the one-process "
+                         f"composition gives the same results, bit for bit)")
     if not isinstance(data, dict) or len(data.get("components") or []) != len(comp.components):
         raise BatchError(f"{path}: the batch needs a composition that declares its "
                          f"components in its own file (no includes)")

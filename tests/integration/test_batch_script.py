@@ -158,6 +158,8 @@ def test_a_trial_that_cannot_start_is_named_with_its_output(tmp_path):
 
 @pytest.mark.parametrize("text,message", [
     (None, "no_such.yaml"),
+    ((ROOT / "compositions" / "arm_sim_split.yaml").read_text(),
+     "its components run in processes main, planner; a trial of a batch runs in one process"),
     ("name: x\ncomponents:\n  - {type: NoSuchThing, module: nosuch}\n", "nosuch"),
 ])
 def test_an_unknown_composition_is_named_and_nothing_runs(tmp_path, text, message):
