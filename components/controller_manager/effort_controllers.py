@@ -91,6 +91,11 @@ class JointEffortController(JointPositionController):
         self._have = np.zeros(n, dtype=bool)
         # i_error is wound back to i_term / i where i != 0 (control_toolbox); 0 elsewhere
         self._inv_i = np.divide(1.0, self.i, out=np.zeros(n), where=self.i != 0.0)
+        # update() works on Python floats (a handful of joints: scalar math costs less than
+        # a numpy call per step); the gains as lists, the joints' robot indices as ints
+        self._gains = list(zip(self.p.tolist(), self.i.tolist(), self.d.tolist(),
+                               self.i_clamp.tolist(), self._inv_i.tolist()))
+        self._joints = [int(k) for k in self.idx]
         return True
 
     def starting(self, time: float) -> None:
@@ -99,33 +104,42 @@ class JointEffortController(JointPositionController):
         self.effort.fill(0.0)
 
     def update(self, time: float, period: float) -> None:
+        """The PID of every joint, on Python floats, in numpy's order of operations (the
+        same bits as elementwise float64 arithmetic; the clamps as np.minimum /
+        np.maximum, NaN passed on). Runs in: EC thread (the manager's tick)."""
         robot = self.robot
+        joints = self._joints
+        sp = self.setpoint.tolist()
+        sv = self.setpoint_velocity.tolist()
         if self.follow_reference:
-            ref, have = self._ref, self._have
-            np.take(robot.reference, self.idx, out=ref)
-            np.isfinite(ref, out=have)
-            np.copyto(self.setpoint, ref, where=have)
-            np.take(robot.reference_velocity, self.idx, out=self._ref_v)
-            np.copyto(self.setpoint_velocity, self._ref_v, where=have)
-        q, dq, tmp, e = self._q, self._dq, self._tmp, self.effort
-        np.take(robot.position, self.idx, out=q)
-        np.take(robot.velocity, self.idx, out=dq)
-        np.subtract(self.setpoint, q, out=self.error)
-        # integral with the clamp of control_toolbox's Pid
-        np.multiply(self.error, period, out=tmp)
-        self.i_error += tmp
-        it = self._i_term
-        np.multiply(self.i, self.i_error, out=it)
-        np.minimum(it, self.i_clamp, out=it)
-        np.maximum(it, -self.i_clamp, out=it)
-        np.multiply(it, self._inv_i, out=self.i_error)
-        # effort = p e + i_term + d (v_sp - dq)
-        np.multiply(self.p, self.error, out=e)
-        e += it
-        np.subtract(self.setpoint_velocity, dq, out=tmp)
-        tmp *= self.d
-        e += tmp
-        robot.effort_command[self.idx] = e
+            ref, ref_v = robot.reference.tolist(), robot.reference_velocity.tolist()
+            for j, k in enumerate(joints):
+                r = ref[k]
+                if r - r == 0.0:                          # finite: follow it
+                    sp[j] = r
+                    sv[j] = ref_v[k]
+            self.setpoint[:] = sp
+            self.setpoint_velocity[:] = sv
+        pos, vel = robot.position.tolist(), robot.velocity.tolist()
+        i_error = self.i_error.tolist()
+        err, i_term, effort = [0.0] * len(joints), [0.0] * len(joints), [0.0] * len(joints)
+        for j, k in enumerate(joints):
+            p, i, d, clamp, inv_i = self._gains[j]
+            e = sp[j] - pos[k]
+            # integral with the clamp of control_toolbox's Pid
+            it = i * (i_error[j] + e * period)
+            it = it if it < clamp or it != it else clamp       # np.minimum(it, clamp)
+            it = it if it > -clamp or it != it else -clamp     # np.maximum(it, -clamp)
+            i_error[j] = it * inv_i
+            # effort = p e + i_term + d (v_sp - dq)
+            err[j] = e
+            i_term[j] = it
+            effort[j] = p * e + it + (sv[j] - vel[k]) * d
+        self.error[:] = err
+        self.i_error[:] = i_error
+        self._i_term[:] = i_term
+        self.effort[:] = effort
+        robot.effort_command[self.idx] = self.effort
 
     def state_values(self) -> dict[str, Any]:
         out = JointPositionController.state_values(self)

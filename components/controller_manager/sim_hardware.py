@@ -83,13 +83,11 @@ class SimulatorHardware:
         self._tau = np.zeros(0)
         self._cmd = np.zeros(n)
         self._identity = False
-        self._prev_ref = np.zeros(n)
+        # the reference's last value and the time it last changed, per joint: Python lists
+        # (scalar math on a handful of joints costs less than a numpy call per step)
+        self._prev_ref = [0.0] * n
         self._prev_ref_t: float | None = None
-        self._t_change = np.zeros(n)
-        self._changed = np.zeros(n, dtype=bool)
-        self._mask = np.zeros(n, dtype=bool)
-        self._tmp = np.zeros(n)
-        self._dt = np.zeros(n)
+        self._t_change = [0.0] * n
         self.hold = 0.02               # [s] unchanged reference this long: velocity 0
         self.halted = False            # torque-controlled joints are never "not stiff"
         self.command_interfaces = ("effort",)   # what controllers may claim here
@@ -123,9 +121,14 @@ class SimulatorHardware:
         if sim is None:
             return
         s = sim.sensors
-        np.take(s.q, self._idx, out=robot.position)
-        np.take(s.dq, self._idx, out=robot.velocity)
-        np.take(s.tau, self._idx, out=robot.effort)
+        if self._identity:                  # the model's joints in the manager's order
+            robot.position[:] = s.q
+            robot.velocity[:] = s.dq
+            robot.effort[:] = s.tau
+        else:
+            np.take(s.q, self._idx, out=robot.position)
+            np.take(s.dq, self._idx, out=robot.velocity)
+            np.take(s.tau, self._idx, out=robot.effort)
         if self.q_ref is not None and self.q_ref.read_newest() is ReadStatus.NEW:
             self._take_reference(robot, self.q_ref.value.data, time)
 
@@ -140,27 +143,26 @@ class SimulatorHardware:
         if q.shape != ref.shape:
             self.bad_samples += 1                     # counted; the old reference stays
             return
-        vel, prev, t_chg = robot.reference_velocity, self._prev_ref, self._t_change
-        changed, tmp, dt = self._changed, self._tmp, self._dt
+        prev, t_chg = self._prev_ref, self._t_change
+        values = q.tolist()
         if self._prev_ref_t is None:
-            np.copyto(prev, q)
-            t_chg.fill(time)
-            vel.fill(0.0)
+            prev[:] = values
+            t_chg[:] = [time] * len(values)
+            robot.reference_velocity.fill(0.0)
         else:
-            mask = self._mask
-            np.not_equal(q, prev, out=changed)
-            np.subtract(time, t_chg, out=dt)
-            np.greater(dt, 0.0, out=mask)
-            np.logical_and(mask, changed, out=mask)
-            np.subtract(q, prev, out=tmp)
-            np.divide(tmp, dt, out=tmp, where=mask)
-            np.copyto(vel, tmp, where=mask)
-            np.copyto(t_chg, time, where=changed)
-            np.copyto(prev, q, where=changed)
-            np.subtract(time, t_chg, out=dt)
-            np.greater(dt, self.hold, out=mask)
-            np.copyto(vel, 0.0, where=mask)
-            np.nan_to_num(vel, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+            vel = robot.reference_velocity.tolist()
+            hold = self.hold
+            for j, v in enumerate(values):
+                if v != prev[j]:                       # changed (NaN: always)
+                    dt = time - t_chg[j]
+                    if dt > 0.0:
+                        vel[j] = (v - prev[j]) / dt
+                    t_chg[j] = time
+                    prev[j] = v
+                w = vel[j]
+                if time - t_chg[j] > hold or w - w != 0.0:   # held, or NaN / +-inf: 0
+                    vel[j] = 0.0
+            robot.reference_velocity[:] = vel
         np.copyto(ref, q)
         self._prev_ref_t = time
 
@@ -169,8 +171,13 @@ class SimulatorHardware:
         if self.sim is None:
             return
         cmd = self._cmd
-        np.copyto(cmd, robot.effort_command)
-        np.nan_to_num(cmd, copy=False, nan=0.0)
+        values = robot.effort_command.tolist()
+        total = sum(values)
+        if total - total == 0.0:            # every command finite: NaN or inf shows in the sum
+            cmd[:] = values
+        else:                               # NaN: 0 (no controller); +-inf: the largest float
+            np.copyto(cmd, robot.effort_command)
+            np.nan_to_num(cmd, copy=False, nan=0.0)
         if self._identity:
             self.sim.set_torques(cmd)
         else:

@@ -197,3 +197,54 @@ def test_a_command_of_a_type_the_hardware_does_not_take_fails_loudly():
     r.tick(2)
     assert "assignment destination is read-only (a command array of an interface type the " \
            "hardware does not take; it takes effort)" in r.core.slot("vel").stats.last_error
+
+
+def _pid_elementwise(c, robot, period):
+    """The PID of control_toolbox as elementwise float64 numpy (the formula of the module
+    doc, in its order of operations): what update() computes on Python floats."""
+    idx = np.asarray(c.idx)
+    sp, sv = c.setpoint.copy(), c.setpoint_velocity.copy()
+    if c.follow_reference:
+        ref, ref_v = robot.reference[idx], robot.reference_velocity[idx]
+        have = np.isfinite(ref)
+        sp[have], sv[have] = ref[have], ref_v[have]
+    error = sp - robot.position[idx]
+    i_error = c.i_error + error * period
+    i_term = np.maximum(np.minimum(c.i * i_error, c.i_clamp), -c.i_clamp)
+    inv_i = np.divide(1.0, c.i, out=np.zeros(len(idx)), where=c.i != 0.0)
+    effort = c.p * error + i_term + (sv - robot.velocity[idx]) * c.d
+    return sp, sv, error, i_term * inv_i, effort
+
+
+@pytest.mark.parametrize("follow", [False, True])
+def test_update_gives_the_elementwise_formula_bit_for_bit(follow):
+    # NaN positions and references, signed zeros, the clamp reached and not, zero periods
+    names = [f"j{k}" for k in range(7)]
+    rng = np.random.default_rng(7)
+    checked = 0
+    for trial in range(40):
+        joints = sorted(rng.choice(7, size=int(rng.integers(1, 8)), replace=False).tolist())
+        robot = ReferenceRobotState(names, [-3.0] * 7, [3.0] * 7)
+        c = JointEffortController()
+        c.name = "pid"
+        c.robot = robot
+        c.init(robot, {"joints": [names[k] for k in joints], "reference": follow,
+                       "p": float(rng.choice([0.0, 350.0])), "i": float(rng.choice([0.0, 40.0])),
+                       "d": (rng.random(len(joints)) * 10).tolist(),
+                       "i_clamp": float(rng.choice([0.0, 0.5, 30.0]))})
+        c.starting(0.0)
+        for step in range(50):
+            for a in (robot.position, robot.velocity, robot.reference, robot.reference_velocity):
+                a[:] = rng.normal(size=7)
+            robot.position[int(rng.integers(7))] = [np.nan, 0.0, -0.0][step % 3]
+            robot.reference[int(rng.integers(7))] = [np.nan, np.inf, -0.0][step % 3]
+            period = [1e-3, 0.0, 1.1e-3][step % 3]
+            want = _pid_elementwise(c, robot, period)
+            robot.effort_command.fill(np.nan)
+            c.update(step * 1e-3, period)
+            got = (c.setpoint, c.setpoint_velocity, c.error, c.i_error, c.effort)
+            for w, g in zip(want, got):
+                assert g.tobytes() == w.tobytes(), (trial, step, w, g)
+            assert robot.effort_command[c.idx].tobytes() == want[4].tobytes()
+            checked += 1
+    assert checked == 2000

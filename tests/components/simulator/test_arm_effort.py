@@ -137,3 +137,43 @@ def test_manager_without_its_simulator_is_refused_before_anything_starts():
     assert "nosim.yaml: components[0]: ControllerManager0: service port 'hardware' needs a " \
            "SimulatorLocal" in str(e.value)
     assert "{from: ControllerManager0.hardware, to: Simulator0.SimulatorService}" in str(e.value)
+
+
+def _reference_velocity_elementwise(q, prev, t_change, vel, time, hold):
+    """The reference velocity as elementwise float64 numpy (see _take_reference): the velocity
+    of a joint whose reference changed, over the time since it last changed; 0 after
+    ``hold`` seconds unchanged; NaN and +-inf as 0. Returns (vel, prev, t_change)."""
+    changed = q != prev
+    dt = time - t_change
+    moved = changed & (dt > 0.0)
+    vel = vel.copy()
+    with np.errstate(all="ignore"):
+        vel[moved] = (q[moved] - prev[moved]) / dt[moved]
+    t_change = np.where(changed, time, t_change)
+    prev = np.where(changed, q, prev)
+    vel[time - t_change > hold] = 0.0
+    vel[~np.isfinite(vel)] = 0.0
+    return vel, prev, t_change
+
+
+def test_reference_velocity_gives_the_elementwise_formula_bit_for_bit():
+    names = [f"j{k}" for k in range(6)]
+    rng = np.random.default_rng(3)
+    for trial in range(30):
+        hw, robot = SimulatorHardware(names), ReferenceRobotState(names)
+        q, t = rng.normal(size=6), 0.0
+        hw._take_reference(robot, q, t)
+        prev, t_change, vel = q.copy(), np.full(6, t), np.zeros(6)
+        for step in range(100):
+            t += [1e-3, 0.0, 0.03, 1e-3][step % 4]       # repeated stamps, a long pause
+            q = q.copy()
+            k = int(rng.integers(6))
+            q[rng.random(6) < 0.6] += rng.normal() * 1e-3  # some joints repeat their value
+            if step % 7 == 0:
+                q[k] = [np.nan, np.inf, -1e308, 1e308][step % 4]
+            want = _reference_velocity_elementwise(q, prev, t_change, vel, t, hw.hold)
+            with np.errstate(all="ignore"):
+                hw._take_reference(robot, q, t)
+            vel, prev, t_change = want
+            assert robot.reference_velocity.tobytes() == vel.tobytes(), (trial, step)
+            assert robot.reference.tobytes() == q.tobytes()
