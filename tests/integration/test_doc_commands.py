@@ -201,6 +201,16 @@ HOW: dict[str, Run | By] = {
     ".venv/bin/python bench/bench_sim_system.py":
         Run(variant=".venv/bin/python bench/bench_sim_system.py --seconds 1 --rounds 1 "
                     "--warmup 0 --only fast --system nao_sim", expect=r"nao_sim"),
+    # -- batches of trials (docs/simulator.md "Batches of trials") -------------------------
+    "scripts/batch compositions/arm_sim.yaml --duration 5 --trials 8":
+        Run(variant="scripts/batch compositions/arm_sim.yaml --duration 0.2 --trials 2",
+            expect=r"2 of 2 trials ran .*summary in \S*batch-arm_sim/summary\.csv"),
+    "scripts/batch compositions/arm_sim.yaml --duration 2 --out arm-postures --sweep "
+    "'Simulator0.initial_q=[[0, 0, 1.5708, 0, 1.5708, 0], [0, 0.3, 1.2, 0, 1.5708, 0]]'":
+        Run(variant="scripts/batch compositions/arm_sim.yaml --duration 0.2 --out arm-postures "
+                    "--sweep 'Simulator0.initial_q=[[0, 0, 1.5708, 0, 1.5708, 0], "
+                    "[0, 0.3, 1.2, 0, 1.5708, 0]]' && ls arm-postures/trial-001/log",
+            expect=r"2/2 trials done(.|\n)*arm_sim_q\.npz"),
     # -- the benchmarks' own page (bench/README.md): a short run of each ---------------------
     # (the synopsis lines show the options in brackets: run with small values)
     "PYTHONPATH=. python bench/bench_ec.py [--seconds 10] [--rate 1000] [--no-fifo]":
@@ -232,6 +242,12 @@ HOW: dict[str, Run | By] = {
         Run(variant=".venv/bin/python bench/bench_sim_system.py --only realtime -o "
                     "exec_cxt.periodic.sched_fifo:NO --seconds 1 --rounds 1 --warmup 0",
             expect=r"cyclictest"),
+    ".venv/bin/python bench/bench_batch.py --trials 8 --duration 5 --rounds 2":
+        Run(variant=".venv/bin/python bench/bench_batch.py --trials 2 --duration 0.2 "
+                    "--rounds 1", expect=r"batch / one after another: median"),
+    ".venv/bin/python bench/profile_sim.py --system arm_sim --seconds 20":
+        Run(variant=".venv/bin/python bench/profile_sim.py --system arm_sim --seconds 0.5",
+            expect=r"in the cycle|py-spy: not installed"),
     ".venv/bin/python bench/bench_web.py --seconds 10 --rounds 2":
         Run(variant=".venv/bin/python bench/bench_web.py --seconds 1 --rounds 1 --warmup 3 "
                     "--only default", expect=r"with web view"),
