@@ -314,10 +314,9 @@ def write_summary(out: Path, trials: list[Trial], info: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="scripts/batch", description=__doc__.split("\n\n")[0],
-        epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+        prog="scripts/batch", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("composition", help="the composition YAML file")
+    ap.add_argument("composition", help="the composition YAML file of the trials.")
     ap.add_argument("--duration", type=float, required=True, metavar="S",
                     help="simulated seconds per trial")
     ap.add_argument("--trials", type=int, default=1, metavar="N",
