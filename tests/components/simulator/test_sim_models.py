@@ -44,6 +44,15 @@ def test_joint_order_and_limits_match_the_project_model(name, yaml_name, floatin
         assert (lower[k], upper[k]) == (-0.103083, 2.120198)
         np.testing.assert_allclose([m.lower[k], m.upper[k]], [-0.092328, 2.11255], atol=1e-6)
         lower[k], upper[k] = -0.092328, 2.11255
+    velocity = [j["velocity"] for j in joints]
+    if name == "m1013":
+        # the project file holds the URDF's 150 deg and 90 deg/s on every joint; the simulated
+        # arm has its controller's ranges and speeds, wider (see mjcf.py)
+        assert upper == [2.617] * 6 and velocity == [1.571] * 6
+        reach = np.radians(mjcf.M1013_RANGE_DEG)
+        assert np.all(reach >= np.array(upper)) and np.all(-reach <= np.array(lower))
+        lower, upper = -reach, reach
+        velocity = np.radians(mjcf.M1013_SPEED_DEG)
     np.testing.assert_allclose(m.lower, lower, atol=3e-4)
     np.testing.assert_allclose(m.upper, upper, atol=3e-4)
     effort = [j["torque"] for j in joints]
@@ -51,7 +60,7 @@ def test_joint_order_and_limits_match_the_project_model(name, yaml_name, floatin
         assert effort == [30] * 6
         effort = mjcf.M1013_EFFORT
     np.testing.assert_allclose(m.effort_limit, effort, rtol=1e-6)
-    np.testing.assert_allclose(m.velocity_limit, [j["velocity"] for j in joints], rtol=1e-6)
+    np.testing.assert_allclose(m.velocity_limit, velocity, rtol=1e-6)
     assert m.timestep == 0.001
 
 
