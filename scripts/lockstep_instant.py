@@ -108,8 +108,11 @@ def draw(out: Path, rtt: float, planner: float, local: float, period: float = 10
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "img" / "lockstep_instant.png")
+    ap = argparse.ArgumentParser(prog="scripts/lockstep_instant",
+                                 description=__doc__.split("\n\n    scripts/")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "img" / "lockstep_instant.png",
+                    help="the PNG to write (default: docs/img/lockstep_instant.png)")
     ap.add_argument("--rtt", type=float, default=120.0,
                     help="the step's round trip without the cycle [us]")
     ap.add_argument("--planner", type=float, default=40.0,
