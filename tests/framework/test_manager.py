@@ -176,7 +176,7 @@ def test_status_line_shows_lost_and_suspect_connections():
         m.shutdown()
 
 
-# -- issue 22 item 11: a component type's own pre-start check (Component.check_config) ----------
+# -- a component type's own pre-start check (Component.check_config) ----------
 
 class Picky(Src):
     """Needs an even count of channels and a rate that divides 1 kHz; records its contexts."""

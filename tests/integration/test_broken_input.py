@@ -280,7 +280,7 @@ REFUSED: dict[str, tuple[dict[str, str | bytes], list[str], list[str]]] = {
     "composition larger than the limit": (
         {"c.yaml": "#" * (8 * 1024 * 1024 + 10)}, ["c.yaml"],
         [r"c\.yaml: cannot read composition: larger than the 8 MiB limit"]),
-    # issue 22 item 11: what a component checked only at activation or creation (a traceback,
+    # what a component checked only at activation or creation (a traceback,
     # the component in ERROR, the run going on and exiting 0) is refused before anything starts
     "Simulator EC rate not a whole multiple of the model's timestep": (
         {"c.yaml": SIM + "execution_contexts:\n  - {name: sim, rate: 300, members: [Sim]}\n"},
@@ -337,7 +337,7 @@ REFUSED: dict[str, tuple[dict[str, str | bytes], list[str], list[str]]] = {
                    "{tcp_offset: [0, 0, 100]}}\n"}, ["c.yaml"],
         [r"components\[0\]\.params\.tcp_offset: expected 6 values, got 3: \[0\.0, 0\.0, "
          r"100\.0\]"]),
-    # issue 22 item 20: a cycle trace asked of a system in simulation time wrote nothing
+    # a cycle trace asked of a system in simulation time wrote nothing
     "cycle trace asked in simulation time": (
         {"c.yaml": GAIN + "simulation: {real_time_factor: 0}\n"},
         ["c.yaml", "-o", "exec_cxt.periodic.trace:YES"],

@@ -1,5 +1,4 @@
-"""Every shell command shown in README.md, bench/README.md and docs/*.md is run by a test
-(issue 22 item 20).
+"""Every shell command shown in README.md, bench/README.md and docs/*.md is run by a test.
 
 The commands are read from the pages' code blocks (tests/integration/doc_commands.py). Each
 one has an entry in ``HOW``, checked here against the pages both ways (no command without an

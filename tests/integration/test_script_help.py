@@ -1,4 +1,4 @@
-"""Issue 22 item 20: every script's --help reads as written: named as the user types it
+"""Every script's --help reads as written: named as the user types it
 (scripts/<name>), the whole description (not its first line cut mid-sentence), a help text
 for every option, and no reference to a document outside the repository ("spec 4.6", "the
 seed's")."""

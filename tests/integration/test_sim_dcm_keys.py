@@ -67,7 +67,7 @@ def test_a_position_command_moves_the_simulated_joint(dcm):
     assert dcm.getValue(f"{P}HeadYaw/Position/Sensor/Value") == pytest.approx(0.5, abs=0.02)
 
 
-# -- issue 22 item 10: the default system's simulator, reachable through the DCM ----------------
+# -- the default system's simulator, reachable through the DCM ----------------
 
 def test_nao_sim_offers_the_simulator_service_on_the_dcm(dcm, naming, module_launch):
     """Push, ground truth, pause / step / resume (on the process's simulated time base: the

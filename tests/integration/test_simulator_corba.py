@@ -108,7 +108,7 @@ def test_a_model_that_does_not_load_is_refused_naming_the_file(naming, tmp_path,
     assert "Traceback" not in out, out
 
 
-# -- issue 22 item 8: pushes are bounded; a blown-up simulation is a fault, reported ---------
+# -- pushes are bounded; a blown-up simulation is a fault, reported ---------
 
 def test_the_issues_push_of_1e5_newton_is_refused_over_corba(svc):
     with pytest.raises(Simulation.SimulatorError) as info:

@@ -174,7 +174,7 @@ def test_a_physics_blow_up_sends_the_dcm_to_error_and_a_reset_starts_afresh(nao,
     assert dcm.robot_body.sim.sensors.base_pos[2] > 0.3          # standing again
 
 
-# -- issue 22 item 10: the simulator behind the DCM, reachable -----------------------------------
+# -- the simulator behind the DCM, reachable -----------------------------------
 
 def test_the_dcm_on_mujoco_offers_the_simulator_service_and_the_ground_truth_pose(nao):
     """Push, body states, the wall-clock pause and step, reset: the Simulator's servant code

@@ -300,7 +300,7 @@ def test_velocity_limit_exceedances_are_counted(arm):
     assert sim.velocity_exceeded == 0
 
 
-# -- issue 22 item 9: the NAO's joint speeds follow its motors' torque-speed line --------------
+# -- the NAO's joint speeds follow its motors' torque-speed line --------------
 
 @pytest.mark.parametrize("joint, target", [("HeadYaw", 2.0), ("HeadYaw", -2.0),
                                            ("HeadPitch", 0.4), ("LShoulderPitch", -1.5),
@@ -346,7 +346,7 @@ def test_back_emf_is_the_torque_speed_line_and_acts_only_on_powered_joints(nao):
     assert not np.any(arm.model.back_emf)
 
 
-# -- issue 22 item 8: bounded pushes, divergence reported (never silently reset) ----------------
+# -- bounded pushes, divergence reported (never silently reset) ----------------
 
 UNSTABLE = Path(__file__).resolve().parents[2] / "data" / "unstable_servo.xml"
 

@@ -293,7 +293,7 @@ def test_reset_through_the_servant(nao):
     assert nao.comp.sim.time == pytest.approx(0.01)
 
 
-# -- issue 22 item 8: a blown-up simulation is a fault of the component, reported ------------
+# -- a blown-up simulation is a fault of the component, reported ------------
 
 UNSTABLE = Path(__file__).resolve().parents[2] / "data" / "unstable_servo.xml"
 
