@@ -1,4 +1,4 @@
-"""DCM component (NAO Device Communication Manager), spec section 1.
+"""DCM component (NAO Device Communication Manager).
 
 Pure core modules (no rtcf / omniORB import): ``devices`` (actuator and sensor tables from the
 model file), ``timeline`` (timed-command buffers, aliases, the per-cycle computation) and

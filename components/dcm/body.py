@@ -5,8 +5,10 @@ Arrays are allocated in the constructor; ``update`` works in place (house style 
 
 The DCM core (timeline.py) buffers and interpolates commands without clamping them; the
 joint Position command is clamped to the model's joint limits when it is sent to the device
-(spec 1.4 PD), which is here. LHipYawPitch and RHipYawPitch are one motor (spec 1.1 PD): a
-command to RHipYawPitch is stored by the DCM, but both Position sensors follow LHipYawPitch.
+(the project's choice: NAOqi documents no clamping in the DCM), which is here. LHipYawPitch
+and RHipYawPitch are one motor on NAO (public drivers such as naoqi_dcm_driver leave
+RHipYawPitch out of stiffness aliases): a command to RHipYawPitch is stored by the DCM, but
+both Position sensors follow LHipYawPitch.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ class SimulatedBody:
         self._cmd = np.zeros(n)
         self._gain = np.zeros(n)
         names = devices.joint_names
-        # The coupled hip motor (spec 1.1 PD); absent in test robots without legs.
+        # The coupled hip motor (module doc); absent in test robots without legs.
         if "LHipYawPitch" in names and "RHipYawPitch" in names:
             self._hip = (names.index("LHipYawPitch"), names.index("RHipYawPitch"))
         else:

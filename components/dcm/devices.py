@@ -3,12 +3,12 @@
 Pure: imports neither rtcf nor omniORB, and reads no clock. The tables are immutable once
 built; the DCM core (timeline.py) and the simulated body (body.py) index into them.
 
-Key names follow spec section 1.1: ``<Device>/<Quantity>/<Actuator|Sensor>/Value``. The DCM
-accepts a key with or without the prefix ``Device/SubDeviceList/`` (PD: strip exactly that
-prefix when present; matching is case-sensitive). The tables store the short form.
+Key names follow NAOqi's ALMemory keys: ``<Device>/<Quantity>/<Actuator|Sensor>/Value``. The
+DCM accepts a key with or without the prefix ``Device/SubDeviceList/`` (stripped exactly, when
+present; matching is case-sensitive). The tables store the short form.
 
 Actuator order (the order of ``DcmCore.values``):
-  1. the joint Position actuators, ALMotion body order (spec section 1.1);
+  1. the joint Position actuators, ALMotion body order (getJointNames("Body"));
   2. the joint Hardness actuators, same order;
   3. the non-joint actuators of the model's ``devices:`` section, in file order.
 Sensor order: the joint Position sensors, body order.
@@ -32,7 +32,7 @@ class ModelError(ValueError):
 
 
 def normalize_key(key: str) -> str:
-    """Strip exactly ``Device/SubDeviceList/`` if ``key`` starts with it (spec 1.1 PD)."""
+    """Strip exactly ``Device/SubDeviceList/`` if ``key`` starts with it."""
     if key.startswith(DEVICE_PREFIX):
         return key[len(DEVICE_PREFIX):]
     return key
@@ -72,7 +72,7 @@ class DeviceTable:
       actuator_keys      tuple of short actuator keys, actuator order
       actuator_ranges    (n_actuators, 2) float array: joint limits for Position actuators,
                          [0, 1] for Hardness, the model's range for other devices
-      interpolate        (n_actuators,) bool array (spec 1.3: all True for the 1.1 set)
+      interpolate        (n_actuators,) bool array (True for joints; a device's own ``interpolate``)
       sensor_keys        tuple of short sensor keys
       position_actuators (n_joints,) int array: actuator index of each joint's Position
       hardness_actuators (n_joints,) int array: actuator index of each joint's Hardness

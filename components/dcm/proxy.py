@@ -1,6 +1,6 @@
 """DCMProxy: the NAOqi DCM API with its nested-list (ALValue) arguments, over CORBA.
 
-The seed's Python examples run unchanged once the proxy is obtained::
+The Python examples of NAOqi's DCM documentation run unchanged once the proxy is obtained::
 
     dcm = DCMProxy("DCM0")                 # instead of ALProxy("DCM", "127.0.0.1", 9559)
     dcm.createAlias(["ChestLeds", ["ChestBoard/Led/Red/Actuator/Value", ...]])
@@ -59,7 +59,7 @@ def _list(x: Any, where: str) -> list:
 
 
 def _timed(cmds: Any, api: str, where: str) -> list:
-    # importance is validated and ignored (spec 1.6), so 0 goes on the wire
+    # importance is validated and ignored (NAOqi never implemented it), so 0 goes on the wire
     return [NAO.TimedCommand(v, t, 0) for t, v in _parse_timed_list(cmds, api, where)]
 
 
@@ -153,7 +153,7 @@ class DCMProxy:
                           for x, row in enumerate(_list(c[5], f"{api}: [5]"))]
         if mode == "time-mixed":
             _send(self.service.setAliasTimeMixed, name, kind, members)
-        else:   # importance is validated and ignored (spec 1.6): 0 fits the IDL long
+        else:   # importance is validated and ignored (never implemented): 0 fits the IDL long
             _send(self.service.setAliasTimeSeparate, name, kind, 0, times, values)
 
     # ALMemory-style reads

@@ -4,14 +4,14 @@ Pure: imports neither rtcf nor omniORB and never reads a clock; DCM time [ms, in
 in (house style 4). Everything here runs in the EC thread of the DCM shell (house style 3):
 the shell queues ``set``/``set_alias``/``create_alias`` calls into that thread.
 
-Behaviour follows section 1 of the project's component specification (the NAOqi DCM
-documentation restated; the numbers below are its subsections):
+Behaviour follows NAOqi's DCM documentation (DCM::set, setAlias, createAlias, getTime):
   * one time-sorted buffer per actuator, lastCmdTime/lastCmdValue, lastCycleTime/
-    lastCycleValue and the anchor rule of the per-cycle computation (1.3);
-  * ``set`` with the four update kinds (1.4), aliases and both ``setAlias`` layouts (1.5),
-    importance accepted and ignored (1.6), NaN rules (1.7), errors (1.9), 512 commands per
-    actuator (1.3 PD).
-The arguments are the nested lists of the NAOqi ALValue examples (seed 000_866353d624d1747a).
+    lastCycleValue and the anchor rule of the per-cycle computation (``DcmCore.step``);
+  * ``set`` with the four update kinds, aliases and both ``setAlias`` layouts (time-mixed
+    and time-separate), importance accepted and ignored (NAOqi never implemented it), NaN
+    commands dropped, errors raised as DcmError, 512 commands per actuator (the NAOqi 2.x
+    limit; the 1.x documentation said 4096).
+The arguments are the nested lists (ALValue) of the documentation's examples.
 
 Every call is validated completely and staged on copies of the touched buffers before any
 state changes, so a rejected call raises DcmError and leaves the core exactly as it was.
@@ -37,14 +37,15 @@ from .devices import DeviceTable
 __all__ = ["DcmError", "DcmCore", "UPDATE_KINDS", "MAX_COMMANDS"]
 
 UPDATE_KINDS = ("Merge", "ClearAll", "ClearAfter", "ClearBefore")
-MAX_COMMANDS = 512  # per actuator (spec 1.3 PD: the NAOqi 2.x figure)
-# DCM time is a signed 32-bit int that the DCM treats as unsigned (spec 1.2): accept both views.
+MAX_COMMANDS = 512  # per actuator (the NAOqi 2.x figure)
+# DCM time is a signed 32-bit int that the DCM treats as unsigned: accept both views.
 TIME_MIN = -(2 ** 31)
 TIME_MAX = 2 ** 32 - 1
 
 
 class DcmError(ValueError):
-    """A rejected DCM call (spec 1.9). The message names the call, the position and the fault.
+    """A rejected DCM call (NAOqi raises ALError). The message names the call, the position
+    and the fault.
 
     The core's state is unchanged when this is raised.
     """
@@ -107,7 +108,7 @@ def _check_time(t: Any, api: str, where: str) -> int:
 
 
 def _check_value(v: Any, api: str, where: str) -> float:
-    """Return the value as float (NaN allowed: the caller drops it, spec 1.7)."""
+    """Return the value as float (NaN allowed: the caller drops it)."""
     if not _is_number(v):
         raise DcmError(f"{api}: {where}: value must be a number, got {_show(v)}")
     try:
@@ -120,7 +121,7 @@ def _check_value(v: Any, api: str, where: str) -> float:
 
 
 def _check_importance(imp: Any, api: str, where: str) -> None:
-    # Spec 1.6 PD: any int >= 0 is accepted and ignored.
+    # Importance was never implemented by NAOqi: any int >= 0 is accepted and ignored.
     if not _is_int(imp) or imp < 0:
         raise DcmError(f"{api}: {where}: importance must be an int >= 0, got {_show(imp)}")
 
@@ -162,7 +163,7 @@ def _member_lists(commands: Any, i: int, what: str, alias: str, n: int, api: str
 
 
 def _drop_nan(cmds: list[tuple[int, float]]) -> list[tuple[int, float]] | None:
-    """Spec 1.7: drop NaN-valued commands; None means "leave this member untouched"
+    """Drop NaN-valued commands; None means "leave this member untouched"
     (a non-empty list whose every value is NaN)."""
     kept = [c for c in cmds if not math.isnan(c[1])]
     if cmds and not kept:
@@ -172,7 +173,8 @@ def _drop_nan(cmds: list[tuple[int, float]]) -> list[tuple[int, float]] | None:
 
 def _apply(kind: str, ts: list[int], vs: list[float], cmds: list[tuple[int, float]]
            ) -> tuple[list[int], list[float]]:
-    """The update kinds of spec 1.4 on one buffer; returns new lists (inputs untouched)."""
+    """The update kinds (Merge, ClearAll, ClearAfter, ClearBefore) on one buffer; returns
+    new lists (inputs untouched)."""
     if kind == "ClearAll":
         kept = []
     elif kind == "Merge" or not cmds:
@@ -184,7 +186,7 @@ def _apply(kind: str, ts: list[int], vs: list[float], cmds: list[tuple[int, floa
         t_last = max(t for t, _ in cmds)
         kept = [(t, v) for t, v in zip(ts, vs) if t > t_last]    # PD: delete t <= tLast
     # A stable sort keeps existing commands before new ones of equal time, and new ones in
-    # list order, so the newest wins when equal-time commands are consumed (spec 1.4 PD).
+    # list order, so the newest wins when equal-time commands are consumed.
     merged = kept + list(cmds)
     merged.sort(key=lambda c: c[0])
     return [t for t, _ in merged], [v for _, v in merged]
@@ -276,7 +278,7 @@ class DcmCore:
         return list(self._aliases)
 
     def get_time(self, offset: Any = 0) -> int:
-        """getTime (spec 1.2): time of the most recent cycle + offset [ms], an int."""
+        """getTime: time of the most recent cycle + offset [ms], an int."""
         if not _is_int(offset):
             raise DcmError(f"getTime: offset must be an int [ms], got {_show(offset)}")
         if self._last_cycle_time is None:
@@ -324,7 +326,7 @@ class DcmCore:
     # -- commands -----------------------------------------------------------------------------
 
     def create_alias(self, arg: Any) -> list:
-        """createAlias([aliasName, [actuatorName, ...]]) (spec 1.5).
+        """createAlias([aliasName, [actuatorName, ...]]).
 
         Creates or replaces the alias. Returns a checked copy of the argument in which every
         unknown actuator name is "" (not an error); such a member is a placeholder that
@@ -347,7 +349,7 @@ class DcmCore:
         return [name, [m if i is not None else "" for m, i in zip(members, idx)]]
 
     def set(self, commands: Any) -> None:
-        """set([name, updateKind, [[value, time(, importance)], ...]]) (spec 1.4).
+        """set([name, updateKind, [[value, time(, importance)], ...]]).
 
         ``name`` is an actuator (short or full key) or an alias; an actuator name wins if
         both exist. With an alias the same list goes to every member.
@@ -372,7 +374,7 @@ class DcmCore:
         self._commit(self._stage(ops, api))
 
     def set_alias(self, commands: Any) -> None:
-        """setAlias (spec 1.5), both layouts:
+        """setAlias, both layouts:
 
         time-mixed:    [alias, updateKind, "time-mixed", [[[v, t(, imp)], ...] per member]]
         time-separate: [alias, updateKind, "time-separate", importance, [t0..tT-1],
@@ -467,7 +469,7 @@ class DcmCore:
 
     def _set_head(self, i: int, head: tuple[int, float]) -> None:
         """A new head command outside a cycle: the line restarts from the value being sent
-        (spec 1.3: anchor (lastCycleTime, lastCycleValue))."""
+        (the anchor is (lastCycleTime, lastCycleValue), as in ``step``)."""
         self._next_t[i], self._next_v[i] = head
         self._interp_mask[i] = self._interp[i]
         if self._last_cycle_time is None:
@@ -484,7 +486,7 @@ class DcmCore:
     # -- the cycle --------------------------------------------------------------------------------
 
     def step(self, now_ms: int) -> np.ndarray:
-        """One DCM cycle at time ``now_ms`` (spec 1.3); returns ``values`` (updated in place).
+        """One DCM cycle at time ``now_ms``; returns ``values`` (updated in place).
 
         1. consume every buffered command with time <= now (the last one gives the output);
         2. interpolate toward a future head command from the anchor: (lastCmdTime,
@@ -538,7 +540,7 @@ class DcmCore:
         self.values[r] = v
 
     def _consume(self, rows: np.ndarray, now: int, prev: int | None) -> None:
-        """Step 1 of spec 1.3 for the actuators ``rows`` whose head is due, vectorised."""
+        """Step 1 of ``step`` for the actuators ``rows`` whose head is due, vectorised."""
         T, V, cap = self._T, self._V, self.max_commands
         cnt = self._cnt[rows]
         h = self._head[rows]                     # the first due command of each row

@@ -4,9 +4,9 @@ transport: DCMProxy(service=<servant>) calls the servant object directly.
 
 The pure core (timeline.py) has its own tests (test_timeline.py); these are about the shell:
 ports, DCM time, call placement, preProcess/postProcess, the simulated body behind the
-Position/Hardness actuators, and the errors of spec 1.9 as NAO::DCMError.
+Position/Hardness actuators, and the errors as NAO::DCMError.
 
-Call placement (spec 1.10 / 1.8), worked out here and checked exactly (1e-9, PD-0.1):
+Call placement, worked out here and checked exactly (1e-9, stepped time):
 * A call made by a client *between two ticks* sees getTime(0) = the time of the last
   completed cycle t0, and its commands are applied before the next cycle t0+10. A future
   first command therefore anchors at (t0, value sent at t0): tables A and C are exact. A
@@ -54,7 +54,7 @@ B_VALUES = [[1.0, 0.0, 1.0, 0.0, 1.0, 0.0],
             [1.0, 0.5, 1.0, 0.25, 0.125, 0.0],
             [0.0625, 0.125, 0.25, 0.50, 0.75, 1.0]]
 
-# spec 1.10 tables (the rounded figures of the spec replaced by the exact fractions)
+# the ChestLeds tables of test_timeline.py (their rounded figures as exact fractions)
 TABLE_A = {1000: (0.25, 0.25 / 3, 0.0625), 2000: (0.5, 0.5 / 3, 0.125),
            3000: (0.75, 0.25, 0.125), 4000: (1.0, 0.25, 0.125), 5000: (0.5, 0.25, 0.125),
            6000: (0.0, 0.25, 0.125), 7000: (0.0, 0.25, 0.125)}
@@ -180,7 +180,7 @@ def seg(t, times, values, start=None):
 
 
 def seed_time_mixed(dcm: DCMProxy) -> None:
-    """The seed's time-mixed example, verbatim apart from the proxy."""
+    """The DCM documentation's time-mixed example, verbatim apart from the proxy."""
     dcm.setAlias(["ChestLeds", "ClearAll", "time-mixed",
                   [[[1.0, dcm.getTime(4000)], [0.0, dcm.getTime(6000)]],
                    [[0.25, dcm.getTime(3000)]],
@@ -188,7 +188,7 @@ def seed_time_mixed(dcm: DCMProxy) -> None:
 
 
 def seed_time_separate(dcm: DCMProxy, first_offset: int = 0) -> int:
-    """The seed's Python time-separate example; returns t."""
+    """The DCM documentation's Python time-separate example; returns t."""
     t = dcm.getTime(first_offset)
     dcm.setAlias(["ChestLeds", "ClearAll", "time-separate", 0,
                   [t, t + 2000, t + 3000, t + 4000, t + 5000, t + 6000], B_VALUES])
@@ -199,7 +199,7 @@ def slope_bound(values_per_ms: float, cycles: int = 1) -> float:
     return abs(values_per_ms) * CYCLE * cycles + EPS
 
 
-# -- the worked tables of spec 1.10 ------------------------------------------------------------
+# -- the worked ChestLeds tables ----------------------------------------------------------------
 
 def test_table_a_time_mixed_between_ticks_exact(rig):
     t0 = rig.dcm.getTime(0)
@@ -247,7 +247,7 @@ def test_table_a_in_pre_process_is_one_cycle_early(rig):
 
 
 def test_table_b_in_pre_process_exact(rig):
-    """The seed's 't = getTime(0)' inside a preProcess callback: the command dated now is a
+    """The documentation's 't = getTime(0)' inside a preProcess callback: the command dated now is a
     step in that very cycle (offset 0) and the whole table B is exact."""
     called = []
 
@@ -484,7 +484,7 @@ def test_qref_clamped_to_joint_limits(rig):
     want = np.clip(target, lo, hi)
     want[d.joint_index("RHipYawPitch")] = want[d.joint_index("LHipYawPitch")]
     assert np.allclose(final, want, atol=1e-8)
-    # the DCM itself does not clamp (spec 1.4 PD): qCommand is the actuator value sent
+    # the DCM itself does not clamp (NAOqi documents none): qCommand is the actuator value sent
     cmd = rig.samples["qCommand"][rig.comp.now_ms]
     assert np.array_equal(cmd, target)
     assert rig.dcm.getValue("HeadYaw/Position/Actuator/Value") == 5.0
@@ -664,7 +664,7 @@ def test_same_callable_registered_twice_disconnects_one(rig):
     assert len(calls) == 3
 
 
-# -- errors (spec 1.9): NAO::DCMError with a reason, nothing changed ------------------------------
+# -- errors: NAO::DCMError with a reason, nothing changed ----------------------------------------
 
 def _fill_red(rig: Rig, n: int) -> None:
     t = rig.dcm.getTime(0)
@@ -874,7 +874,7 @@ def test_errors_keep_the_component_active_and_running(busy_rig):
 
 def test_nan_value_dropped_through_proxy(rig):
     """NaN values are accepted (not an error): the command is dropped, a member whose
-    commands are all NaN is untouched even under ClearAll (spec 1.7)."""
+    commands are all NaN is untouched even under ClearAll."""
     t = rig.dcm.getTime(0)
     rig.dcm.setAlias(["ChestLeds", "ClearAll", "time-separate", 0, [t + 100],
                       [[0.5], [0.5], [0.5]]])
@@ -884,7 +884,7 @@ def test_nan_value_dropped_through_proxy(rig):
     check_rgb(rig, t + 200, (0.9, 0.5, 0.1), "NaN member untouched")
 
 
-# -- issue 11 defects 7 and 8: whole reasons, short echoes, client-side garbage -------------------
+# -- whole reasons, short echoes, client-side garbage -------------------------------------------
 
 def _deep(n: int) -> list:
     out: list = []

@@ -10,7 +10,7 @@ from rtcf_components.dcm.devices import DEVICE_PREFIX, DeviceTable, ModelError, 
 
 MODEL = Path(__file__).resolve().parents[3] / "model" / "nao_h25_v5.yaml"
 
-BODY_ORDER = (  # spec 1.1
+BODY_ORDER = (  # ALMotion getJointNames("Body")
     "HeadYaw HeadPitch LShoulderPitch LShoulderRoll LElbowYaw LElbowRoll LWristYaw LHand "
     "LHipYawPitch LHipRoll LHipPitch LKneePitch LAnklePitch LAnkleRoll RHipYawPitch RHipRoll "
     "RHipPitch RKneePitch RAnklePitch RAnkleRoll RShoulderPitch RShoulderRoll RElbowYaw "
@@ -43,7 +43,7 @@ def test_chains(table):
     assert sorted(set(chains.values())) == ["Head", "LArm", "LLeg", "RArm", "RLeg"]
 
 
-@pytest.mark.parametrize("joint,lo,hi", [  # spec 3.3
+@pytest.mark.parametrize("joint,lo,hi", [  # Aldebaran's joint limits
     ("HeadYaw", -2.0857, 2.0857), ("HeadPitch", -0.6720, 0.5149),
     ("LShoulderRoll", -0.3142, 1.3265), ("RShoulderRoll", -1.3265, 0.3142),
     ("LElbowRoll", -1.5446, -0.0349), ("RElbowRoll", 0.0349, 1.5446),
@@ -164,7 +164,7 @@ def test_non_interpolating_group():
     assert t.interpolate.tolist() == [True, True, False]
 
 
-# -- the kinematic data of the model (spec 3.1-3.2), checked against the FK vectors of 3.6 -------
+# -- the kinematic data of the model, checked against the FK vectors of test_fk.py ----------------
 
 def _fk(raw, chain, q):
     """Tiny mDH evaluator, only to check the model data (the Kinematics core is elsewhere)."""
@@ -202,7 +202,7 @@ def _fk(raw, chain, q):
     return m @ ops(c["end"])
 
 
-@pytest.mark.parametrize("chain,q,pos", [   # spec 3.6, default model (ElbowOffsetY = 15)
+@pytest.mark.parametrize("chain,q,pos", [   # test_fk's vectors, default model (ElbowOffsetY = 15)
     ("Head", [0.5, 0.3], (0, 0, 126.5)),
     ("LArm", [0, 0, 0, 0, 0], (218.70, 113.00, 87.69)),
     ("LArm", [0, np.pi / 2, 0, 0, 0], (-15.00, 316.70, 87.69)),
@@ -234,7 +234,7 @@ def test_model_with_zero_elbow_offset_is_the_seed_table(raw):
     import copy
     r0 = copy.deepcopy(raw)
     r0["constants"]["ElbowOffsetY"] = 0.0
-    k6 = _fk(r0, "LArm", [0.5, 0.3, -0.7, -1.0, 0.4])   # spec 3.6, full matrix of K6
+    k6 = _fk(r0, "LArm", [0.5, 0.3, -0.7, -1.0, 0.4])   # test_fk's K6, full matrix
     np.testing.assert_allclose(k6, [[0.879786, 0.475106, 0.015847, 187.867155],
                                     [-0.455177, 0.832332, 0.316287, 73.382490],
                                     [0.137080, -0.285478, 0.948531, 55.818207],

@@ -1,6 +1,7 @@
-"""Tests of the DCM core (components/dcm/timeline.py) against spec section 1.
+"""Tests of the DCM core (components/dcm/timeline.py): NAOqi DCM behaviour.
 
-Worked tables: spec 1.10 (A, B, C). Exact checks use 1e-9 (PD-0.1).
+Worked tables: the ChestLeds examples of the DCM documentation (A: time-mixed; B and C:
+time-separate, Python and C++ variants). Exact checks use 1e-9 (stepped time, no clock).
 """
 
 import math
@@ -68,7 +69,7 @@ def check_table(trace, rows):
             assert abs(g - e) < EPS, f"offset {off} {name}: got {g}, expected {e}"
 
 
-# -- spec 1.10 A: time-mixed, ClearAll ------------------------------------------------------------
+# -- table A: time-mixed, ClearAll -----------------------------------------------------------------
 
 TABLE_A = {
     1000: (0.25, 0.25 / 3, 0.0625),
@@ -87,7 +88,7 @@ KNOTS_A = (
 
 
 def set_a(c, t):
-    # The seed's Python call, with dcm.getTime(x) = t + x
+    # The documentation's Python call, with dcm.getTime(x) = t + x
     c.set_alias(["ChestLeds", "ClearAll", "time-mixed",
                  [[[1.0, t + 4000], [0.0, t + 6000]], [[0.25, t + 3000]], [[0.125, t + 2000]]]])
 
@@ -111,7 +112,7 @@ def test_table_a_other_periods_lie_on_the_ideal_lines(core, period):
 
 def test_table_a_called_in_preprocess_is_within_one_cycle_of_slope(table):
     # If the call comes before the cycle at t0 (previous cycle t0-10), the line starts at
-    # t0-10: spec 1.10 allows +-1 cycle of slope (<= 0.0025 for 1.0/4000 ms at 10 ms).
+    # t0-10: one cycle of slope either way is allowed (<= 0.0025 for 1.0/4000 ms at 10 ms).
     c = DcmCore(table)
     c.step(T0 - 10)
     c.create_alias(["ChestLeds", list(RGB)])
@@ -123,7 +124,7 @@ def test_table_a_called_in_preprocess_is_within_one_cycle_of_slope(table):
     assert trace[T0 + 1000][0] == pytest.approx(1010 / 4010, abs=EPS)
 
 
-# -- spec 1.10 B: time-separate, Python variant ----------------------------------------------------
+# -- table B: time-separate, Python variant --------------------------------------------------------
 
 TABLE_B = {
     0: (1.0, 1.0, 0.0625),
@@ -147,7 +148,7 @@ def set_b(c, t, offsets=B_OFFSETS):
 
 
 def preprocess_core(table):
-    """The call is made at t0 before the cycle at t0 runs (a preProcess callback, spec 1.8),
+    """The call is made at t0 before the cycle at t0 runs (a preProcess callback),
     so the command dated t = getTime(0) is consumed by the first cycle: an immediate step."""
     c = DcmCore(table)
     c.step(T0 - 10)
@@ -173,7 +174,7 @@ def test_table_b_12ms_lies_on_the_ideal_lines(table):
 
 
 def test_table_b_dated_now_after_the_cycle_is_late(core):
-    # Same call after the cycle at t0 has run: the first command is late (spec 1.3): it is
+    # Same call after the cycle at t0 has run: the first command is late: it is
     # applied at the next cycle and the line restarts from (t0+10, 1.0).
     set_b(core, core.get_time(0))
     trace = run(core, T0 + 10, T0 + 3000, 10)
@@ -182,7 +183,7 @@ def test_table_b_dated_now_after_the_cycle_is_late(core):
     assert trace[T0 + 2500] == pytest.approx([0.5, 0.75, 0.1875], abs=EPS)  # point to point again
 
 
-# -- spec 1.10 C: time-separate, C++ variant ---------------------------------------------------------
+# -- table C: time-separate, C++ variant -----------------------------------------------------------
 
 def test_table_c_time_separate_cpp(core):
     set_b(core, T0, offsets=[10000, 20000, 30000, 40000, 50000, 60000])
@@ -246,7 +247,7 @@ def test_first_step_consumes_past_commands_as_late(table):
     assert c.value(HEAD) == pytest.approx(0.7, abs=EPS)
 
 
-# -- update kinds (spec 1.4) ------------------------------------------------------------------------
+# -- update kinds ----------------------------------------------------------------------------------
 
 def test_merge_equal_time_newest_wins(core):
     core.set([HEAD, "Merge", [[0.2, T0 + 100], [0.9, T0 + 200]]])
@@ -328,7 +329,7 @@ def test_set_alias_kind_applies_per_member(core):
     assert core.buffer(BLUE) == [(T0 + 500, 0.5)]
 
 
-# -- late commands (spec 1.3) -----------------------------------------------------------------------
+# -- late commands ---------------------------------------------------------------------------------
 
 def test_late_command_is_an_instant_step_and_line_restarts_from_now(core):
     core.step(T0 + 1000)
@@ -352,7 +353,7 @@ def test_several_commands_between_cycles_only_last_is_sent(core):
     assert core.last_command(RED) == (T0 + 7, 0.3)
 
 
-# -- NaN (spec 1.7) --------------------------------------------------------------------------------
+# -- NaN ------------------------------------------------------------------------------------------
 
 def test_single_nan_is_dropped(core):
     core.set([RED, "Merge", [[math.nan, T0 + 100], [0.5, T0 + 200]]])
@@ -386,7 +387,7 @@ def test_nan_time_is_an_error(core):
     assert core.snapshot() == before
 
 
-# -- errors (spec 1.9): each is rejected and changes nothing -------------------------------------
+# -- errors: each is rejected and changes nothing -------------------------------------
 
 GOOD_MIXED = [[[0.5, T0 + 100]], [[0.5, T0 + 100]], [[0.5, T0 + 100]]]
 GOOD_SEP = [[0.5], [0.5], [0.5]]
@@ -517,7 +518,7 @@ def test_get_time_and_step_argument_errors(core, table):
     assert core.snapshot() == before
 
 
-# -- the 512 limit (spec 1.3 PD) -------------------------------------------------------------------
+# -- the 512 limit (NAOqi 2.x) ---------------------------------------------------------------------
 
 def fill(n, start=T0 + 1):
     return [[0.5, start + k] for k in range(n)]
@@ -640,7 +641,7 @@ def test_non_interpolating_actuator_steps():
     assert c.buffer_size("Us/Actuator/Value") == 0
 
 
-# -- property checks ---------------------------------------------------------------------------------
+# -- property checks -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("seed", range(5))
 def test_output_between_two_commands_stays_within_their_values(table, seed):
