@@ -1,4 +1,4 @@
-"""BlendingPlanner component (Doosan MoveBlending / moveb / amoveb), spec section 4.
+"""BlendingPlanner component (Doosan MoveBlending / moveb / amoveb).
 
 Pure core modules (no rtcf / omniORB import): ``geometry`` (rotations, path pieces: lines,
 arcs, Hermite blends), ``planner`` (request validation, blending, the speed profile,

@@ -628,7 +628,7 @@ def move_home(target: Any = None) -> int:
 def moveb(seg_list: Sequence[posb], vel: Any = None, acc: Any = None, ref: Any = None,
           time: Any = None, mod: int = DR_MV_MOD_ABS, v: Any = None, a: Any = None,
           t: Any = None) -> int:
-    """Blended move (spec 4), returning when it ends: 0, or -1 when stopped. A path the
+    """Blended move (Doosan's moveb), returning when it ends: 0, or -1 when stopped. A path the
     arm cannot follow raises DR_Error DR_ERROR_VALUE (nothing moves)."""
     return _moveb(seg_list, vel, acc, ref, time, mod, v, a, t, 0)
 

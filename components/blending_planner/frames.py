@@ -6,9 +6,9 @@ robot base), DR_TOOL 1 (the TCP: for a motion, the TCP at the motion's start), D
 component's world_frame parameter, the base by default) and user frames DR_TC_USER_MIN 101
 .. DR_TC_USER_MAX 200 (the user_frames parameter and set_user_cart_coord).
 
-Relative targets (mod=DR_MV_MOD_REL), spec 4.2's project decision, for every motion: the
-translation is added in the axes of the ref frame, the rotation composes as
-R_delta . R_prev in the ref frame's axes, and as R_prev . R_delta for DR_TOOL.
+Relative targets (mod=DR_MV_MOD_REL), the project's reading of Doosan's movec text, for
+every motion: the translation is added in the axes of the ref frame, the rotation composes
+as R_delta . R_prev in the ref frame's axes, and as R_prev . R_delta for DR_TOOL.
 """
 
 from __future__ import annotations

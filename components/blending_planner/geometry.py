@@ -1,8 +1,8 @@
 """Geometry of a blended Doosan path (pure: numpy only; no rtcf, no omniORB).
 
 Units: millimetres and degrees at the Doosan boundary (posx = x, y, z [mm], A, B, C [deg]);
-rotation matrices and quaternions inside. Orientation follows spec 4.1's project decision:
-R = Rz(A) Ry(B) Rz(C) (Z-Y-Z Euler angles, Doosan's task-pose convention).
+rotation matrices and quaternions inside. Orientation: R = Rz(A) Ry(B) Rz(C) (Z-Y-Z Euler
+angles, Doosan's task-pose convention).
 
 Path pieces are parametrised by arc length s in [0, length] and evaluate whole arrays of s at
 once (``points``), so sampling a plan is a handful of vectorised calls, one per piece.
@@ -242,7 +242,7 @@ class Arc:
 
 class Hermite:
     """Cubic Hermite curve p0 -> p1 with end tangents t0, t1 (unit) scaled to the chord
-    length (spec 4.3). Arc length is tabulated numerically; s -> u by interpolation."""
+    length. Arc length is tabulated numerically; s -> u by interpolation."""
 
     kind = "hermite"
     N_TABLE = 1025
@@ -297,7 +297,7 @@ def deflection(u1: np.ndarray, u2: np.ndarray) -> float:
 
 def tangent_arc(j: np.ndarray, u1: np.ndarray, u2: np.ndarray, r: float) -> Arc:
     """The arc tangent to the line arriving at j along u1 and the line leaving along u2, with
-    tangent points at distance r from j (spec 4.3 LINE-LINE): radius r / tan(phi/2)."""
+    tangent points at distance r from j (a LINE-LINE blend): radius r / tan(phi/2)."""
     phi = deflection(u1, u2)
     rho = r / math.tan(phi / 2.0)
     a = j - r * u1                                   # tangent point on the incoming line

@@ -26,7 +26,7 @@ commands.py and in docs/doosan.md):
 * move_periodic: a sine per axis of ``ref`` (amp, period), faded in and out over atime,
   repeated ``repeat`` times the longest period.
 * ``time`` > 0 overrides vel and acc: T = time, accelerating and decelerating T/4 each (the
-  project decision of spec 4.5, for every motion).
+  project's choice: Doosan gives no profile for it; used for every motion).
 """
 
 from __future__ import annotations
@@ -345,7 +345,7 @@ def _line(cmd: MoveL, start: Start, st: Settings, arm) -> Trajectory:
 
 def _circle(cmd: MoveC, start: Start, st: Settings, arm) -> Trajectory:
     via, _ = _target(cmd.pos1, cmd.ref, cmd.mod, start, st)
-    if cmd.mod == REL:        # pos2 relative to pos1 (spec 4.2, as moveb)
+    if cmd.mod == REL:        # pos2 relative to pos1 (Doosan's movec, as moveb)
         via_pose = relative((start.p, start.r), list(cmd.pos1), cmd.ref, st.frames,
                             (start.p, start.r))
         end, r2 = relative(via_pose, list(cmd.pos2), cmd.ref, st.frames,

@@ -38,8 +38,11 @@ SEGMENT_LEN = 14                   # pos1[6] pos2[6] type radius
 RC_ERROR_INPUT_CIRC_MTN_CMD = 1204
 RC_ERROR_INPUT_BLENDING_RAD = 1205
 
-DUPLICATE_LINE_PHI = 1e-3                  # [rad] PD of spec 4.4 item 2
-RAPID_CHANGE_PHI = math.radians(160.0)     # [rad] PD of spec 4.4 item 3
+DUPLICATE_LINE_PHI = 1e-3                  # [rad] two LINEs this collinear, same sense: refused
+# [rad] a deflection this large is refused ("prevents sudden acceleration": Doosan gives no
+# figure; at 160 deg the blend arc is 0.176 r, 5.7x the centripetal acceleration of a 90 deg
+# corner of the same r; squares, triangles and pentagrams stay legal)
+RAPID_CHANGE_PHI = math.radians(160.0)
 
 
 @dataclass(frozen=True)
@@ -170,7 +173,8 @@ def _finite(name: str, values: Sequence[float]) -> list[float]:
 
 
 def check_fields(req: Request, frames: dict[int, np.ndarray]) -> list[list[float]]:
-    """Every check of spec 4.4 item 4 that needs no geometry; returns the segments as
+    """Every check of the request's fields (counts, lengths, types, speeds, time, ref, mode,
+    sync, a running ASYNC move) that needs no geometry; returns the segments as
     floats. Raises Refused naming the field and its value."""
     for name in ("segments", "vel", "acc"):
         if not hasattr(getattr(req, name), "__len__"):
@@ -295,7 +299,8 @@ def _fmt(p: np.ndarray) -> str:
 
 
 def _check_junctions(pieces: list, radii: list[float]) -> list[float]:
-    """Spec 4.4 items 1-3 and the radius check of 4.3; returns the deflection per junction."""
+    """Radius 0, duplicated LINE, rapid direction change and the blend radius against the
+    segment lengths; returns the deflection per junction."""
     k_last = len(pieces) - 1
     phis = []
     for k in range(k_last):
@@ -396,7 +401,8 @@ def _build(req: Request, start: tuple, frames: dict[int, np.ndarray]) -> Plan:
 
 
 def _profile(length: float, rotation: float, req: Request) -> tuple[float, float]:
-    """(duration T, acceleration time t_acc) of the symmetric trapezoid (spec 4.5)."""
+    """(duration T, acceleration time t_acc) of the symmetric trapezoid: T = L/v + v/a
+    (2 sqrt(L/a) when the speed is never reached), or ``time`` with T/4 to accelerate."""
     if req.time > 0:
         return req.time, req.time / 4.0
     v, a = req.vel[0], req.acc[0]

@@ -103,7 +103,8 @@ class Trapezoid:
     @classmethod
     def for_time(cls, duration: float) -> "Trapezoid":
         """``time`` given: T exactly, accelerating and decelerating for T / 4 each (the
-        project decision for moveb, spec 4.5, used for every motion)."""
+        project's choice for moveb, Doosan giving no profile for it; used for every
+        motion)."""
         return cls(duration, duration / 4.0)
 
     def stretched(self, duration: float) -> "Trapezoid":

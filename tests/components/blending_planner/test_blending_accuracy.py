@@ -1,6 +1,6 @@
-"""The commanded joints reproduce the planned TCP (issue 18, defect 1): FK of every joint
+"""The commanded joints reproduce the planned TCP: FK of every joint
 sample lies within 0.01 mm of its planned pose, the last one on the target (1e-6 m,
-1e-6 rad), and getTcpPose reports the pose the joints give, on the spec's worked examples
+1e-6 rad), and getTcpPose reports the pose the joints give, on the worked examples below
 (TOOL frame, on the M1013 from its initial joints) and on seeded random paths."""
 
 import math
@@ -19,7 +19,7 @@ from rtcf.testing import Harness                                  # noqa: E402
 RATE = 100.0
 S3 = 150 * math.sqrt(3)
 LINE = 0
-SPEC = {   # spec 4.6 (x, y, z, radius) in the TOOL frame, v, a
+SPEC = {   # the worked examples of test_blending_planner: (x, y, z, radius) in TOOL, v, a
     "1": ([[300, 0, 0, 0]], 100, 200),
     "2": ([[200, 0, 0, 50], [200, 200, 0, 0]], 100, 200),
     "3": ([[100, 0, 0, 20], [100, 100, 0, 20], [0, 100, 0, 20], [0, 0, 0, 0]], 50, 100),

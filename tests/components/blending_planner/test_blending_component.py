@@ -49,7 +49,7 @@ def run_until_idle(h, limit=10000):
 
 
 def test_async_line_lasts_whole_cycles_and_ends_on_target(h):
-    # spec 4.6 example 1 in RELATIVE mode from the start pose: 300 mm at 100 / 200: 3.5 s
+    # worked example 1 in RELATIVE mode from the start pose: 300 mm at 100 / 200: 3.5 s
     assert move(h, [line(300, 0, 0, abc=(0, 0, 0))], mode=1)
     assert svc(h).last_error() == ""
     cycles = run_until_idle(h)
@@ -188,7 +188,7 @@ def test_bad_user_frames_parameter_fails_initialize():
 
 
 S3 = 150 * math.sqrt(3)
-EXAMPLES = {   # spec 4.6 in the TOOL frame at the start pose: (segments, v, a, time, T)
+EXAMPLES = {   # worked examples, TOOL frame at the start pose: (segments, v, a, time, T)
     "1": ([[300, 0, 0]], 100, 200, 0.0, 3.5),
     "1 time": ([[300, 0, 0]], 100, 200, 5.0, 5.0),
     "1 short": ([[40, 0, 0]], 100, 200, 0.0, 2 * math.sqrt(0.2)),

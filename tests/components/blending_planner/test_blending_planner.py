@@ -1,5 +1,6 @@
-"""BlendingPlanner core: the worked examples of spec 4.6, the refusals of 4.4, the profile of
-4.5, continuity and constant speed along the blended path."""
+"""BlendingPlanner core: worked examples of blended moves (each with its length and
+duration), the refusals, the speed profile, continuity and constant speed along the blended
+path."""
 
 import math
 
@@ -38,7 +39,7 @@ SQUARE = [line(100, 0, r=20), line(100, 100, r=20), line(0, 100, r=20), line(0, 
 TRIANGLE = [line(300, 0, r=30), line(150, 150 * math.sqrt(3), r=30), line(0, 0)]
 
 
-# -- spec 4.6 worked examples ---------------------------------------------------------------
+# -- worked examples -------------------------------------------------------------------------
 def test_example1_one_line():
     p = ok(req([line(300, 0)]))
     assert p.length == pytest.approx(300.0, abs=1e-9)

@@ -1,5 +1,5 @@
-"""The DRL motions on the M1013 model at 100 Hz on a stepped EC (no ORB): what the issue asks
-to be shown, on the reference the component streams (FK of qRef):
+"""The DRL motions on the M1013 model at 100 Hz on a stepped EC (no ORB), on the reference
+the component streams (FK of qRef):
 
 * movej: every joint starts and ends together, arrives on its target, the leading joint
   peaks at the asked deg/s;
