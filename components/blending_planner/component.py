@@ -1,5 +1,5 @@
-"""The BlendingPlanner RT component: the shell around the planner cores (spec section 4 and
-the DRL motions of docs/doosan.md)."""
+"""The BlendingPlanner RT component: the shell around the planner cores (Doosan's blended
+moves and the DRL motions of docs/doosan.md)."""
 
 from __future__ import annotations
 

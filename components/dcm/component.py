@@ -1,4 +1,4 @@
-"""The DCM RT component: the shell around DcmCore and the simulated body (spec section 1)."""
+"""The DCM RT component: the shell around DcmCore and the simulated body."""
 
 from __future__ import annotations
 
@@ -207,7 +207,7 @@ class DCM(Component):
             self.robot_body.reset()
 
     def on_execute(self, ec: Any) -> Any:
-        """Runs in: EC thread. The cycle of spec 1.8: preProcess, computation, actuators,
+        """Runs in: EC thread. The cycle of NAOqi's DCM: preProcess, computation, actuators,
         body, sensors, postProcess. A body fault (``Body.fault``: the physics blew up)
         is logged and sends the DCM to ERROR before anything of the cycle is written."""
         if self._origin is None:

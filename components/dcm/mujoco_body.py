@@ -121,7 +121,7 @@ class MujocoBody:
                           bool(np.array_equal(self._sim_of, np.arange(n))))
         self._dcm_of = np.array([names.index(j) for j in sim_names], dtype=np.intp)
         self._hip = None
-        if "LHipYawPitch" in names and "RHipYawPitch" in names:   # one motor (spec 1.1 PD)
+        if "LHipYawPitch" in names and "RHipYawPitch" in names:   # one motor (body.py)
             self._hip = (names.index("LHipYawPitch"), names.index("RHipYawPitch"))
         self._cmd = np.zeros(n)
         self._hard = np.zeros(n)

@@ -1,4 +1,4 @@
-"""Issue 15, "What must be shown": the NAO standing, waving and falling limp on MuJoCo through
+"""The simulator's acceptance: the NAO standing, waving and falling limp on MuJoCo through
 SequencePlayer -> DCM (body: mujoco); the M1013 following a BlendingPlanner path through the
 1 kHz joint effort PID; determinism of a composition run twice. Physics tolerances only (no
 timing): the compositions run in process in simulation time (rtcf.testing.SimSystem, through
