@@ -8,7 +8,7 @@ user runs it (``python -m rtcf.manager`` processes, CORBA, a private naming serv
    process to a stepped EC in another process (OpenRTM's ExtTrigExecutionContextService,
    timed call by call). Flat out (factor 0), from the time base's report: wall time /
    instants (a mean). ``added`` = split - one, the price of the other process per
-   instant; the ratios are added / floor p50 (the issue's target: at most 2) and added /
+   instant; the ratios are added / floor p50 (the target: at most 2) and added /
    floor mean (like for like: on a loaded machine the mean carries the scheduling tail).
 2. ``systems``: nao_sim and arm_sim against their split compositions, flat out: the
    real-time factor achieved and the CPU of each process (utime + stime over the run's

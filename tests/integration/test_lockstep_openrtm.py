@@ -1,4 +1,4 @@
-"""OpenRTM components in the loop (issue 21 item 5): an OpenRTM-aist-style component started
+"""OpenRTM components in the loop: an OpenRTM-aist-style component started
 on its own, owning an OpenRTM::ExtTrigExecutionContextService as OpenRTM-aist-Python's
 OpenHRPExecutionContext / SynchExtTriggerEC does (the suite's independent peer,
 openrtm_peer.py, which loads no rtcf), is named in a simulation composition as an
