@@ -215,7 +215,7 @@ class AutoBalancer(Component):
         if core.gait is None:
             return
         # the ZMP reference in the torso frame, as hrpsys's zmpOut
-        T = core._T_torso
+        T = core.torso_transform
         d = core.zmp_ref - T[:3, 3]
         z = self.zmp_out.value.data
         z.x, z.y, z.z = (float(T[0, k] * d[0] + T[1, k] * d[1] + T[2, k] * d[2])

@@ -128,8 +128,16 @@ class AutoBalancerCore:
         self._TL = np.eye(4)
         self._TR = np.eye(4)
         self._tmp = np.eye(4)
+        self._torso_view = self._T_torso.view()
+        self._torso_view.flags.writeable = False
 
     # -- state -------------------------------------------------------------------------------
+    @property
+    def torso_transform(self) -> np.ndarray:
+        """The torso's pose (4x4) in the frame of the feet and ZMP references, from the last
+        ``update`` (a read-only view, kept up to date in place)."""
+        return self._torso_view
+
     @property
     def walking(self) -> bool:
         return self.gait is not None and self.mode in (ABC, SYNC_TO_ABC) and self.gait.walking
@@ -265,7 +273,7 @@ class AutoBalancerCore:
         lim = limits or self.limits
         now = mid_pose(gg.feet["lleg"], gg.feet["rleg"])
         goal = now.compose(Pose2(float(x), float(y), float(theta)))
-        plan, feet = gg._truncation()
+        plan, feet = gg.truncation()
         last = plan[2] if plan is not None else None
         rel = mid_pose(feet["lleg"], feet["rleg"]).relative(goal)
         first = other(last) if last is not None else first_leg_for(rel.y, rel.theta)

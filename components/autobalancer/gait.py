@@ -242,11 +242,12 @@ class GaitGenerator:
     def kept_feet(self) -> dict:
         """The feet after the step under way (what ``truncate`` would leave planned),
         without changing anything. Runs in: owner thread."""
-        return self._truncation()[1]
+        return self.truncation()[1]
 
-    def _truncation(self):
-        """(phases kept, planned feet, planned ZMP, last leg, next index) after dropping
-        every step but the one under way; None when there is nothing to drop."""
+    def truncation(self):
+        """((phases kept, planned ZMP, last leg, next index) or None when there is nothing
+        to drop, planned feet) after dropping every step but the one under way, without
+        changing anything. Runs in: owner thread."""
         if not self.phases:
             return None, dict(self._planned_feet)
         cur = self.phases[0]
@@ -267,7 +268,7 @@ class GaitGenerator:
 
     def truncate(self) -> None:
         """Keep the step under way, drop every later one (the planned feet rewound)."""
-        plan, feet = self._truncation()
+        plan, feet = self.truncation()
         if plan is None:
             return
         kept, zmp, last, nxt = plan

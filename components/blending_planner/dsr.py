@@ -79,7 +79,7 @@ def set_singularity_handling(mode: int = DR_AVOID) -> int:
         raise DR_Error(DR_ERROR_TYPE, "Invalid type : mode")
     if not DR_AVOID <= mode <= DR_VAR_VEL:
         raise DR_Error(DR_ERROR_VALUE, f"Invalid value : mode({mode})")
-    _state._result("set_singularity_handling", lambda s: s.setSingularityHandling, int(mode))
+    _state.service_values("set_singularity_handling", lambda s: s.setSingularityHandling, int(mode))
     return 0
 
 
@@ -103,7 +103,7 @@ def get_current_tool_flange_posx(ref: Any = None) -> posx:
     rr = 0 if ref is None else ref
     if rr not in (0, 2):
         raise DR_Error(DR_ERROR_VALUE, f"Invalid value : ref({rr})")
-    return posx(_state._result("get_current_tool_flange_posx", lambda s: s.getPose, 2,
+    return posx(_state.service_values("get_current_tool_flange_posx", lambda s: s.getPose, 2,
                                rr)[:6])
 
 

@@ -73,6 +73,18 @@ def connect(name: str | None = None, nameserver: str | None = None) -> Any:
     return _proxy
 
 
+def ref_coord() -> int:
+    """The coordinate system set_ref_coord set (DR_BASE at first): the other DRL modules'
+    default ``ref``. Runs in: the user's program thread."""
+    return _g_coord
+
+
+def connected() -> Any:
+    """The proxy of the planner connect() reached, or None. Runs in: the user's program
+    thread."""
+    return _proxy
+
+
 def _planner() -> Any:
     from . import dsr_rclpy
     dsr_rclpy.check_alive()

@@ -47,7 +47,8 @@ class _Publisher:
 
 def _planner_unchecked() -> Any:
     from . import dsr_motion
-    return dsr_motion._proxy if dsr_motion._proxy is not None else dsr_motion.connect()
+    proxy = dsr_motion.connected()
+    return proxy if proxy is not None else dsr_motion.connect()
 
 
 class _Node:

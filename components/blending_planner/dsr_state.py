@@ -26,7 +26,14 @@ from .frames import from_points, from_vectors
 from .geometry import posx_from_pose
 
 
-def _result(op: str, fn: Any, *args: Any) -> list[float]:
+def _default_ref() -> int:
+    coord = dsr_motion.ref_coord()
+    return coord if coord != DR_TOOL else DR_BASE
+
+
+def service_values(op: str, fn: Any, *args: Any) -> list[float]:
+    """The values of the planner operation ``fn(service)(*args)``; DR_Error with its
+    reason when it refuses. Runs in: the user's program thread."""
     p = _planner()
     res = _call(op, fn(p.service), *args)
     if res.errorType:
@@ -49,60 +56,60 @@ def _ref_of(ref: Any, default: int, allowed: str) -> int:
 # -- state ---------------------------------------------------------------------------------------
 def get_current_posj() -> posj:
     """The joints now [deg] (measured when the component reads a measured arm)."""
-    return posj(_result("get_current_posj", lambda s: s.getJoints, 1))
+    return posj(service_values("get_current_posj", lambda s: s.getJoints, 1))
 
 
 def get_desired_posj() -> posj:
     """The joint reference now [deg]."""
-    return posj(_result("get_desired_posj", lambda s: s.getJoints, 0))
+    return posj(service_values("get_desired_posj", lambda s: s.getJoints, 0))
 
 
 def get_current_velj() -> list[float]:
     """Joint velocity now [deg/s] (measured when connected)."""
-    return _result("get_current_velj", lambda s: s.getJointVelocity, 1)
+    return service_values("get_current_velj", lambda s: s.getJointVelocity, 1)
 
 
 def get_desired_velj() -> list[float]:
     """Velocity of the joint reference [deg/s]."""
-    return _result("get_desired_velj", lambda s: s.getJointVelocity, 0)
+    return service_values("get_desired_velj", lambda s: s.getJointVelocity, 0)
 
 
 def get_current_posx(ref: Any = None) -> tuple[posx, int]:
     """(TCP pose now in ``ref`` (DR_BASE, DR_WORLD or a user frame; default the global
     set_ref_coord), solution space)."""
-    rr = _ref_of(ref, dsr_motion._g_coord if dsr_motion._g_coord != DR_TOOL else DR_BASE,
+    rr = _ref_of(ref, _default_ref(),
                  "bwu")
-    vals = _result("get_current_posx", lambda s: s.getPose, 1, rr)
+    vals = service_values("get_current_posx", lambda s: s.getPose, 1, rr)
     return posx(vals[:6]), int(round(vals[6]))
 
 
 def get_desired_posx(ref: Any = None) -> posx:
     """TCP pose of the reference in ``ref``."""
-    rr = _ref_of(ref, dsr_motion._g_coord if dsr_motion._g_coord != DR_TOOL else DR_BASE,
+    rr = _ref_of(ref, _default_ref(),
                  "bwu")
-    return posx(_result("get_desired_posx", lambda s: s.getPose, 0, rr)[:6])
+    return posx(service_values("get_desired_posx", lambda s: s.getPose, 0, rr)[:6])
 
 
 def get_current_velx(ref: Any = None) -> list[float]:
     """TCP velocity now: [vx, vy, vz] mm/s, [wx, wy, wz] deg/s in the axes of ``ref``."""
     rr = _ref_of(ref, DR_BASE, "bw")
-    return _result("get_current_velx", lambda s: s.getTaskVelocity, 1, rr)
+    return service_values("get_current_velx", lambda s: s.getTaskVelocity, 1, rr)
 
 
 def get_desired_velx(ref: Any = None) -> list[float]:
     rr = _ref_of(ref, DR_BASE, "bw")
-    return _result("get_desired_velx", lambda s: s.getTaskVelocity, 0, rr)
+    return service_values("get_desired_velx", lambda s: s.getTaskVelocity, 0, rr)
 
 
 def get_current_solution_space() -> int:
     """The solution space (0..7) of the joints now."""
-    return int(_result("get_current_solution_space", lambda s: s.getPose, 1, DR_BASE)[6])
+    return int(service_values("get_current_solution_space", lambda s: s.getPose, 1, DR_BASE)[6])
 
 
 def get_solution_space(pos: Any) -> int:
     """The solution space (0..7) of the posj ``pos``."""
     q = get_posj(pos)
-    return int(_result("get_solution_space", lambda s: s.solutionSpace,
+    return int(service_values("get_solution_space", lambda s: s.solutionSpace,
                        [float(v) for v in q])[0])
 
 
@@ -110,7 +117,7 @@ def get_current_rotm(ref: Any = None) -> list[list[float]]:
     """The TCP's rotation matrix now (3 rows) in ``ref``."""
     from .geometry import rot_zyz
     rr = _ref_of(ref, DR_BASE, "bw")
-    x = _result("get_current_rotm", lambda s: s.getPose, 1, rr)
+    x = service_values("get_current_rotm", lambda s: s.getPose, 1, rr)
     return rot_zyz(*x[3:6]).tolist()
 
 
@@ -119,7 +126,7 @@ def fkin(pos: Any, ref: Any = None) -> posx:
     """The TCP pose (in DR_BASE or DR_WORLD) of the posj ``pos``."""
     q = get_posj(pos)
     rr = _ref_of(ref, DR_BASE, "bw")
-    return posx(_result("fkin", lambda s: s.forwardKinematics, [float(v) for v in q], rr))
+    return posx(service_values("fkin", lambda s: s.forwardKinematics, [float(v) for v in q], rr))
 
 
 def ikin(pos: Any, sol_space: int, ref: Any = None) -> posj:
@@ -131,7 +138,7 @@ def ikin(pos: Any, sol_space: int, ref: Any = None) -> posj:
         raise DR_Error(DR_ERROR_TYPE, "Invalid type : sol_space")
     if not DR_SOL_MIN <= sol_space <= DR_SOL_MAX:
         raise DR_Error(DR_ERROR_VALUE, f"Invalid value : sol_space({sol_space})")
-    return posj(_result("ikin", lambda s: s.inverseKinematics, [float(v) for v in x],
+    return posj(service_values("ikin", lambda s: s.inverseKinematics, [float(v) for v in x],
                         int(sol_space), rr))
 
 
@@ -139,12 +146,12 @@ def trans(pos: Any, delta: Any, ref: Any = None, ref_out: int = DR_BASE) -> posx
     """``pos`` (given in ``ref``) moved by ``delta`` in the axes of ``ref`` (DR_TOOL: its own
     tool axes), expressed in ``ref_out``."""
     x, d = get_posx(pos), get_posx(delta)
-    rr = _ref_of(ref, dsr_motion._g_coord, "btwu")
+    rr = _ref_of(ref, dsr_motion.ref_coord(), "btwu")
     if not is_int(ref_out):
         raise DR_Error(DR_ERROR_TYPE, "Invalid type : ref_out")
     if ref_out not in (DR_BASE, DR_WORLD) and not DR_TC_USER_MIN <= ref_out <= DR_TC_USER_MAX:
         raise DR_Error(DR_ERROR_VALUE, f"Invalid value : ref_out({ref_out})")
-    return posx(_result("trans", lambda s: s.transPose, [float(v) for v in x],
+    return posx(service_values("trans", lambda s: s.transPose, [float(v) for v in x],
                         [float(v) for v in d], rr, int(ref_out)))
 
 
@@ -156,7 +163,7 @@ def coord_transform(pose_in: Any, ref_in: int = DR_BASE, ref_out: Any = None) ->
         raise DR_Error(DR_ERROR_TYPE, "Invalid type : ref_in")
     if not is_int(ref_out):
         raise DR_Error(DR_ERROR_TYPE, "Invalid type : ref_out")
-    return posx(_result("coord_transform", lambda s: s.coordTransform,
+    return posx(service_values("coord_transform", lambda s: s.coordTransform,
                         [float(v) for v in x], int(ref_in), int(ref_out)))
 
 
@@ -210,7 +217,7 @@ def set_user_cart_coord(*args: Any, **kargs: Any) -> int:
             pose = list(pos)
     except ValueError as e:        # frames.FrameError
         raise DR_Error(DR_ERROR_VALUE, f"set_user_cart_coord: {e}") from None
-    return int(_result("set_user_cart_coord", lambda s: s.setUserFrame, 0,
+    return int(service_values("set_user_cart_coord", lambda s: s.setUserFrame, 0,
                        [float(v) for v in pose], int(ref))[0])
 
 
@@ -220,7 +227,7 @@ def overwrite_user_cart_coord(id: int, pos: Any, ref: Any = None, gol: Any = Non
     rr = _ref_of(ref, DR_BASE, "bw")
     if not is_int(id):
         raise DR_Error(DR_ERROR_TYPE, "Invalid type : id")
-    return int(_result("overwrite_user_cart_coord", lambda s: s.setUserFrame, int(id),
+    return int(service_values("overwrite_user_cart_coord", lambda s: s.setUserFrame, int(id),
                        [float(v) for v in x], rr)[0])
 
 
@@ -228,7 +235,7 @@ def get_user_cart_coord(id: int) -> tuple[posx, int]:
     """(pose of user frame ``id`` in the base frame, DR_BASE)."""
     if not is_int(id):
         raise DR_Error(DR_ERROR_TYPE, "Invalid type : id")
-    vals = _result("get_user_cart_coord", lambda s: s.getUserFrame, int(id))
+    vals = service_values("get_user_cart_coord", lambda s: s.getUserFrame, int(id))
     return posx(vals[:6]), int(vals[6])
 
 
@@ -237,7 +244,7 @@ def set_tcp(name: str) -> int:
     """Make the TCP named ``name`` (the component's tcps parameter or add_tcp) current."""
     if not isinstance(name, str):
         raise DR_Error(DR_ERROR_TYPE, "Invalid type : name")
-    _result("set_tcp", lambda s: s.setTcp, name)
+    service_values("set_tcp", lambda s: s.setTcp, name)
     return 0
 
 
@@ -252,14 +259,14 @@ def add_tcp(name: str, pos: Any) -> int:
     if not isinstance(name, str):
         raise DR_Error(DR_ERROR_TYPE, "Invalid type : name")
     x = get_posx(pos)
-    _result("add_tcp", lambda s: s.addTcp, name, [float(v) for v in x])
+    service_values("add_tcp", lambda s: s.addTcp, name, [float(v) for v in x])
     return 0
 
 
 def del_tcp(name: str) -> int:
     if not isinstance(name, str):
         raise DR_Error(DR_ERROR_TYPE, "Invalid type : name")
-    _result("del_tcp", lambda s: s.delTcp, name)
+    service_values("del_tcp", lambda s: s.delTcp, name)
     return 0
 
 

@@ -269,4 +269,4 @@ class SequencePlayer(Component):
             return False
         step = (T if tm > 0.0 else core.dt * len(keys)) / len(keys)
         rows = keys.tolist()
-        return self.service._apply(op, lambda: core.play_pattern_of_group(gname, rows, [step]))
+        return self.service.apply(op, lambda: core.play_pattern_of_group(gname, rows, [step]))

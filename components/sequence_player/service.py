@@ -43,8 +43,10 @@ class SequencePlayerServiceImpl(OpenHRP__POA.SequencePlayerService):
         self.log = comp.log
 
     # -- helpers -----------------------------------------------------------------------------
-    def _apply(self, op: str, fn: Callable[[], Any]) -> bool:
-        """Run ``fn`` in the EC thread; False (and the reason logged) if it was refused."""
+    def apply(self, op: str, fn: Callable[[], Any]) -> bool:
+        """Run ``fn`` in the EC thread; False (and the reason logged) if it was refused.
+        Runs in: an ORB thread (each operation of this servant; the component's
+        setTargetPose too), never the EC thread."""
         if self.comp.debugLevel > 0:
             self.log.info("%s", op)
         comp = self.comp
@@ -131,7 +133,7 @@ class SequencePlayerServiceImpl(OpenHRP__POA.SequencePlayerService):
         if not self._wait(op, lambda: self.core.group_is_empty(gname)):
             return False
         names = list(jnames)
-        return self._apply(op, lambda: self.core.add_joint_group(gname, names))
+        return self.apply(op, lambda: self.core.add_joint_group(gname, names))
 
     def removeJointGroup(self, gname: str) -> bool:
         op = f"removeJointGroup({gname!r})"
@@ -140,58 +142,58 @@ class SequencePlayerServiceImpl(OpenHRP__POA.SequencePlayerService):
             return False
         if not self._wait(op, lambda: self.core.group_is_empty(gname)):
             return False
-        return self._apply(op, lambda: self.core.remove_joint_group(gname))
+        return self.apply(op, lambda: self.core.remove_joint_group(gname))
 
     # -- joint commands ----------------------------------------------------------------------
     def setJointAngles(self, jvs: Any, tm: float) -> bool:
         jvs = list(jvs)
-        return self._apply("setJointAngles", lambda: self.core.set_joint_angles(jvs, tm))
+        return self.apply("setJointAngles", lambda: self.core.set_joint_angles(jvs, tm))
 
     def setJointAnglesWithMask(self, jvs: Any, mask: Any, tm: float) -> bool:
         jvs, mask = list(jvs), list(mask)
-        return self._apply("setJointAnglesWithMask",
+        return self.apply("setJointAnglesWithMask",
                            lambda: self.core.set_joint_angles_with_mask(jvs, mask, tm))
 
     def setJointAngle(self, jname: str, jv: float, tm: float) -> bool:
-        return self._apply(f"setJointAngle({jname!r})",
+        return self.apply(f"setJointAngle({jname!r})",
                            lambda: self.core.set_joint_angle(jname, jv, tm))
 
     def setJointAnglesSequence(self, jvss: Any, tms: Any) -> bool:
         jvss, tms = _rows(jvss), list(tms)
-        return self._apply("setJointAnglesSequence",
+        return self.apply("setJointAnglesSequence",
                            lambda: self.core.set_joint_angles_sequence(jvss, tms))
 
     def setJointAnglesSequenceWithMask(self, jvss: Any, mask: Any, tms: Any) -> bool:
         jvss, mask, tms = _rows(jvss), list(mask), list(tms)
-        return self._apply("setJointAnglesSequenceWithMask",
+        return self.apply("setJointAnglesSequenceWithMask",
                            lambda: self.core.set_joint_angles_sequence(jvss, tms, mask))
 
     def setJointAnglesSequenceFull(self, jvss, vels, torques, poss, rpys, accs, zmps,
                                    wrenchs, optionals, tms) -> bool:
         args = [_rows(x) for x in (jvss, vels, torques, poss, rpys, accs, zmps, wrenchs,
                                    optionals)] + [list(tms)]
-        return self._apply("setJointAnglesSequenceFull",
+        return self.apply("setJointAnglesSequenceFull",
                            lambda: self.core.set_joint_angles_sequence_full(*args))
 
     def clearJointAngles(self) -> bool:
-        return self._apply("clearJointAngles", self.core.clear_joint_angles)
+        return self.apply("clearJointAngles", self.core.clear_joint_angles)
 
     # -- other signals -----------------------------------------------------------------------
     def setBasePos(self, pos: Any, tm: float) -> bool:
         pos = list(pos)
-        return self._apply("setBasePos", lambda: self.core.set_base_pos(pos, tm))
+        return self.apply("setBasePos", lambda: self.core.set_base_pos(pos, tm))
 
     def setBaseRpy(self, rpy: Any, tm: float) -> bool:
         rpy = list(rpy)
-        return self._apply("setBaseRpy", lambda: self.core.set_base_rpy(rpy, tm))
+        return self.apply("setBaseRpy", lambda: self.core.set_base_rpy(rpy, tm))
 
     def setZmp(self, zmp: Any, tm: float) -> bool:
         zmp = list(zmp)
-        return self._apply("setZmp", lambda: self.core.set_zmp(zmp, tm))
+        return self.apply("setZmp", lambda: self.core.set_zmp(zmp, tm))
 
     def setWrenches(self, wrenches: Any, tm: float) -> bool:
         w = list(wrenches)
-        return self._apply("setWrenches", lambda: self.core.set_wrenches(w, tm))
+        return self.apply("setWrenches", lambda: self.core.set_wrenches(w, tm))
 
     # -- queries and modes -------------------------------------------------------------------
     def isEmpty(self) -> bool:
@@ -209,11 +211,11 @@ class SequencePlayerServiceImpl(OpenHRP__POA.SequencePlayerService):
         except (TypeError, ValueError):
             self.log.warning("setInterpolationMode refused: not a mode: %r", i_mode_)
             return False
-        return self._apply("setInterpolationMode",
+        return self.apply("setInterpolationMode",
                            lambda: self.core.set_interpolation_mode(mode))
 
     def setInitialState(self) -> bool:
-        return self._apply("setInitialState", self.core.set_initial_state)
+        return self.apply("setInitialState", self.core.set_initial_state)
 
     # -- patterns ----------------------------------------------------------------------------
     def loadPattern(self, basename: str, tm: float) -> None:
@@ -222,7 +224,7 @@ class SequencePlayerServiceImpl(OpenHRP__POA.SequencePlayerService):
         except (PatternError, PlayerError, ValueError) as e:
             self.log.warning("loadPattern(%r) refused: %s", basename, e)
             return
-        if self._apply(f"loadPattern({basename!r})",
+        if self.apply(f"loadPattern({basename!r})",
                        lambda: self.core.load_pattern(prepared, tm)):
             self.log.info("loadPattern: %s (%d samples after the first record)",
                           ", ".join(prepared.files), prepared.samples)
@@ -243,10 +245,10 @@ class SequencePlayerServiceImpl(OpenHRP__POA.SequencePlayerService):
             self.log.error("playPattern: %s ran no cycle within %.1f s",
                            self.comp.instance_name, CALL_TIMEOUT)
             return
-        self._apply("playPattern", lambda: core.apply_planned(plans, args))
+        self.apply("playPattern", lambda: core.apply_planned(plans, args))
 
     def clear(self) -> None:
-        self._apply("clear", self.core.clear)
+        self.apply("clear", self.core.clear)
 
     def clearNoWait(self) -> None:
         self.core.clear_no_wait()       # a flag the next cycle reads: returns at once
@@ -254,26 +256,26 @@ class SequencePlayerServiceImpl(OpenHRP__POA.SequencePlayerService):
     # -- groups ------------------------------------------------------------------------------
     def setJointAnglesOfGroup(self, gname: str, jvs: Any, tm: float) -> bool:
         jvs = list(jvs)
-        return self._apply(f"setJointAnglesOfGroup({gname!r})",
+        return self.apply(f"setJointAnglesOfGroup({gname!r})",
                            lambda: self.core.set_joint_angles_of_group(gname, jvs, tm))
 
     def setJointAnglesSequenceOfGroup(self, gname: str, jvss: Any, tms: Any) -> bool:
         jvss, tms = _rows(jvss), list(tms)
-        return self._apply(
+        return self.apply(
             f"setJointAnglesSequenceOfGroup({gname!r})",
             lambda: self.core.set_joint_angles_sequence_of_group(gname, jvss, tms))
 
     def clearJointAnglesOfGroup(self, gname: str) -> bool:
-        return self._apply(f"clearJointAnglesOfGroup({gname!r})",
+        return self.apply(f"clearJointAnglesOfGroup({gname!r})",
                            lambda: self.core.clear_joint_angles_of_group(gname))
 
     def clearOfGroup(self, gname: str, tm: float) -> bool:
-        return self._apply(f"clearOfGroup({gname!r})",
+        return self.apply(f"clearOfGroup({gname!r})",
                            lambda: self.core.clear_of_group(gname))
 
     def playPatternOfGroup(self, gname: str, pos: Any, tm: Any) -> bool:
         pos, tm = _rows(pos), list(tm)
-        return self._apply(f"playPatternOfGroup({gname!r})",
+        return self.apply(f"playPatternOfGroup({gname!r})",
                            lambda: self.core.play_pattern_of_group(gname, pos, tm))
 
     # -- setTargetPose -----------------------------------------------------------------------
