@@ -261,7 +261,7 @@ def main() -> int:
         print(table(["system", "how", "sim [s]", "wall [s]", "RTF", "wall/cycle [us]",
                      "CPU/cycle [us]", "bare CPU/period [us]", "x physics"], rows,
                     digits=2))
-        targets = {"arm_sim": 8.0, "nao_sim": 1.2}          # issue 24's targets, x physics
+        targets = {"arm_sim": 8.0, "nao_sim": 1.2}          # the targets, x physics
         for n in names:
             inproc = next(r for r in rows if r[0] == n and r[1] == "in process (SimSystem)")
             run = next((r for r in rows if r[0] == n and str(r[1]).startswith("scripts/run")
