@@ -122,7 +122,7 @@ class BlendingPlanner(Component):
 
     | port | type | unit | meaning |
     |---|---|---|---|
-    | tcpPose (out) | TimedPose3D | m, rad | TCP reference in the base frame, every cycle (held at rest); orientation as roll, pitch, yaw with R = Rz(yaw) Ry(pitch) Rx(roll) |
+    | tcpPose (out) | TimedPose3D | m, rad | TCP reference in the base frame, every cycle (held at rest) while connected; orientation as roll, pitch, yaw with R = Rz(yaw) Ry(pitch) Rx(roll) |
     | qRef (out) | TimedDoubleSeq | rad | joint reference of the arm chain (joint1..joint6), every cycle; not written when no arm model is available (logged once) |
     | q (in) | TimedDoubleSeq | rad | measured joints (optional): get_current_posj / posx read them; the reference when not connected |
     | dq (in) | TimedDoubleSeq | rad/s | measured joint velocity (optional): get_current_velj / velx |
@@ -291,14 +291,19 @@ class BlendingPlanner(Component):
         self._write(ec.planned)
 
     def _write(self, t: float) -> None:
+        """The cycle's outputs: tcpPose only while something reads it (a connection or a
+        listener; Kinematics' rule: a pose nobody reads is neither computed nor written),
+        qRef always. Runs in: EC thread."""
         s = self.stream
-        v = self.pose_out.value
-        p = s.p
-        v.data.position.x, v.data.position.y, v.data.position.z = p[0] * MM, p[1] * MM, p[2] * MM
-        o = v.data.orientation
-        o.r, o.p, o.y = rpy_from_rot(rot_from_quat(s.quat))
-        stamp(v, t)
-        self.pose_out.write()
+        if self.pose_out.in_use():
+            v = self.pose_out.value
+            p = s.p
+            v.data.position.x, v.data.position.y, v.data.position.z = \
+                p[0] * MM, p[1] * MM, p[2] * MM
+            o = v.data.orientation
+            o.r, o.p, o.y = rpy_from_rot(rot_from_quat(s.quat))
+            stamp(v, t)
+            self.pose_out.write()
         if self.arm is not None:
             np.copyto(self.q_out.value.data, s.q)
             stamp(self.q_out.value, t)

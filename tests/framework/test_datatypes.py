@@ -238,3 +238,11 @@ def test_stamps_round_to_the_nearest_nanosecond():
     stamp(s, 5.9999999999)            # rounds up into the next second, never nsec = 1e9
     assert (s.tm.sec, s.tm.nsec) == (6, 0)
     assert time_parts(0.0000000004) == (0, 0) and time_parts(2.0000000006) == (2, 1)
+
+
+def test_time_parts_of_repeated_and_alternating_times_are_each_times_own():
+    # the last answer is kept for the next call with the same time: never another time's
+    ts = [0.0, 0.001, 0.001, 19.99, 0.001, 19.99, 19.99, 2.0000000006, 3, 3.0, 0.0]
+    got = [time_parts(t) for t in ts]
+    assert got == [(0, 0), (0, 1_000_000), (0, 1_000_000), (19, 990_000_000), (0, 1_000_000),
+                   (19, 990_000_000), (19, 990_000_000), (2, 1), (3, 0), (3, 0), (0, 0)]

@@ -264,3 +264,22 @@ def test_a_motion_being_planned_counts_as_running_for_wait_motion(h):
     mwait.join(60)
     assert out["mwait"] is True
     assert svc(h).wait_motion(0.0) == WAIT_DONE
+
+
+def test_tcp_pose_without_a_reader_is_neither_computed_nor_written(h):
+    from rtcf.datatypes import time_parts
+    from rtcf.ports import InPort, connect, disconnect
+    port = h.comp.ports["tcpPose"]
+    writes = port.writes
+    disconnect(next(iter(port.connectors)), port)          # the harness's probe goes
+    assert not port.in_use()
+    assert move(h, [line(30, 0, 0, abc=(0, 0, 0))], mode=1)
+    h.step(5)
+    assert port.writes == writes                             # nothing written
+    late = InPort("late", port.data_type)                    # a reader comes
+    connect(port, late, {"subscription_type": "flush"})
+    h.step()
+    assert late.read() is ReadStatus.NEW and port.writes == writes + 1
+    x = late.value.data.position.x                           # this cycle's pose, in metres
+    assert x == pytest.approx(svc(h).tcp_pose()[0] / 1000.0, abs=1e-12) and x > 0.4
+    assert (late.value.tm.sec, late.value.tm.nsec) == time_parts(h.now - 1 / RATE)  # its cycle

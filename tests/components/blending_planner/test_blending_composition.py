@@ -30,6 +30,8 @@ def test_arm_blending_composition_drives_the_driver():
         kin = m.components["Kinematics0"]
         reader = InPort("armPose", kin.port("armPose").data_type)    # armPose has a reader
         connect(kin.port("armPose"), reader, {"subscription_type": "flush"})
+        tcp_reader = InPort("tcpPose", bp.port("tcpPose").data_type)   # and tcpPose
+        connect(bp.port("tcpPose"), tcp_reader, {"subscription_type": "flush"})
         ec = m.ecs["arm"]
         ec.step(2)
         core = bp.service.core
@@ -49,7 +51,8 @@ def test_arm_blending_composition_drives_the_driver():
         # tcp_offset 0 it is the TCP pose the planner wrote, within the IK tolerance
         reader.read_newest()
         arm_pose = reader.value.data
-        tcp = bp.port("tcpPose").value.data
+        tcp_reader.read_newest()
+        tcp = tcp_reader.value.data
         for a, b in ((arm_pose.position.x, tcp.position.x), (arm_pose.position.y,
                      tcp.position.y), (arm_pose.position.z, tcp.position.z)):
             assert abs(a - b) < 2e-4
