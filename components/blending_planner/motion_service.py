@@ -255,20 +255,25 @@ class MotionCore:
                 self._planning = t
                 t.state = PLANNING
                 self._cond.notify_all()
+            failure: tuple[int, str] | None = None
             try:
                 self._plan_and_start(t)
             except MotionError as e:
-                self._set(t, FAILED, e.type, e.reason)
+                failure = (e.type, e.reason)
             except TimeoutError:
-                self._set(t, FAILED, DR_ERROR_RUNTIME,
-                          f"{self.comp.instance_name} ran no cycle within {CALL_TIMEOUT} s: "
-                          "is its execution context running?")
+                failure = (DR_ERROR_RUNTIME,
+                           f"{self.comp.instance_name} ran no cycle within {CALL_TIMEOUT} s: "
+                           "is its execution context running?")
             except Exception as e:       # a bug: the command fails, the component lives on
                 self.comp.log.exception("planning %s failed", t.cmd)
-                self._set(t, FAILED, DR_ERROR_RUNTIME, f"planning failed: {e!r}")
+                failure = (DR_ERROR_RUNTIME, f"planning failed: {e!r}")
             finally:
+                # planning over and the refusal in one step: a client woken by the refusal
+                # must not find the command still being planned (check_motion: INIT)
                 with self._cond:
                     self._planning = None
+                    if failure is not None:
+                        self._set_locked(t, FAILED, *failure)
                     self._cond.notify_all()
 
     def _plan_and_start(self, t: Ticket) -> None:
