@@ -114,12 +114,6 @@ CITATION = re.compile(
 CITATION_EXEMPT = {
     # the broken-input catalogue stays as it is, its docstring included
     "tests/integration/test_broken_input.py",
-    # being edited on another branch now (uncommitted); they join the check when it lands
-    "tests/components/dcm/test_mujoco_body.py", "tests/components/simulator/test_sim_core.py",
-    "tests/components/simulator/test_simulator_component.py",
-    "tests/framework/test_manager.py", "tests/integration/test_doc_commands.py",
-    "tests/integration/test_script_help.py", "tests/integration/test_sim_dcm_keys.py",
-    "tests/integration/test_simulator_corba.py",
 }
 
 

@@ -145,7 +145,7 @@ def test_split_by_process():
     assert p1.execution_contexts[0].members == ["a", "c"]
 
 
-# -- issue 11: checks before anything starts, user paths, faults named -------------------------
+# -- checks before anything starts, user paths, faults named ----------------------------------
 
 def test_check_refuses_conf_parameters_and_config_sets_before_creating_anything():
     m = manager(rtcf__a__conf__default__gain="inf")     # Src's category is "rtcf"
@@ -161,7 +161,7 @@ def test_check_refuses_conf_parameters_and_config_sets_before_creating_anything(
 
 
 def test_status_line_shows_lost_and_suspect_connections():
-    """The CORBA runtime's connection note (issue 11, defect 11) ends the status line."""
+    """The CORBA runtime's connection note ends the status line."""
     from types import SimpleNamespace
     m = manager()
     m.build(compose(BASE))

@@ -1,7 +1,7 @@
 """Every script's --help reads as written: named as the user types it
 (scripts/<name>), the whole description (not its first line cut mid-sentence), a help text
-for every option, and no reference to a document outside the repository ("spec 4.6", "the
-seed's")."""
+for every option, and no reference to a document outside the repository (a section of a
+specification, a seed text)."""
 
 from __future__ import annotations
 

@@ -94,7 +94,7 @@ def test_nao_sim_offers_the_simulator_service_on_the_dcm(dcm, naming, module_lau
     assert svc.getTime() == pytest.approx(t0 + 0.1, abs=1e-9)
     assert dcm.getTime(0) == d0 + 100
     svc.resume()
-    # push: the standing robot is shoved forward; the 1e5 N is refused
+    # push: the standing robot is shoved forward; a 1e5 N push is refused
     x0 = svc.getBodyState("torso").position.x
     svc.push("torso", Simulation.Vector3(40.0, 0.0, 0.0), 0.1)
     deadline = time.monotonic() + 30.0

@@ -149,7 +149,7 @@ def test_a_physics_model_that_does_not_load_is_named():
 
 
 def test_a_physics_blow_up_sends_the_dcm_to_error_and_a_reset_starts_afresh(nao, caplog):
-    """Issue 22 item 8 on the DCM's body: MuJoCo's state blown up (a velocity beyond MuJoCo's
+    """On the DCM's body: MuJoCo's state blown up (a velocity beyond MuJoCo's
     1e10 bound stands in for whatever made it blow up) is logged, the DCM goes to ERROR
     without writing the lost state, and rtreset + activate put the NAO back on its feet."""
     dcm = nao.comp

@@ -361,7 +361,7 @@ def test_the_issues_push_of_1e5_newton_is_refused_by_the_service(nao):
 
 
 def test_joint_speeds_above_the_limit_are_counted_and_warned(caplog):
-    """Issue 22 item 9: the limp arm falling under gravity passes Doosan's 1.571 rad/s; the
+    """The limp arm falling under gravity passes Doosan's 1.571 rad/s; the
     Simulator says so (throttled), with the core's count."""
     h = Harness(Simulator, params={"model": "m1013", "initial_q": [0, 0.8, 0.5, 0, 0.3, 0]},
                 rate=1000)
