@@ -243,7 +243,7 @@ class Component:
         ec = self._primary_ec
         if ec is None or not ec.accepts_commands():
             with ec.exclusive() if ec is not None else _NO_LOCK:
-                _run_command(fn, fut)
+                run_command(fn, fut)
             return fut
         self._commands.append((fn, fut))
         ec.wake()
@@ -266,7 +266,7 @@ class Component:
         q = self._commands
         while q:
             fn, fut = q.popleft()
-            _run_command(fn, fut)
+            run_command(fn, fut)
 
     def _wake_ecs(self) -> None:
         for ec in self.ecs:
@@ -386,7 +386,10 @@ class Component:
         return f"<{type(self).__name__} {self.instance_name}>"
 
 
-def _run_command(fn: Callable[[], Any], fut: Future) -> None:
+def run_command(fn: Callable[[], Any], fut: Future) -> None:
+    """Run a queued command ``fn`` and settle its future (its result, or the exception it
+    raised; nothing if it was cancelled). Runs in: the thread that drains the queue (an EC
+    thread, or the caller's when no EC runs)."""
     if not fut.set_running_or_notify_cancel():
         return
     try:

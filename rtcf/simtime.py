@@ -53,7 +53,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from .clock import Clock, ManualClock, MonotonicClock
-from .component import Component, _run_command
+from .component import Component, run_command
 from .errors import ConfigError, show_value
 from .execution import HISTORY, ExecutionContext
 from .overrun import check_policy, next_deadline
@@ -542,7 +542,7 @@ class SimTimeBase:
     def _run_calls(self) -> None:
         with self._run_lock:
             while self._calls:
-                _run_command(*self._calls.popleft())
+                run_command(*self._calls.popleft())
 
     def _apply_pending(self) -> None:
         """Requests, commands and staged parameters of every EC, at the current time."""

@@ -51,8 +51,9 @@ FOREIGN = {"_narrow", "_is_equivalent", "_non_existent", "_is_a", "_this", "_v",
 
 def test_no_module_reads_another_module_s_private_attributes():
     """``x._name`` where ``x`` is not self / cls and no line of the same module defines
-    ``_name`` (as a function, class, ``self._name = ...`` or a module global): a private
-    attribute read across modules (a public view belongs on its owner instead)."""
+    ``_name`` (as a function, class, ``self._name = ...`` or a module global), or
+    ``from .module import _name``: a private attribute read across modules (a public view
+    belongs on its owner instead)."""
     found = []
     for path in sorted(RTCF.rglob("*.py")):
         rel = path.relative_to(RTCF).as_posix()
@@ -70,6 +71,9 @@ def test_no_module_reads_another_module_s_private_attributes():
                     or isinstance(n.value, ast.Name) and n.value.id in ("self", "cls")):
                 own.add(n.attr)
         for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom) and n.level > 0:
+                found += [f"{rel}:{n.lineno} import {a.name}" for a in n.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
             if (isinstance(n, ast.Attribute) and n.attr.startswith("_")
                     and not n.attr.startswith(("__", "_d_")) and n.attr not in FOREIGN
                     and n.attr not in own and (rel, n.attr) not in PRIVATE_READS):
