@@ -53,10 +53,12 @@ def test_no_module_reads_another_module_s_private_attributes():
     """``x._name`` where ``x`` is not self / cls and no line of the same module defines
     ``_name`` (as a function, class, ``self._name = ...`` or a module global), or
     ``from .module import _name``: a private attribute read across modules (a public view
-    belongs on its owner instead)."""
+    belongs on its owner instead). In rtcf/ and in every component package."""
     found = []
-    for path in sorted(RTCF.rglob("*.py")):
-        rel = path.relative_to(RTCF).as_posix()
+    components = RTCF.parent / "components"
+    for path in sorted([*RTCF.rglob("*.py"), *components.rglob("*.py")]):
+        rel = (path.relative_to(RTCF).as_posix() if path.is_relative_to(RTCF)
+               else path.relative_to(RTCF.parent).as_posix())
         if rel.startswith("_gen/"):
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))

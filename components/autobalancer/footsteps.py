@@ -177,7 +177,7 @@ def check_steps(feet: dict, steps: Sequence[Footstep], lim: StrideLimits) -> Non
         cur[s.leg] = s.pose
 
 
-def _scaled(d: tuple[float, float, float], lim: StrideLimits) -> float:
+def scaled(d: tuple[float, float, float], lim: StrideLimits) -> float:
     """The largest factor in (0, 1] that puts the move ``d`` (dx, dy, dtheta outward-signed)
     within the limits."""
     f = 1.0
@@ -209,9 +209,9 @@ def plan_to(feet: dict, goal: Pose2, first_leg: str, lim: StrideLimits, step_tim
         sup = other(leg)
         want = target[leg]
         # the nominal place beside the support foot, and the move from there toward the goal
-        base = cur[sup].compose(_beside(sup, lim.half_width))
+        base = cur[sup].compose(beside(sup, lim.half_width))
         d = step_delta(sup, cur[sup], want, lim.half_width)
-        f = _scaled(d, lim)
+        f = scaled(d, lim)
         side = 1.0 if sup == "rleg" else -1.0
         rel = Pose2(f * d[0], side * f * d[1], side * f * d[2])
         landing = base.compose(rel)
@@ -232,7 +232,7 @@ def plan_to(feet: dict, goal: Pose2, first_leg: str, lim: StrideLimits, step_tim
     return steps
 
 
-def _beside(support_leg: str, half_width: float) -> Pose2:
+def beside(support_leg: str, half_width: float) -> Pose2:
     """The nominal place of the other foot, in the support foot's frame."""
     return Pose2(0.0, 2.0 * half_width if support_leg == "rleg" else -2.0 * half_width, 0.0)
 

@@ -29,8 +29,8 @@ from typing import Iterable
 
 import numpy as np
 
-from .footsteps import (EPS, LEGS, Footstep, FootstepError, Pose2, StrideLimits, _beside,
-                        _scaled, mid_pose, nominal, other, step_delta, wrap)
+from .footsteps import (EPS, LEGS, Footstep, FootstepError, Pose2, StrideLimits, beside,
+                        scaled, mid_pose, nominal, other, step_delta, wrap)
 from .lipm import PreviewController, PreviewGains
 
 
@@ -291,7 +291,7 @@ class GaitGenerator:
             return
         leg = other(self._last_leg)
         sup = self._last_leg
-        landing = self._planned_feet[sup].compose(_beside(sup, self.limits.half_width))
+        landing = self._planned_feet[sup].compose(beside(sup, self.limits.half_width))
         if not _same(landing, self._planned_feet[leg]):
             self._drop_end()
             self.queue([Footstep(leg, landing, self.params.step_time, self.params.step_height)])
@@ -329,9 +329,9 @@ class GaitGenerator:
         s = goal.relative(self._planned_feet[sup])
         want = goal.compose(Pose2(-s.x, nominal(leg, self.limits.half_width).y, -s.theta))
         d = step_delta(sup, self._planned_feet[sup], want, self.limits.half_width)
-        f = _scaled(d, self.limits)
+        f = scaled(d, self.limits)
         side = 1.0 if sup == "rleg" else -1.0
-        landing = self._planned_feet[sup].compose(_beside(sup, self.limits.half_width)).compose(
+        landing = self._planned_feet[sup].compose(beside(sup, self.limits.half_width)).compose(
             Pose2(f * d[0], side * f * d[1], side * f * d[2]))
         return Footstep(leg, landing, T, p.step_height)
 

@@ -85,13 +85,13 @@ def connected() -> Any:
     return _proxy
 
 
-def _planner() -> Any:
+def planner_proxy() -> Any:
     from . import dsr_rclpy
     dsr_rclpy.check_alive()
     return _proxy if _proxy is not None else connect()
 
 
-def _call(op: str, fn: Any, *args: Any) -> Any:
+def call_planner(op: str, fn: Any, *args: Any) -> Any:
     """A call to the component; a broken connection is a DR_ERROR_RUNTIME."""
     from omniORB import CORBA
     try:
@@ -105,14 +105,14 @@ def _run(op: str, submit: Any, until: int) -> int:
     """Send a motion command and wait (bounded calls) until it reaches ``until``: 0, -1 when
     stopped; DR_Error when refused."""
     from rtcf.corba.client import wait_in_chunks
-    p = _planner()
-    tid = _call(op, submit, p.service)
+    p = planner_proxy()
+    tid = call_planner(op, submit, p.service)
     svc = p.service
 
     def waiting(st: Any) -> bool:
         return st.state not in (FAILED, STOPPED, DONE) and st.state < until
 
-    st = _call(op, wait_in_chunks, lambda c: svc.waitCommand(tid, until, c), waiting,
+    st = call_planner(op, wait_in_chunks, lambda c: svc.waitCommand(tid, until, c), waiting,
                p.wait_chunk)
     if st.note and st.note not in _notes:
         _notes.add(st.note)
@@ -670,12 +670,12 @@ def _moveb(seg_list, vel, acc, ref, time, mod, v, a, t, sync_type) -> int:
         raise DR_Error(DR_ERROR_VALUE, "Invalid value : time, t")
     _check_task(vv, aa, float(tt))
     rf, mm = _ref_arg(ref), _mod_arg(mod)
-    p = _planner()
+    p = planner_proxy()
     segs = [s.segment() for s in seg_list]
-    ok = _call("moveb", p.move_blending, segs, vv, aa, float(tt), rf, mm, sync_type)
+    ok = call_planner("moveb", p.move_blending, segs, vv, aa, float(tt), rf, mm, sync_type)
     if ok:
         return 0
-    why = _call("moveb", p.service.getLastError)
+    why = call_planner("moveb", p.service.getLastError)
     if _refused_input(why):
         raise DR_Error(DR_ERROR_VALUE, f"moveb: {why}")
     return -1
@@ -696,15 +696,15 @@ def mwait(time: float = 0) -> int:
         raise DR_Error(DR_ERROR_TYPE, "Invalid type : time")
     if not time >= 0:
         raise DR_Error(DR_ERROR_VALUE, "Invalid value : time")
-    p = _planner()
-    return 0 if _call("mwait", p.move_wait) else -1
+    p = planner_proxy()
+    return 0 if call_planner("mwait", p.move_wait) else -1
 
 
 def check_motion() -> int:
     """DR_STATE_IDLE (0), DR_STATE_INIT (1: a motion is being planned) or DR_STATE_BUSY
     (2)."""
-    p = _planner()
-    return int(_call("check_motion", p.service.checkMotion))
+    p = planner_proxy()
+    return int(call_planner("check_motion", p.service.checkMotion))
 
 
 def stop(st_mode: int) -> int:
@@ -716,8 +716,8 @@ def stop(st_mode: int) -> int:
         raise DR_Error(DR_ERROR_TYPE, "Invalid type : st_mode")
     if not DR_QSTOP_STO <= st_mode <= DR_HOLD:
         raise DR_Error(DR_ERROR_VALUE, f"Invalid value : st_mode({st_mode})")
-    p = _planner()
-    _call("stop", p.service.stopMotion, int(st_mode))
+    p = planner_proxy()
+    call_planner("stop", p.service.stopMotion, int(st_mode))
     return 0
 
 
@@ -728,8 +728,8 @@ def change_operation_speed(speed: int) -> int:
         raise DR_Error(DR_ERROR_TYPE, "Invalid type : speed")
     if not DR_OP_SPEED_MIN <= speed <= DR_OP_SPEED_MAX:
         raise DR_Error(DR_ERROR_VALUE, f"Invalid value : speed({speed})")
-    p = _planner()
-    return 0 if _call("change_operation_speed", p.service.changeOperationSpeed,
+    p = planner_proxy()
+    return 0 if call_planner("change_operation_speed", p.service.changeOperationSpeed,
                       int(speed)) else -1
 
 
@@ -745,8 +745,8 @@ def wait(second: float) -> int:
 
 def get_last_error() -> str:
     """Why the last moveb / amoveb / mwait returned -1 (not in DSR: its controller logs it)."""
-    p = _planner()
-    return str(_call("get_last_error", p.service.getLastError))
+    p = planner_proxy()
+    return str(call_planner("get_last_error", p.service.getLastError))
 
 
 __all__ = ["connect", "set_velj", "set_accj", "set_velx", "set_accx", "set_ref_coord",

@@ -40,9 +40,9 @@ class _Publisher:
         """A RobotStop on ``stop`` stops the arm (dsr_control2's subscriber); other topics
         have no subscriber here."""
         if isinstance(msg, RobotStop) and self.topic.rstrip("/").split("/")[-1] == "stop":
-            from .dsr_motion import _call, _planner
-            p = _planner() if _state["alive"] else _planner_unchecked()
-            _call("stop", p.service.stopMotion, int(msg.stop_mode))
+            from .dsr_motion import call_planner, planner_proxy
+            p = planner_proxy() if _state["alive"] else _planner_unchecked()
+            call_planner("stop", p.service.stopMotion, int(msg.stop_mode))
 
 
 def _planner_unchecked() -> Any:

@@ -21,7 +21,7 @@ from .dsr_common import (DR_BASE, DR_ERROR_TYPE, DR_ERROR_VALUE,
                          DR_SOL_MAX, DR_SOL_MIN, DR_TC_USER_MAX, DR_TC_USER_MIN, DR_TOOL,
                          DR_WORLD, DR_Error, get_normal_pos, get_posj, get_posx, is_int,
                          is_number, posj, posx)
-from .dsr_motion import _call, _planner
+from .dsr_motion import call_planner, planner_proxy
 from .frames import from_points, from_vectors
 from .geometry import posx_from_pose
 
@@ -34,8 +34,8 @@ def _default_ref() -> int:
 def service_values(op: str, fn: Any, *args: Any) -> list[float]:
     """The values of the planner operation ``fn(service)(*args)``; DR_Error with its
     reason when it refuses. Runs in: the user's program thread."""
-    p = _planner()
-    res = _call(op, fn(p.service), *args)
+    p = planner_proxy()
+    res = call_planner(op, fn(p.service), *args)
     if res.errorType:
         raise DR_Error(res.errorType, f"{op}: {res.reason}", True)
     return list(res.values)
@@ -250,8 +250,8 @@ def set_tcp(name: str) -> int:
 
 def get_tcp() -> str:
     """The current TCP's name ("" for the component's tcp_offset)."""
-    p = _planner()
-    return str(_call("get_tcp", p.service.getTcp))
+    p = planner_proxy()
+    return str(call_planner("get_tcp", p.service.getTcp))
 
 
 def add_tcp(name: str, pos: Any) -> int:

@@ -46,7 +46,7 @@ def _joint_list(params: dict[str, Any], who: str) -> list[str]:
     return list(joints)
 
 
-def _per_joint(params: dict[str, Any], key: str, n: int, default: float, who: str,
+def per_joint(params: dict[str, Any], key: str, n: int, default: float, who: str,
                lo: float = 0.0) -> np.ndarray:
     v = params.get(key, default)
     try:
@@ -76,8 +76,8 @@ class JointPositionController(Controller):
         self.robot = robot
         self.idx = robot.indices(self.joint_names)      # ControllerError names the joint
         n = len(self.joint_names)
-        self.kp = _per_joint(params, "kp", n, 1.0, who)
-        self.kd = _per_joint(params, "kd", n, 0.0, who)
+        self.kp = per_joint(params, "kp", n, 1.0, who)
+        self.kd = per_joint(params, "kd", n, 0.0, who)
         self.lower = robot.lower[self.idx]
         self.upper = robot.upper[self.idx]
         self.claim(self.joint_names, "position")

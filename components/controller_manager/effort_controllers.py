@@ -39,7 +39,7 @@ from .controller import ControllerError
 from .registry import register_controller
 from .robot import RobotState
 
-from .controllers import JointPositionController, _per_joint
+from .controllers import JointPositionController, per_joint
 
 __all__ = ["JointEffortController"]
 
@@ -72,10 +72,10 @@ class JointEffortController(JointPositionController):
         self.command_interfaces = []
         self.claim(self.joint_names, "effort")
         n = len(self.joint_names)
-        self.p = _per_joint(params, "p", n, 0.0, who)
-        self.i = _per_joint(params, "i", n, 0.0, who)
-        self.d = _per_joint(params, "d", n, 0.0, who)
-        self.i_clamp = _per_joint(params, "i_clamp", n, 0.0, who)
+        self.p = per_joint(params, "p", n, 0.0, who)
+        self.i = per_joint(params, "i", n, 0.0, who)
+        self.d = per_joint(params, "d", n, 0.0, who)
+        self.i_clamp = per_joint(params, "i_clamp", n, 0.0, who)
         ref = params.get("reference", False)
         if not isinstance(ref, bool):
             raise ControllerError(f"{who}: reference: expected true or false, got {ref!r}")

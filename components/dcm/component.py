@@ -15,7 +15,7 @@ from rtcf.services import ServicePort
 
 from .body import SimulatedBody
 from .devices import DeviceTable, ModelError, normalize_key
-from .timeline import DcmCore, DcmError, _show
+from .timeline import DcmCore, DcmError, show
 
 PROFILE_PERIOD_MS = {"default": 10, "naoV4": 10, "naoV5": 12, "naoV6": 12}
 MODEL_DIR = Path(__file__).resolve().parents[2] / "model"
@@ -329,5 +329,5 @@ class DCM(Component):
             pass
         i = self._extra_index.get(normalize_key(key)) if isinstance(key, str) else None
         if i is None:
-            raise DcmError(f"unknown actuator or sensor key {_show(key)}")
+            raise DcmError(f"unknown actuator or sensor key {show(key)}")
         return float(self.robot_body.extra_sensors[i])

@@ -28,8 +28,8 @@ from omniORB import CORBA
 
 from rtcf.corba.idl import stub_module
 
-from .timeline import (TIME_MAX, TIME_MIN, DcmError, _check_importance, _check_time,
-                       _check_value, _is_int, _is_seq, _parse_timed_list, _show)
+from .timeline import (TIME_MAX, TIME_MIN, DcmError, check_importance, check_time,
+                       check_value, is_int, is_seq, parse_timed_list, show)
 
 NAO = stub_module("NAO")
 OFFSET_SPAN = TIME_MAX - TIME_MIN   # a getTime offset can at most span the time range [ms]
@@ -53,25 +53,25 @@ def _checked() -> Iterator[None]:
 
 
 def _list(x: Any, where: str) -> list:
-    if not _is_seq(x):
-        raise DcmError(f"{where}: expected a list, got {_show(x)}")
+    if not is_seq(x):
+        raise DcmError(f"{where}: expected a list, got {show(x)}")
     return list(x)
 
 
 def _timed(cmds: Any, api: str, where: str) -> list:
     # importance is validated and ignored (NAOqi never implemented it), so 0 goes on the wire
-    return [NAO.TimedCommand(v, t, 0) for t, v in _parse_timed_list(cmds, api, where)]
+    return [NAO.TimedCommand(v, t, 0) for t, v in parse_timed_list(cmds, api, where)]
 
 
 def _str(x: Any, where: str) -> str:
     """A string that a CORBA string can carry: Latin-1 text (no lone surrogates)."""
     if not isinstance(x, str):
-        raise DcmError(f"{where}: expected a string, got {_show(x)}")
+        raise DcmError(f"{where}: expected a string, got {show(x)}")
     try:
         x.encode("latin-1")
     except UnicodeEncodeError as e:
         raise DcmError(f"{where}: expected Latin-1 text (a CORBA string), character "
-                       f"{ascii(x[e.start])} at index {e.start} is not, got {_show(x)}") from None
+                       f"{ascii(x[e.start])} at index {e.start} is not, got {show(x)}") from None
     return x
 
 
@@ -104,9 +104,9 @@ class DCMProxy:
         self.service = service
 
     def getTime(self, offset: int = 0) -> int:
-        if not _is_int(offset) or not -OFFSET_SPAN <= offset <= OFFSET_SPAN:
+        if not is_int(offset) or not -OFFSET_SPAN <= offset <= OFFSET_SPAN:
             raise DCMError(f"getTime: offset must be an int [ms] within +-{OFFSET_SPAN},"
-                           f" got {_show(offset)}")
+                           f" got {show(offset)}")
         return _send(self.service.getTime, int(offset))
 
     def set(self, commands: Any) -> None:
@@ -136,7 +136,7 @@ class DCMProxy:
             mode = c[2] if len(c) > 2 else None
             if mode not in ("time-mixed", "time-separate"):
                 raise DcmError(f"{api}: [2] must be 'time-mixed' or 'time-separate', "
-                               f"got {_show(mode)}")
+                               f"got {show(mode)}")
             size = 4 if mode == "time-mixed" else 6
             if len(c) != size:
                 raise DcmError(f"{api}: {mode} takes {size} elements, got {len(c)}")
@@ -145,10 +145,10 @@ class DCMProxy:
                 members = [_timed(m, api, f"[3][{x}]")
                            for x, m in enumerate(_list(c[3], f"{api}: [3]"))]
             else:
-                _check_importance(c[3], api, "[3]")
-                times = [_check_time(t, api, f"[4][{k}]")
+                check_importance(c[3], api, "[3]")
+                times = [check_time(t, api, f"[4][{k}]")
                          for k, t in enumerate(_list(c[4], f"{api}: [4]"))]
-                values = [[_check_value(v, api, f"[5][{x}][{k}]")
+                values = [[check_value(v, api, f"[5][{x}][{k}]")
                            for k, v in enumerate(_list(row, f"{api}: [5][{x}]"))]
                           for x, row in enumerate(_list(c[5], f"{api}: [5]"))]
         if mode == "time-mixed":

@@ -53,11 +53,11 @@ class DcmError(ValueError):
 
 # -- argument checks ----------------------------------------------------------------------------
 
-def _is_seq(x: Any) -> bool:
+def is_seq(x: Any) -> bool:
     return isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.ndim == 1)
 
 
-def _is_int(x: Any) -> bool:
+def is_int(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
@@ -73,7 +73,7 @@ _REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = 8
 _REPR.maxstring = _REPR.maxother = SHOW_LIMIT
 
 
-def _show(x: Any, limit: int = SHOW_LIMIT) -> str:
+def show(x: Any, limit: int = SHOW_LIMIT) -> str:
     """How a DcmError echoes a value: its repr, cut to about ``limit`` characters with
     "..." and the full length (a 1 MB key is not sent back whole), nesting cut at 4 levels
     (a deeply nested list costs no RecursionError). ASCII only, so it fits a CORBA string.
@@ -96,56 +96,56 @@ def _show(x: Any, limit: int = SHOW_LIMIT) -> str:
     return f"{text} ({size})" if size else text
 
 
-def _check_time(t: Any, api: str, where: str) -> int:
+def check_time(t: Any, api: str, where: str) -> int:
     if isinstance(t, (float, np.floating)) and math.isnan(t):
         raise DcmError(f"{api}: {where}: time is NaN")
-    if not _is_int(t):
-        raise DcmError(f"{api}: {where}: time must be an int [ms], got {_show(t)}")
+    if not is_int(t):
+        raise DcmError(f"{api}: {where}: time must be an int [ms], got {show(t)}")
     t = int(t)
     if not TIME_MIN <= t <= TIME_MAX:
         raise DcmError(f"{api}: {where}: time {t} is outside the 32-bit DCM time range")
     return t
 
 
-def _check_value(v: Any, api: str, where: str) -> float:
+def check_value(v: Any, api: str, where: str) -> float:
     """Return the value as float (NaN allowed: the caller drops it)."""
     if not _is_number(v):
-        raise DcmError(f"{api}: {where}: value must be a number, got {_show(v)}")
+        raise DcmError(f"{api}: {where}: value must be a number, got {show(v)}")
     try:
         v = float(v)
     except OverflowError:          # an int beyond the float range (10**400)
-        raise DcmError(f"{api}: {where}: value must be finite, got {_show(v)}") from None
+        raise DcmError(f"{api}: {where}: value must be finite, got {show(v)}") from None
     if math.isinf(v):
         raise DcmError(f"{api}: {where}: value must be finite, got {v}")
     return v
 
 
-def _check_importance(imp: Any, api: str, where: str) -> None:
+def check_importance(imp: Any, api: str, where: str) -> None:
     # Importance was never implemented by NAOqi: any int >= 0 is accepted and ignored.
-    if not _is_int(imp) or imp < 0:
-        raise DcmError(f"{api}: {where}: importance must be an int >= 0, got {_show(imp)}")
+    if not is_int(imp) or imp < 0:
+        raise DcmError(f"{api}: {where}: importance must be an int >= 0, got {show(imp)}")
 
 
 def _check_kind(kind: Any, api: str, where: str) -> str:
     if not isinstance(kind, str) or kind not in UPDATE_KINDS:
         raise DcmError(f"{api}: {where}: update kind must be one of "
-                       f"{', '.join(UPDATE_KINDS)}, got {_show(kind)}")
+                       f"{', '.join(UPDATE_KINDS)}, got {show(kind)}")
     return kind
 
 
-def _parse_timed_list(cmds: Any, api: str, where: str) -> list[tuple[int, float]]:
+def parse_timed_list(cmds: Any, api: str, where: str) -> list[tuple[int, float]]:
     """[[v, t(, imp)], ...] -> [(t, v), ...] in list order, NaN values kept (as NaN)."""
-    if not _is_seq(cmds):
-        raise DcmError(f"{api}: {where}: expected a list of timed commands, got {_show(cmds)}")
+    if not is_seq(cmds):
+        raise DcmError(f"{api}: {where}: expected a list of timed commands, got {show(cmds)}")
     out = []
     for y, c in enumerate(cmds):
         w = f"{where}[{y}]"
-        if not _is_seq(c) or len(c) not in (2, 3):
-            raise DcmError(f"{api}: {w}: expected [value, time(, importance)], got {_show(c)}")
-        t = _check_time(c[1], api, f"{w}[1]")
-        v = _check_value(c[0], api, f"{w}[0]")
+        if not is_seq(c) or len(c) not in (2, 3):
+            raise DcmError(f"{api}: {w}: expected [value, time(, importance)], got {show(c)}")
+        t = check_time(c[1], api, f"{w}[1]")
+        v = check_value(c[0], api, f"{w}[0]")
         if len(c) == 3:
-            _check_importance(c[2], api, f"{w}[2]")
+            check_importance(c[2], api, f"{w}[2]")
         out.append((t, v))
     return out
 
@@ -153,12 +153,12 @@ def _parse_timed_list(cmds: Any, api: str, where: str) -> list[tuple[int, float]
 def _member_lists(commands: Any, i: int, what: str, alias: str, n: int, api: str) -> Any:
     """commands[i] must hold one list per alias member (setAlias, both layouts)."""
     lists = commands[i]
-    if not _is_seq(lists):
+    if not is_seq(lists):
         raise DcmError(f"{api}: [{i}]: expected one {what} list per member, "
-                       f"got {_show(lists)}")
+                       f"got {show(lists)}")
     if len(lists) != n:
         raise DcmError(f"{api}: [{i}] has {len(lists)} {what} lists, expected {n} "
-                       f"(alias {_show(alias)} has {n} members)")
+                       f"(alias {show(alias)} has {n} members)")
     return lists
 
 
@@ -200,7 +200,7 @@ class DcmCore:
     """
 
     def __init__(self, devices: DeviceTable, max_commands: int = MAX_COMMANDS) -> None:
-        if not _is_int(max_commands) or max_commands < 1:
+        if not is_int(max_commands) or max_commands < 1:
             raise ValueError(f"max_commands must be an int >= 1, got {max_commands!r}")
         n = devices.n_actuators
         cap = int(max_commands)
@@ -248,7 +248,7 @@ class DcmCore:
         try:
             return self.devices.actuator_index(key)
         except KeyError:
-            raise KeyError(f"{api}: unknown actuator {_show(key)}") from None
+            raise KeyError(f"{api}: unknown actuator {show(key)}") from None
 
     def value(self, key: str) -> float:
         """Value sent at the last cycle (lastCycleValue) of an actuator, short or full key."""
@@ -279,8 +279,8 @@ class DcmCore:
 
     def get_time(self, offset: Any = 0) -> int:
         """getTime: time of the most recent cycle + offset [ms], an int."""
-        if not _is_int(offset):
-            raise DcmError(f"getTime: offset must be an int [ms], got {_show(offset)}")
+        if not is_int(offset):
+            raise DcmError(f"getTime: offset must be an int [ms], got {show(offset)}")
         if self._last_cycle_time is None:
             raise DcmError("getTime: no DCM cycle has run yet")
         return self._last_cycle_time + int(offset)
@@ -333,16 +333,16 @@ class DcmCore:
         ignores its commands, so member indices stay aligned with the caller's lists.
         """
         api = "createAlias"
-        if not _is_seq(arg) or len(arg) != 2:
-            raise DcmError(f"{api}: expected [aliasName, [actuatorName, ...]], got {_show(arg)}")
+        if not is_seq(arg) or len(arg) != 2:
+            raise DcmError(f"{api}: expected [aliasName, [actuatorName, ...]], got {show(arg)}")
         name, members = arg[0], arg[1]
         if not isinstance(name, str) or not name:
-            raise DcmError(f"{api}: [0]: alias name must be a non-empty string, got {_show(name)}")
-        if not _is_seq(members):
-            raise DcmError(f"{api}: [1]: expected a list of actuator names, got {_show(members)}")
+            raise DcmError(f"{api}: [0]: alias name must be a non-empty string, got {show(name)}")
+        if not is_seq(members):
+            raise DcmError(f"{api}: [1]: expected a list of actuator names, got {show(members)}")
         for x, m in enumerate(members):
             if not isinstance(m, str):
-                raise DcmError(f"{api}: [1][{x}]: actuator name must be a string, got {_show(m)}")
+                raise DcmError(f"{api}: [1][{x}]: actuator name must be a string, got {show(m)}")
         idx = tuple(self.devices.actuator_index(m) if self.devices.has_actuator(m) else None
                     for m in members)
         self._aliases[name] = idx
@@ -355,20 +355,20 @@ class DcmCore:
         both exist. With an alias the same list goes to every member.
         """
         api = "set"
-        if not _is_seq(commands) or len(commands) != 3:
+        if not is_seq(commands) or len(commands) != 3:
             raise DcmError(f"{api}: expected [name, updateKind, [[value, time], ...]], "
-                           f"got {_show(commands)}")
+                           f"got {show(commands)}")
         name = commands[0]
         if not isinstance(name, str):
-            raise DcmError(f"{api}: [0]: name must be a string, got {_show(name)}")
+            raise DcmError(f"{api}: [0]: name must be a string, got {show(name)}")
         kind = _check_kind(commands[1], api, "[1]")
-        cmds = _parse_timed_list(commands[2], api, "[2]")
+        cmds = parse_timed_list(commands[2], api, "[2]")
         if self.devices.has_actuator(name):
             targets: Sequence[int | None] = (self.devices.actuator_index(name),)
         elif name in self._aliases:
             targets = self._aliases[name]
         else:
-            raise DcmError(f"{api}: [0]: unknown actuator or alias {_show(name)}")
+            raise DcmError(f"{api}: [0]: unknown actuator or alias {show(name)}")
         kept = _drop_nan(cmds)
         ops = [] if kept is None else [(i, kind, kept, "[2]") for i in targets if i is not None]
         self._commit(self._stage(ops, api))
@@ -382,11 +382,11 @@ class DcmCore:
         The update kind applies to each member separately, as if set() were called per member.
         """
         api = "setAlias"
-        if not _is_seq(commands) or len(commands) < 3:
-            raise DcmError(f"{api}: expected [alias, updateKind, mode, ...], got {_show(commands)}")
+        if not is_seq(commands) or len(commands) < 3:
+            raise DcmError(f"{api}: expected [alias, updateKind, mode, ...], got {show(commands)}")
         name = commands[0]
         if not isinstance(name, str):
-            raise DcmError(f"{api}: [0]: alias name must be a string, got {_show(name)}")
+            raise DcmError(f"{api}: [0]: alias name must be a string, got {show(name)}")
         kind = _check_kind(commands[1], api, "[1]")
         mode = commands[2]
         if mode == "time-mixed":
@@ -397,9 +397,9 @@ class DcmCore:
                 raise DcmError(f"{api}: time-separate expects 6 elements, got {len(commands)}")
         else:
             raise DcmError(f"{api}: [2]: mode must be 'time-mixed' or 'time-separate', "
-                           f"got {_show(mode)}")
+                           f"got {show(mode)}")
         if name not in self._aliases:
-            raise DcmError(f"{api}: [0]: unknown alias {_show(name)}")
+            raise DcmError(f"{api}: [0]: unknown alias {show(name)}")
         members = self._aliases[name]
         n = len(members)
 
@@ -408,24 +408,24 @@ class DcmCore:
             lists = _member_lists(commands, 3, "command", name, n, api)
             for x in range(n):
                 w = f"[3][{x}]"
-                per_member.append((_parse_timed_list(lists[x], api, w), w))
+                per_member.append((parse_timed_list(lists[x], api, w), w))
         else:
-            _check_importance(commands[3], api, "[3]")
+            check_importance(commands[3], api, "[3]")
             times_raw = commands[4]
-            if not _is_seq(times_raw):
-                raise DcmError(f"{api}: [4]: expected a list of times, got {_show(times_raw)}")
-            times = [_check_time(t, api, f"[4][{k}]") for k, t in enumerate(times_raw)]
+            if not is_seq(times_raw):
+                raise DcmError(f"{api}: [4]: expected a list of times, got {show(times_raw)}")
+            times = [check_time(t, api, f"[4][{k}]") for k, t in enumerate(times_raw)]
             T = len(times)
             lists = _member_lists(commands, 5, "value", name, n, api)
             for x in range(n):
                 vals = lists[x]
                 w = f"[5][{x}]"
-                if not _is_seq(vals):
-                    raise DcmError(f"{api}: {w}: expected a list of {T} values, got {_show(vals)}")
+                if not is_seq(vals):
+                    raise DcmError(f"{api}: {w}: expected a list of {T} values, got {show(vals)}")
                 if len(vals) != T:
                     raise DcmError(f"{api}: {w} has {len(vals)} values, expected {T} "
                                    f"(one per time)")
-                cmds = [(times[k], _check_value(vals[k], api, f"{w}[{k}]")) for k in range(T)]
+                cmds = [(times[k], check_value(vals[k], api, f"{w}[{k}]")) for k in range(T)]
                 per_member.append((cmds, w))
 
         ops = []
@@ -494,8 +494,8 @@ class DcmCore:
            late, else (lastCycleTime, lastCycleValue) -- the same line as the anchor kept;
         3. otherwise hold; 4. lastCycleTime = now, lastCycleValue = output (``values``).
         """
-        if not _is_int(now_ms):
-            raise DcmError(f"step: time must be an int [ms], got {_show(now_ms)}")
+        if not is_int(now_ms):
+            raise DcmError(f"step: time must be an int [ms], got {show(now_ms)}")
         now = int(now_ms)
         prev = self._last_cycle_time
         if prev is not None and now < prev:
