@@ -44,7 +44,7 @@ class Member:
 
     __slots__ = ("comp", "info", "state", "next_state", "requests", "primary",
                  "error_logged", "exec_time", "exec_sum", "exec_max", "exec_count",
-                 "started")
+                 "started", "state_update")
 
     def __init__(self, comp: Component, info: ECInfo, primary: bool):
         self.comp = comp
@@ -59,6 +59,12 @@ class Member:
         self.exec_max = 0.0
         self.exec_count = 0
         self.started = False
+        # on_state_update is called only when the component has one (its class, or its own
+        # attribute when it joins): the base's does nothing, and calling it cost every
+        # member a call each cycle
+        self.state_update = (getattr(type(comp), "on_state_update", None)
+                             is not Component.on_state_update
+                             or "on_state_update" in getattr(comp, "__dict__", {}))
 
 
 class ExecutionContext:
@@ -329,7 +335,7 @@ class ExecutionContext:
             if state is _S.ACTIVE:
                 if m.next_state is _S.ACTIVE:
                     self._call(m, "on_execute")
-                    if m.next_state is _S.ACTIVE:
+                    if m.state_update and m.next_state is _S.ACTIVE:
                         self._call(m, "on_state_update")
             elif state is _S.ERROR:
                 self._call(m, "on_error")

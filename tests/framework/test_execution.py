@@ -382,3 +382,30 @@ def test_recent_stats_cover_the_last_window_only(make_spy):
     idle = ec.recent_stats(1.0)
     assert idle["rate"] == 0.0 and idle["lateness_max"] == 0.0 and idle["cycles"] == 300
     ec.stop()
+
+
+def test_on_state_update_is_called_where_a_component_has_one(monkeypatch):
+    from rtcf.component import Component
+
+    calls: list[str] = []
+
+    class Own(Component):                       # its class defines one
+        def on_state_update(self, ec):
+            calls.append(self.instance_name)
+
+    plain, own, attr = Component("plain"), Own("own"), Component("attr")
+    attr.on_state_update = lambda ec: calls.append("attr")   # its own, before it joins
+    for c in (plain, own, attr):
+        c.initialize()
+    ec = SteppedEC(100.0, name="su", clock=ManualClock(0.0))
+    for c in (plain, own, attr):
+        ec.add_component(c)
+    # the base's does nothing: a member without its own is not even called for it
+    monkeypatch.setattr(Component, "on_state_update",
+                        lambda self, ec: calls.append(f"base {self.instance_name}"))
+    ec.start()
+    for c in (plain, own, attr):
+        ec.activate_component(c)
+    ec.step(3)
+    ec.stop()
+    assert calls == ["own", "attr"] * 3
