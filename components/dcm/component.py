@@ -11,6 +11,7 @@ from rtcf import CheckContext, Component, Param, ReadStatus, ReturnCode, TimedDo
 from rtcf.datatypes import stamp
 from rtcf.errors import show_value
 from rtcf.log import Throttled
+from rtcf.paths import user_path
 from rtcf.services import ServicePort
 
 from .body import SimulatedBody
@@ -22,12 +23,16 @@ MODEL_DIR = Path(__file__).resolve().parents[2] / "model"
 
 
 def find_model(name: str) -> Path:
-    """A model file: absolute, relative to the working folder, or in the project's model/."""
-    p = Path(name)
-    for cand in (p, MODEL_DIR / p):
+    """A model file: absolute, relative to the directory the command was typed in (RTCF_CWD,
+    rtcf.paths.user_path), to the manager's working folder (the project), or in the
+    project's model/. Runs in: any thread."""
+    p = Path(name).expanduser()
+    cands = [p] if p.is_absolute() else [user_path(p), p, MODEL_DIR / p]
+    for cand in cands:
         if cand.is_file():
             return cand
-    raise FileNotFoundError(f"model file {name!r} not found (looked in . and {MODEL_DIR})")
+    raise FileNotFoundError(f"model file {name!r} not found (looked in "
+                            f"{', '.join(dict.fromkeys(str(c.parent) for c in cands))})")
 
 
 class Connection:
@@ -84,7 +89,8 @@ class DCM(Component):
                           "body order; empty: the zero posture); the Position actuators start "
                           "there too")
     sim_model = Param(str, "nao_v5", read_only=True,
-                      doc="body=mujoco: physics model name (model/sim/) or MJCF file")
+                      doc="body=mujoco: physics model name (model/sim/) or MJCF file (relative: "
+                          "to the folder the command was typed in, or the project)")
 
     @classmethod
     def check_config(cls, params: dict[str, Any], ctx: CheckContext) -> list[tuple[str, str]]:
@@ -109,8 +115,14 @@ class DCM(Component):
         except ImportError as e:
             return out + [(ctx.param("body"), f"body mujoco needs the mujoco package ({e}), "
                                               "got 'mujoco'")]
+        from rtcf_components.simulator.component import load_sim_model
+        from rtcf_components.simulator.core import SimError
         cycle = params["period_ms"] or PROFILE_PERIOD_MS[params["profile"]]
-        problem = body_model_problem(devices, params["sim_model"], cycle / 1000.0)
+        try:
+            sim_model = load_sim_model(params["sim_model"])
+        except SimError as e:
+            return out + [(ctx.param("sim_model"), f"{e}, got {params['sim_model']!r}")]
+        problem = body_model_problem(devices, sim_model, cycle / 1000.0)
         if problem:
             out.append((ctx.param("sim_model"), f"{problem}, got {params['sim_model']!r}"))
         for ec in ctx.ecs:
@@ -128,11 +140,12 @@ class DCM(Component):
         self.cycle_ms = self.period_ms or PROFILE_PERIOD_MS[self.profile]
         self.sim_host = None                 # body=mujoco: the SimulatorService's host
         if self.body == "mujoco":
-            from rtcf_components.simulator.component import log_mujoco_warnings
+            from rtcf_components.simulator.component import load_sim_model, log_mujoco_warnings
             from .mujoco_body import MujocoBody   # needs the mujoco package
             log_mujoco_warnings()
             q0 = self._initial_q()
-            self.robot_body = MujocoBody(self.devices, self.sim_model, self.cycle_ms / 1000.0,
+            self.robot_body = MujocoBody(self.devices, load_sim_model(self.sim_model),
+                                         self.cycle_ms / 1000.0,
                                          initial_q=q0)
             if q0 is not None:
                 self.core.values[np.asarray(self.devices.position_actuators)] = q0

@@ -81,17 +81,17 @@ def body_model_problem(devices: Any, model: Any, period: float | None = None) ->
 class MujocoBody:
     """NAO on MuJoCo behind the DCM (see the module doc).
 
-    devices: the DCM's DeviceTable (joint names, limits, body order); model: a SimModel name
-    or MJCF path ("nao_v5"); period: [s] one DCM cycle, the physics step per ``update``;
+    devices: the DCM's DeviceTable (joint names, limits, body order); model: a SimModel, or
+    its name or MJCF path ("nao_v5"); period: [s] one DCM cycle, the physics step per ``update``;
     initial_q: the posture it stands in after every reset (DCM body order; default: the
     zero posture).
     DCM joints that a physics model does not have (none for nao_v5, which has all 26) read
     back their clamped command, as an ideal servo.
     """
 
-    def __init__(self, devices: Any, model: str = "nao_v5", period: float = 0.01,
+    def __init__(self, devices: Any, model: Any = "nao_v5", period: float = 0.01,
                  initial_q: Any = None) -> None:
-        self.model = SimModel.load(model)
+        self.model = model if isinstance(model, SimModel) else SimModel.load(model)
         problem = body_model_problem(devices, self.model)
         if problem:
             raise ValueError(problem)

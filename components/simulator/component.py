@@ -10,6 +10,7 @@ an rtcf addition (hrpsys sets servo gains through RobotHardwareService instead).
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,10 +18,31 @@ import numpy as np
 from rtcf import CheckContext, Component, Param, ReadStatus, ReturnCode, TimedDoubleSeq
 from rtcf.datatypes import time_parts
 from rtcf.log import Throttled, get_logger
+from rtcf.paths import user_path
 from rtcf.services import ServicePort
 
-from .core import (SimDiverged, SimError, SimModel, Simulation, initial_q_problem,
+from .core import (BUNDLED, SimDiverged, SimError, SimModel, Simulation, initial_q_problem,
                    period_problem, route_warnings)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_sim_model(spec: str) -> SimModel:
+    """A bundled model by name (nao_v5, m1013) or an MJCF file: absolute, relative to the
+    directory the command was typed in (RTCF_CWD, rtcf.paths.user_path: a model beside the
+    user's composition), or a file of the project. SimError names the places looked in.
+    Runs in: any thread (the manager's pre-start check, on_initialize)."""
+    if spec in BUNDLED:
+        return SimModel.load(spec)
+    if Path(spec).expanduser().is_absolute():
+        return SimModel.load(str(Path(spec).expanduser()))
+    cands = [user_path(spec), ROOT / spec]
+    found = next((c for c in cands if c.is_file()), None)
+    if found is None:
+        raise SimError(f"{spec}: no such model file in {cands[0].parent} or {ROOT} (bundled "
+                       f"models: {', '.join(BUNDLED)})")
+    return SimModel.load(str(found))
 
 
 def log_mujoco_warnings() -> None:
@@ -67,7 +89,8 @@ class Simulator(Component):
     type_name = "Simulator"
     category = "simulation"
     model = Param(str, "nao_v5", read_only=True,
-                  doc="bundled model (nao_v5, m1013) or path to an MJCF file made like them")
+                  doc="bundled model (nao_v5, m1013) or path to an MJCF file made like them "
+                      "(relative: to the folder the command was typed in, or the project)")
     initial_q = Param(list, [], elem=float, unit="rad", read_only=True,
                       doc="joint angles at activation and reset, model order; empty: the "
                           "zero posture clipped to the limits")
@@ -82,7 +105,7 @@ class Simulator(Component):
         its range, and every EC's period is a whole multiple of the model's timestep.
         Runs in: the manager's main thread."""
         try:
-            model = SimModel.load(params["model"])
+            model = load_sim_model(params["model"])
         except SimError as e:
             return [(ctx.param("model"), f"{e}, got {params['model']!r}")]
         out = []
@@ -105,7 +128,7 @@ class Simulator(Component):
     def on_initialize(self) -> None:
         log_mujoco_warnings()
         try:
-            self.sim_model = SimModel.load(self.model)
+            self.sim_model = load_sim_model(self.model)
         except SimError as e:
             raise SimError(f"{self.instance_name}: model: {e}") from None
         m = self.sim_model

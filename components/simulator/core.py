@@ -33,7 +33,7 @@ FOOT_SITES = ("l_sole", "r_sole")
 SETTLE_TIME = 1.0          # [s] a floating robot settles on the floor in reset() before t = 0
 PUSH_MAX_DURATION = 60.0   # [s]
 # A push's force is bounded by this many times the robot's weight (m g): 1041 N on the NAO
-# (5.305 kg), 6447 N on the M1013. A hard shove of 20 x the NAO's weight for 10 ms already
+# (5.305 kg), 6448 N on the M1013. A hard shove of 20 x the NAO's weight for 10 ms already
 # sends its torso off at about 2 m/s; MuJoCo's NAO first diverged at 200 x (a 10 ms push on the
 # head or an ankle) and held at 100 x on every body tried (0.01 to 3 s), so the bound leaves a
 # margin of 5 below the first blow-up. Beyond it a "push" is an explosion, not a disturbance.

@@ -301,11 +301,11 @@ REFUSED: dict[str, tuple[dict[str, str | bytes], list[str], list[str]]] = {
         {"c.yaml": SIM.replace("{}", "{model: m1013, initial_q: [0, 0, 3.0, 0, 0, 0]}")},
         ["c.yaml"],
         [r"components\[0\]\.params\.initial_q: joint angles beyond the model's limits: "
-         r"joint3 = 3 outside \[-2\.617, 2\.617\]"]),
+         r"joint3 = 3 outside \[-2\.79253, 2\.79253\]"]),
     "Simulator model that does not exist": (
         {"c.yaml": SIM.replace("{}", "{model: nosuch.xml}")}, ["c.yaml"],
-        [r"components\[0\]\.params\.model: nosuch\.xml: no such model file \(bundled "
-         r"models: nao_v5, m1013\), got 'nosuch\.xml'"]),
+        [r"components\[0\]\.params\.model: nosuch\.xml: no such model file in \S+ or \S+ "
+         r"\(bundled models: nao_v5, m1013\), got 'nosuch\.xml'"]),
     "DCM on MuJoCo at another rate than its cycle": (
         {"c.yaml": "components:\n  - {type: DCM, module: dcm, params: {body: mujoco, "
                    "profile: naoV5}}\nexecution_contexts:\n  - {name: dcm, rate: 100, "

@@ -108,6 +108,42 @@ def test_a_model_that_does_not_load_is_refused_naming_the_file(naming, tmp_path,
     assert "Traceback" not in out, out
 
 
+@pytest.mark.parametrize("component", ["Simulator", "DCM"])
+def test_a_model_beside_the_users_composition_is_found(naming, tmp_path, component):
+    """scripts/run runs the manager in the project; a relative model path is read against
+    the folder the command was typed in first (as the composition and controller_config
+    are): a user's MJCF file beside their composition loads, for the Simulator's model and
+    the DCM's sim_model. A missing one names both places looked in."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    if component == "Simulator":
+        (folder / "my_robot.xml").write_text((ROOT / "tests" / "data" /
+                                              "unstable_servo.xml").read_text())
+        comp = "{type: Simulator, module: simulator, params: {model: my_robot.xml}}"
+        ec = "{name: sim, kind: periodic, rate: 500, members: [Simulator0]}"
+    else:
+        (folder / "my_nao.xml").write_text((ROOT / "model" / "sim" / "nao_v5.xml").read_text())
+        comp = "{type: DCM, module: dcm, params: {body: mujoco, sim_model: my_nao.xml}}"
+        ec = "{name: dcm, kind: periodic, rate: 100, members: [DCM0]}"
+    text = f"components:\n  - {comp}\nexecution_contexts:\n  - {ec}\nactivate: all\n"
+    (folder / "c.yaml").write_text(text)
+    (folder / "gone.yaml").write_text(text.replace("my_", "gone_"))
+    env = dict(os.environ, RTCF_VENV=str(Path(sys.executable).parent.parent))
+    for name, rc, expect in (
+            ("c.yaml", 0, r"running c \(1 components\)"),
+            ("gone.yaml", 2, rf"gone_\w+\.xml: no such model file in {re.escape(str(folder))} "
+                             rf"or {re.escape(str(ROOT))} \(bundled models: nao_v5, m1013\)")):
+        cp = subprocess.run([str(ROOT / "scripts" / "run"), name, "--duration", "1", "-o",
+                             f"corba.nameservers:localhost:{naming.port}", "-o",
+                             "exec_cxt.periodic.sched_fifo:NO"], capture_output=True,
+                            text=True, timeout=120, env=env, cwd=folder,
+                            stdin=subprocess.DEVNULL)
+        out = cp.stdout + cp.stderr
+        assert cp.returncode == rc, out
+        assert re.search(expect, out), out
+        assert "Traceback" not in out, out
+
+
 # -- pushes are bounded; a blown-up simulation is a fault, reported ---------
 
 def test_the_issues_push_of_1e5_newton_is_refused_over_corba(svc):
