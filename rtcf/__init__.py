@@ -16,6 +16,7 @@ from .log import Throttled, get_logger
 from .params import Param
 from .ports import (InPort, OutPort, PortEvent, PortStatus, ReadStatus, connect,
                     disconnect)
+from .waiters import CycleWaiters
 
 __all__ = [
     "Component", "ECInfo", "CheckContext", "ECPlace", "Param", "InPort", "OutPort", "ReadStatus", "PortStatus",
@@ -25,5 +26,5 @@ __all__ = [
     "TimedString", "TimedPoint3D", "TimedOrientation3D", "TimedPose3D",
     "TimedAcceleration3D", "TimedVector3D", "type_by_name", "RtcfError", "ConfigError",
     "CompositionError", "ParamError", "PortError", "LifecycleError", "Throttled",
-    "get_logger",
+    "get_logger", "CycleWaiters",
 ]

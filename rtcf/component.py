@@ -234,6 +234,12 @@ class Component:
         just before a tool reads the component profile or the configuration. Runs in: an
         ORB thread (several at once); the default does nothing."""
 
+    @property
+    def primary_ec(self) -> "ExecutionContext | None":
+        """The execution context whose thread runs posted commands (the first one the
+        component joined and still is in), None when in none. Runs in: any thread."""
+        return self._primary_ec
+
     # -- command queue (service calls -> EC thread) ----------------------------------------
     def post(self, fn: Callable[[], Any]) -> Future:
         """Run ``fn`` in this component's EC thread at the start of the next cycle and

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import math
-from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from rtcf import (Component, LifeCycleState, Param, ReadStatus, TimedBoolean, TimedDoubleSeq,
+from rtcf import (Component, CycleWaiters, Param, ReadStatus, TimedBoolean, TimedDoubleSeq,
                   TimedOrientation3D, TimedPoint3D)
 from rtcf.datatypes import stamp, type_by_name
 from rtcf.log import Throttled
@@ -111,8 +110,7 @@ class AutoBalancer(Component):
                       self.swing_out, self.walk_out, self.feet_out)
         self.q_ref = np.zeros(self.n)
         self.have_ref = False                  # a qRef (or the first qInit) was taken
-        self._waiters: list[tuple[Callable[[], bool], Future]] = []
-        self.executing = False
+        self.waiters = CycleWaiters(self)      # completions of the blocking calls
         self._warn = Throttled(self.log, 5.0)
         self._tmp = np.zeros(4)
         from .service import AutoBalancerServiceImpl   # the servant needs the compiled stubs
@@ -137,19 +135,16 @@ class AutoBalancer(Component):
                                 "preview_horizon": self.preview_horizon,
                                 "gravity": self.gravity, **self.cfg_over})
         self.core = AutoBalancerCore(self.kin, self.mass, self.limits, self.params_, cfg)
-        self.executing = True
+        self.waiters.start()
 
     def on_deactivated(self, ec: Any) -> None:
-        self.executing = False
-        self._release_waiters()
+        self.waiters.release()
 
     def on_aborting(self, ec: Any) -> None:
-        self.executing = False
-        self._release_waiters()
+        self.waiters.release()
 
     def on_finalize(self) -> None:
-        self.executing = False
-        self._release_waiters()
+        self.waiters.release()
 
     def on_params_changed(self, names: set[str]) -> None:
         """Runs in: EC thread. Gait parameters apply to the steps planned from now on."""
@@ -173,7 +168,7 @@ class AutoBalancer(Component):
         new = self.read_inputs()
         core = self.core
         if core is None or not self.have_ref:
-            self._check_waiters()
+            self.waiters.check()
             return
         np.copyto(self.held_out.value.data, self.q_ref)
         stamp(self.held_out.value, ec.planned)
@@ -185,7 +180,7 @@ class AutoBalancer(Component):
         else:
             core.step(self.q_ref)
             self._write(ec.planned)
-        self._check_waiters()
+        self.waiters.check()
 
     def read_inputs(self) -> bool:
         """Take the newest qRef (or, before any reference, qInit's first sample). True when
@@ -241,50 +236,6 @@ class AutoBalancer(Component):
         for port in self._outs:
             stamp(port.value, t)
             port.write()
-
-    # -- completions for the blocking calls (no lock shared with the EC) ---------------------
-    def when(self, pred: Callable[[], bool]) -> Future:
-        """A Future resolved (True) in the EC thread at the end of the first cycle where
-        ``pred()`` holds. Runs in: any thread."""
-        done: Future = Future()
-        ec = self._primary_ec
-        if ec is not None and not ec.clock_is_real():
-            with ec.exclusive():
-                self._register(pred, done)
-        else:
-            self.post(lambda: self._register(pred, done))
-        return done
-
-    def _register(self, pred: Callable[[], bool], done: Future) -> None:
-        if pred():
-            done.set_result(True)
-        else:
-            self._waiters.append((pred, done))
-
-    def _check_waiters(self) -> None:
-        if not self._waiters:
-            return
-        keep = []
-        for pred, done in self._waiters:
-            if done.cancelled():
-                continue
-            if pred():
-                done.set_result(True)
-            else:
-                keep.append((pred, done))
-        self._waiters = keep
-
-    def _release_waiters(self) -> None:
-        waiters, self._waiters = self._waiters, []
-        for _, done in waiters:
-            if not done.done():
-                done.set_result(False)
-
-    def is_executing(self) -> bool:
-        """Active in a running execution context. Runs in: any thread."""
-        ec = self._primary_ec
-        return (self.executing and ec is not None and ec.is_running()
-                and ec.get_component_state(self) is LifeCycleState.ACTIVE)
 
     def settled(self) -> bool:
         """No step left and no transition under way. Runs in: EC thread."""

@@ -4,14 +4,13 @@ Every call is validated here as far as it can be without the component's state, 
 to the EC thread (Component.call), where AutoBalancerCore validates the rest completely
 before changing anything; a refusal (BalancerError) becomes hrpsys's ``false`` and a log line
 with the reason. Blocking calls (waitFootSteps, goStop, startAutoBalancer's transition) wait
-on completions the EC thread resolves (AutoBalancer.when): no lock is shared with the cycle,
-and they stop waiting when the component stops executing.
+on completions the EC thread resolves (rtcf.waiters.CycleWaiters): no lock is shared with
+the cycle, and they stop waiting when the component stops executing.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 from typing import Any, Callable
@@ -26,7 +25,6 @@ OpenHRP = stub_module("OpenHRP")
 OpenHRP__POA = stub_module("OpenHRP__POA")
 ABS = OpenHRP.AutoBalancerService
 CALL_TIMEOUT = 5.0      # [s] a command is applied at the next cycle
-POLL = 0.1              # [s] how often a blocking call checks that the component executes
 MAX_WAIT_CHUNK = 60.0   # [s] waitFootStepsFor's longest wait
 WAIT_DONE, WAIT_RUNNING, WAIT_FAILED = 0, 1, -1
 LIMBS = {"rleg", "lleg", "rarm", "larm"}
@@ -86,33 +84,8 @@ class AutoBalancerServiceImpl(OpenHRP__POA.AutoBalancerService):
         return core
 
     def _wait(self, op: str, pred: Callable[[], bool], timeout: float = math.inf) -> bool | None:
-        """Block until ``pred`` holds in the EC thread: True; False when the component does
-        not execute (at once if it does not now); None after ``timeout`` [s]."""
-        comp = self.comp
-        if not comp.is_executing():
-            try:
-                if comp.call(pred, timeout=CALL_TIMEOUT):
-                    return True
-            except FutureTimeout:
-                pass
-            self.log.warning("%s: %s is not executing: not waiting", op, comp.instance_name)
-            return False
-        end = time.monotonic() + timeout
-        done = comp.when(pred)
-        while True:
-            try:
-                if done.result(timeout=max(0.0, min(POLL, end - time.monotonic()))):
-                    return True
-                break
-            except FutureTimeout:
-                if not comp.is_executing():
-                    done.cancel()
-                    break
-                if time.monotonic() >= end:
-                    done.cancel()
-                    return None
-        self.log.warning("%s: %s stopped executing while waiting", op, comp.instance_name)
-        return False
+        """Block until ``pred`` holds in the EC thread (rtcf.waiters.CycleWaiters.wait)."""
+        return self.comp.waiters.wait(pred, timeout, op=op)
 
     @staticmethod
     def _finite(op: str, **kw: Any) -> None:

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from concurrent.futures import Future
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from rtcf import Component, LifeCycleState, Param
+from rtcf import Component, CycleWaiters, Param
 from rtcf.log import Throttled
 from rtcf.services import ServicePort
 
@@ -53,8 +52,7 @@ class NAOqi(Component):
         self._stance_log: list = []
         self.velocity = [0.0, 0.0, 0.0]
         self._yaw0: float | None = None
-        self._waiters: list[tuple[Callable[[], bool], Future]] = []
-        self.executing = False
+        self.waiters = CycleWaiters(self)      # completions of the blocking calls
         self._warn = Throttled(self.log, 5.0)
         from .service import NAOqiServiceImpl        # the servant needs the compiled stubs
         self.service = NAOqiServiceImpl(self)
@@ -90,7 +88,7 @@ class NAOqi(Component):
         if not self._has_imu:
             self.log.warning("%s has no IMU keys (body: simple?): robotHasFallen stays false",
                              self.dcm_comp.instance_name)
-        self.executing = True
+        self.waiters.start()
 
     def _play(self, q: np.ndarray, seconds: float) -> None:
         """A SequencePlayer move of every joint (in this EC thread, as its servant does)."""
@@ -98,17 +96,15 @@ class NAOqi(Component):
         self.seq.core.set_joint_angles(q.tolist(), float(seconds))
 
     def on_deactivated(self, ec: Any) -> None:
-        self.executing = False
         for t in self.tasks.values():
             t.cancel()
-        self._release_waiters()
+        self.waiters.release()
 
     def on_aborting(self, ec: Any) -> None:
         self.on_deactivated(ec)
 
     def on_finalize(self) -> None:
-        self.executing = False
-        self._release_waiters()
+        self.waiters.release()
 
     def on_execute(self, ec: Any) -> None:
         """Runs in: EC thread. The fall state, the velocity estimate, the tasks' next step."""
@@ -117,7 +113,7 @@ class NAOqi(Component):
         for t in list(self.tasks.values()):
             if t.status == RUNNING:
                 t.step()
-        self._check_waiters()
+        self.waiters.check()
 
     # -- state -------------------------------------------------------------------------------
     def tilt(self) -> tuple[float, float, float]:
@@ -198,47 +194,6 @@ class NAOqi(Component):
         if t is None:
             return FAILED, f"no task {tid} (finished long ago, or never started)"
         return t.status, t.error
-
-    # -- completions for the blocking calls -------------------------------------------------
-    def when(self, pred: Callable[[], bool]) -> Future:
-        done: Future = Future()
-        ec = self._primary_ec
-        if ec is not None and not ec.clock_is_real():
-            with ec.exclusive():
-                self._register(pred, done)
-        else:
-            self.post(lambda: self._register(pred, done))
-        return done
-
-    def _register(self, pred: Callable[[], bool], done: Future) -> None:
-        if pred():
-            done.set_result(True)
-        else:
-            self._waiters.append((pred, done))
-
-    def _check_waiters(self) -> None:
-        if not self._waiters:
-            return
-        keep = []
-        for pred, done in self._waiters:
-            if done.cancelled():
-                continue
-            if pred():
-                done.set_result(True)
-            else:
-                keep.append((pred, done))
-        self._waiters = keep
-
-    def _release_waiters(self) -> None:
-        waiters, self._waiters = self._waiters, []
-        for _, done in waiters:
-            if not done.done():
-                done.set_result(False)
-
-    def is_executing(self) -> bool:
-        ec = self._primary_ec
-        return (self.executing and ec is not None and ec.is_running()
-                and ec.get_component_state(self) is LifeCycleState.ACTIVE)
 
 
 __all__ = ["NAOqi"]

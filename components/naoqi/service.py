@@ -8,7 +8,6 @@ NAO::NaoqiError with the reason; the proxies raise it as a RuntimeError, as NAOq
 from __future__ import annotations
 
 import math
-import time
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Callable
 
@@ -27,7 +26,6 @@ NAO__POA = stub_module("NAO__POA")
 NS = NAO.NAOqiService
 CALL_TIMEOUT = 5.0
 MAX_WAIT = 60.0
-POLL = 0.1
 DEVICE_PREFIX = "Device/SubDeviceList/"
 
 
@@ -84,20 +82,11 @@ class NAOqiServiceImpl(NAO__POA.NAOqiService):
             raise NAO.NaoqiError(f"waitTask: timeout {timeout!r}: expected 0 .. {MAX_WAIT} s")
         comp = self.comp
         status, why = comp.task_state(tid)
-        if status == RUNNING and comp.is_executing():
-            done = comp.when(lambda: comp.task_state(tid)[0] != RUNNING)
-            end = time.monotonic() + timeout
-            while True:
-                try:
-                    done.result(timeout=max(0.0, min(POLL, end - time.monotonic())))
-                    break
-                except FutureTimeout:
-                    if not comp.is_executing() or time.monotonic() >= end:
-                        done.cancel()
-                        break
+        if status == RUNNING and comp.waiters.executing():
+            comp.waiters.wait(lambda: comp.task_state(tid)[0] != RUNNING, timeout)
             status, why = comp.task_state(tid)
         if status == RUNNING:
-            if not comp.is_executing():
+            if not comp.waiters.executing():
                 raise NAO.NaoqiError(f"task {tid}: {comp.instance_name} is not executing")
             return 1
         if status == FAILED:

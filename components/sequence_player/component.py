@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import yaml
 
-from rtcf import (CheckContext, Component, LifeCycleState, Param, ReadStatus, TimedAcceleration3D,
+from rtcf import (CheckContext, Component, CycleWaiters, Param, ReadStatus, TimedAcceleration3D,
                   TimedDoubleSeq, TimedOrientation3D, TimedPoint3D)
 from rtcf.datatypes import stamp
 from rtcf.services import ServicePort
@@ -121,8 +120,7 @@ class SequencePlayer(Component):
         self._outs = [self.q_out, self.tq_out, self.zmp_out, self.acc_out, self.pos_out,
                       self.rpy_out, *self.wrench_outs, self.opt_out]
         self._have_q_init = False
-        self._waiters: list[tuple[Callable[[], bool], Future]] = []
-        self.executing = False
+        self.waiters = CycleWaiters(self)      # completions of the blocking calls
         from .service import SequencePlayerServiceImpl   # the servant needs the stubs
         self.service = SequencePlayerServiceImpl(self)
         port = self.add_service_port(ServicePort("SequencePlayerService"))
@@ -133,27 +131,23 @@ class SequencePlayer(Component):
         if abs(ec.period - self.dt) > 1e-9:
             self.log.warning("the EC period is %.6f s but dt is %.6f s: motions play %.3fx "
                              "their real-time speed", ec.period, self.dt, self.dt / ec.period)
-        self.executing = True
+        self.waiters.start()
 
     def on_deactivated(self, ec: Any) -> None:
-        self.executing = False
-        self._release_waiters()
+        self.waiters.release()
 
     def on_aborting(self, ec: Any) -> None:
-        self.executing = False
-        self._release_waiters()
+        self.waiters.release()
 
     def on_finalize(self) -> None:
-        self.executing = False
-        self._release_waiters()
+        self.waiters.release()
 
     def on_execute(self, ec: Any) -> None:
         """Runs in: EC thread. Inputs, one sample of everything that plays, outputs."""
         self.read_inputs()
         if self.core.step():
             self._write(ec.planned)
-        if self._waiters:
-            self._check_waiters()
+        self.waiters.check()
 
     def read_inputs(self) -> None:
         """Runs in: EC thread (each cycle, and before each service command)."""
@@ -198,48 +192,6 @@ class SequencePlayer(Component):
                 stamp(port.value, planned)
         for port in self._outs:
             port.write()
-
-    # -- completions for the blocking calls (no lock shared with the EC) ---------------------
-    def when(self, pred: Callable[[], bool]) -> Future:
-        """A Future resolved (True) in the EC thread at the end of the first cycle where
-        ``pred()`` holds, checked after the commands already posted. Runs in: any thread."""
-        done: Future = Future()
-        ec = self._primary_ec
-        if ec is not None and not ec.clock_is_real():
-            with ec.exclusive():      # a stepped EC: register between two ticks, as call()
-                self._register(pred, done)
-        else:
-            self.post(lambda: self._register(pred, done))
-        return done
-
-    def _register(self, pred: Callable[[], bool], done: Future) -> None:
-        if pred():
-            done.set_result(True)
-        else:
-            self._waiters.append((pred, done))
-
-    def _check_waiters(self) -> None:
-        keep = []
-        for pred, done in self._waiters:
-            if done.cancelled():
-                continue
-            if pred():
-                done.set_result(True)
-            else:
-                keep.append((pred, done))
-        self._waiters = keep
-
-    def _release_waiters(self) -> None:
-        waiters, self._waiters = self._waiters, []
-        for _, done in waiters:
-            if not done.done():
-                done.set_result(False)
-
-    def is_executing(self) -> bool:
-        """Active in a running execution context. Runs in: any thread."""
-        ec = self._primary_ec
-        return (self.executing and ec is not None and ec.is_running()
-                and ec.get_component_state(self) is LifeCycleState.ACTIVE)
 
     # -- setTargetPose (ORB thread; IK outside the EC thread) --------------------------------
     def set_target_pose(self, op: str, name: str, xyz: list, rpy: list, tm: float) -> bool:

@@ -5,14 +5,13 @@ cycle, where SequencePlayerCore validates them completely before changing anythi
 PlayerError becomes hrpsys's ``false`` and a log line with the reason. Work that would take
 the EC thread's time is done here instead: reading pattern files and computing their
 samples (loadPattern), inverse kinematics (setTargetPose). Blocking calls wait on
-completions resolved by the EC thread (Component.when): no lock is shared with the cycle,
-and they stop waiting when the component stops executing.
+completions resolved by the EC thread (rtcf.waiters.CycleWaiters): no lock is shared with
+the cycle, and they stop waiting when the component stops executing.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Callable
 
@@ -27,7 +26,6 @@ from .seqplay import PlayerError
 OpenHRP = stub_module("OpenHRP")
 OpenHRP__POA = stub_module("OpenHRP__POA")
 CALL_TIMEOUT = 5.0      # [s] a command is applied at the next cycle
-POLL = 0.1              # [s] how often a blocking call checks that the component executes
 MAX_WAIT_CHUNK = 60.0   # [s] the longest one waitInterpolationFor call may block
 WAIT_DONE, WAIT_RUNNING, WAIT_FAILED = 0, 1, -1     # waitInterpolationFor's answers
 SPS = OpenHRP.SequencePlayerService
@@ -64,43 +62,10 @@ class SequencePlayerServiceImpl(OpenHRP__POA.SequencePlayerService):
                            "running?", op, self.comp.instance_name, CALL_TIMEOUT)
         return False
 
-    def _holds_now(self, pred: Callable[[], bool]) -> bool:
-        """``pred()`` evaluated in the EC thread (False if no cycle runs it in time)."""
-        try:
-            return bool(self.comp.call(pred, timeout=CALL_TIMEOUT))
-        except FutureTimeout:
-            return False
-
     def _wait(self, op: str, pred: Callable[[], bool],
               timeout: float = math.inf) -> bool | None:
-        """Block until ``pred`` holds in the EC thread. When the component is not executing
-        nothing will change: True if ``pred`` holds now, else False at once. None when
-        ``pred`` still does not hold after ``timeout`` [s]."""
-        if not self.comp.is_executing():
-            if self._holds_now(pred):
-                return True
-            self.log.warning("%s: %s is not executing: not waiting", op,
-                             self.comp.instance_name)
-            return False
-        end = time.monotonic() + timeout
-        if timeout < POLL and self._holds_now(pred):    # a poll: answered by the next cycle
-            return True
-        done = self.comp.when(pred)
-        while True:
-            try:
-                if done.result(timeout=max(0.0, min(POLL, end - time.monotonic()))):
-                    return True
-                break                                   # released: deactivated, finalised
-            except FutureTimeout:
-                if not self.comp.is_executing():
-                    done.cancel()
-                    break
-                if time.monotonic() >= end:
-                    done.cancel()
-                    return None
-        self.log.warning("%s: %s stopped executing while waiting", op,
-                         self.comp.instance_name)
-        return False
+        """Block until ``pred`` holds in the EC thread (rtcf.waiters.CycleWaiters.wait)."""
+        return self.comp.waiters.wait(pred, timeout, op=op)
 
     @property
     def core(self) -> Any:

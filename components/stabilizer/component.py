@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from rtcf import (Component, LifeCycleState, Param, ReadStatus, TimedBoolean, TimedDoubleSeq,
+from rtcf import (Component, CycleWaiters, Param, ReadStatus, TimedBoolean, TimedDoubleSeq,
                   TimedLong,
                   TimedPoint3D)
 from rtcf.datatypes import stamp, type_by_name
@@ -129,8 +128,7 @@ class Stabilizer(Component):
         self.zmp_ref = np.zeros(3)
         self.have_zmp = False
         self.contact = {"lleg": True, "rleg": True}
-        self._waiters: list[tuple[Callable[[], bool], Future]] = []
-        self.executing = False
+        self.waiters = CycleWaiters(self)      # completions of the blocking calls
         self._warn = Throttled(self.log, 5.0)
         from .service import StabilizerServiceImpl     # the servant needs the compiled stubs
         self.service = StabilizerServiceImpl(self)
@@ -153,19 +151,16 @@ class Stabilizer(Component):
         self.core = StabilizerCore(self.kin, self.mass, self.soles, self.st_params, ec.period)
         if self.auto_start:
             self.core.start()
-        self.executing = True
+        self.waiters.start()
 
     def on_deactivated(self, ec: Any) -> None:
-        self.executing = False
-        self._release_waiters()
+        self.waiters.release()
 
     def on_aborting(self, ec: Any) -> None:
-        self.executing = False
-        self._release_waiters()
+        self.waiters.release()
 
     def on_finalize(self) -> None:
-        self.executing = False
-        self._release_waiters()
+        self.waiters.release()
 
     def on_params_changed(self, names: set[str]) -> None:
         """Runs in: EC thread."""
@@ -208,7 +203,7 @@ class Stabilizer(Component):
                 np.copyto(self.q_out.value.data, self.q_ref)
                 stamp(self.q_out.value, ec.planned)
                 self.q_out.write()
-        self._check_waiters()
+        self.waiters.check()
 
     def _read_inputs(self) -> bool:
         new = False
@@ -261,49 +256,6 @@ class Stabilizer(Component):
         self.emergency_out.value.data = 1 if core.fallen or core.emergency else 0
         stamp(self.emergency_out.value, t)
         self.emergency_out.write()
-
-    # -- completions for the blocking calls -------------------------------------------------
-    def when(self, pred: Callable[[], bool]) -> Future:
-        """A Future resolved (True) in the EC thread at the end of the first cycle where
-        ``pred()`` holds. Runs in: any thread."""
-        done: Future = Future()
-        ec = self._primary_ec
-        if ec is not None and not ec.clock_is_real():
-            with ec.exclusive():
-                self._register(pred, done)
-        else:
-            self.post(lambda: self._register(pred, done))
-        return done
-
-    def _register(self, pred: Callable[[], bool], done: Future) -> None:
-        if pred():
-            done.set_result(True)
-        else:
-            self._waiters.append((pred, done))
-
-    def _check_waiters(self) -> None:
-        if not self._waiters:
-            return
-        keep = []
-        for pred, done in self._waiters:
-            if done.cancelled():
-                continue
-            if pred():
-                done.set_result(True)
-            else:
-                keep.append((pred, done))
-        self._waiters = keep
-
-    def _release_waiters(self) -> None:
-        waiters, self._waiters = self._waiters, []
-        for _, done in waiters:
-            if not done.done():
-                done.set_result(False)
-
-    def is_executing(self) -> bool:
-        ec = self._primary_ec
-        return (self.executing and ec is not None and ec.is_running()
-                and ec.get_component_state(self) is LifeCycleState.ACTIVE)
 
     def settled(self) -> bool:
         """No transition under way. Runs in: EC thread."""

@@ -8,7 +8,6 @@ no result for them: a refusal is logged with its reason and changes nothing.
 from __future__ import annotations
 
 import math
-import time
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 from typing import Any, Callable
@@ -21,7 +20,6 @@ OpenHRP = stub_module("OpenHRP")
 OpenHRP__POA = stub_module("OpenHRP__POA")
 SS = OpenHRP.StabilizerService
 CALL_TIMEOUT = 5.0
-POLL = 0.1
 MODES = {"MODE_IDLE": SS.MODE_IDLE, "MODE_ST": SS.MODE_ST,
          "MODE_SYNC_TO_IDLE": SS.MODE_SYNC_TO_IDLE, "MODE_SYNC_TO_ST": SS.MODE_ST}
 
@@ -43,20 +41,10 @@ class StabilizerServiceImpl(OpenHRP__POA.StabilizerService):
         return False
 
     def _wait_settled(self, op: str) -> None:
-        comp = self.comp
-        if not comp.is_executing():
-            return
-        done = comp.when(comp.settled)
-        while True:
-            try:
-                done.result(timeout=POLL)
-                return
-            except FutureTimeout:
-                if not comp.is_executing():
-                    done.cancel()
-                    self.log.warning("%s: %s stopped executing while waiting", op,
-                                     comp.instance_name)
-                    return
+        """Until the transition just started is over (or the stabilizer stops executing);
+        not at all when it does not execute now."""
+        if self.comp.waiters.executing():
+            self.comp.waiters.wait(self.comp.settled, op=op)
 
     def _core(self):
         if self.comp.core is None:

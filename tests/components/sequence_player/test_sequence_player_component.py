@@ -48,11 +48,11 @@ class Blocking:
     def __init__(self, fn, *args):
         self.result = self.error = None
         comp = fn.__self__.comp                   # the servant's component
-        waiting = len(comp._waiters)
+        waiting = len(comp.waiters)
         self.t = threading.Thread(target=self._run, args=(fn, args), daemon=True)
         self.t.start()
         deadline = time.monotonic() + 60
-        while len(comp._waiters) <= waiting and self.t.is_alive():
+        while len(comp.waiters) <= waiting and self.t.is_alive():
             assert time.monotonic() < deadline, "the call did not register its completion"
             time.sleep(0.001)
 
