@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # rtcf's top-level modules, by room (subpackages are rooms of their own)
 ROOMS = {
     "API": ["__init__"],
-    "core": ["component", "lifecycle", "params", "ports", "services", "datatypes", "errors",
-             "log", "validate", "clock"],
+    "core": ["component", "lifecycle", "params", "ports", "services", "waiters", "datatypes",
+             "errors", "log", "validate", "clock"],
     "execution": ["execution", "simtime", "pacer", "overrun", "lockstep", "trace"],
     "configuration": ["rtcconf", "confcheck", "yamlio", "composition", "paths"],
     "process": ["manager", "loader", "paramsources", "build", "command", "launcher",
