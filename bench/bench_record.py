@@ -22,7 +22,6 @@ system and of the recorder, alternating, ``--rounds`` each.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import subprocess

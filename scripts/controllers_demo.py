@@ -8,11 +8,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
-
-from rtcf_components.controller_manager.proxy import ControllerManagerProxy  # noqa: E402
-from rtcf_components.controller_manager import ControllerError  # noqa: E402
+from rtcf_components.controller_manager.proxy import ControllerManagerProxy
+from rtcf_components.controller_manager import ControllerError
 
 
 def watch(cm: ControllerManagerProxy, names: list[str], seconds: float) -> None:

@@ -13,10 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
-
-from rtcf_components.dcm.proxy import NAO, DCMProxy  # noqa: E402
+from rtcf_components.dcm.proxy import NAO, DCMProxy
 
 LEDS = ["ChestBoard/Led/Red/Actuator/Value", "ChestBoard/Led/Green/Actuator/Value",
         "ChestBoard/Led/Blue/Actuator/Value"]

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-
-from rtcf_components.kinematics.proxy import MotionProxy  # noqa: E402
+from rtcf_components.kinematics.proxy import MotionProxy
 
 
 def main() -> int:

@@ -30,7 +30,7 @@ import numpy as np
 
 from .footsteps import (LEGS, Footstep, FootstepError, Pose2, StrideLimits, check_steps,
                         first_leg_for, mid_pose, other, plan_to, wrap)
-from .gait import GaitError, GaitGenerator, GaitParams, minimum_jerk
+from .gait import GaitGenerator, GaitParams, minimum_jerk
 from .legik import LegIK, invert, pose_matrix
 from .lipm import preview_gains
 

@@ -29,8 +29,8 @@ from typing import Iterable
 
 import numpy as np
 
-from .footsteps import (EPS, LEGS, Footstep, FootstepError, Pose2, StrideLimits, beside,
-                        scaled, mid_pose, nominal, other, step_delta, wrap)
+from .footsteps import (EPS, LEGS, Footstep, Pose2, StrideLimits, beside, scaled,
+                        mid_pose, nominal, other, step_delta, wrap)
 from .lipm import PreviewController, PreviewGains
 
 

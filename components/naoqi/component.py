@@ -3,7 +3,6 @@ ALMemory over the walking NAO of this process."""
 
 from __future__ import annotations
 
-import math
 from collections import OrderedDict
 from typing import Any
 
@@ -14,7 +13,7 @@ from rtcf.log import Throttled
 from rtcf.services import ServicePort
 
 from .memory import Memory
-from .tasks import DONE, FAILED, RUNNING, Robot, Task
+from .tasks import FAILED, RUNNING, Robot, Task
 
 FALL_CLEAR = 0.3            # [rad] tilt below which a fallen robot counts as up again
 IMU_KEYS = tuple(f"InertialSensor/Angle{a}/Sensor/Value" for a in "XYZ")

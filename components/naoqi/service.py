@@ -11,14 +11,14 @@ import math
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Callable
 
-from omniORB import CORBA, any as orb_any
+from omniORB import any as orb_any
 
 from rtcf.corba.idl import stub_module
 
 from .memory import MemoryError_
 from .postures import (FAMILIES, POSTURES, UNKNOWN, PostureError, check_speed, posture,
                        recognise)
-from .tasks import DONE, FAILED, RUNNING, go_to_posture, move_init, walk
+from .tasks import FAILED, RUNNING, go_to_posture, move_init
 from .walkconfig import MAX, MIN, MoveConfigError, as_list, gait, parse
 
 NAO = stub_module("NAO")
@@ -105,7 +105,6 @@ class NAOqiServiceImpl(NAO__POA.NAOqiService):
         g = gait(cfg)
         core = self.comp.abc.core
         from rtcf_components.autobalancer.footsteps import StrideLimits
-        from rtcf_components.autobalancer.gait import GaitParams
         from dataclasses import replace
         half = core.limits.half_width
         lim = StrideLimits(g.forward, g.outside, g.theta, g.forward, 0.012, g.theta / 3.0, half)

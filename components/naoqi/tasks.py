@@ -9,12 +9,11 @@ blocks: each ``step()`` looks at the state, acts, and says whether it is done.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 import numpy as np
 
-from .postures import WALK_POSTURE, duration, posture, recognise
+from .postures import WALK_POSTURE, duration, posture
 
 RUNNING, DONE, FAILED = "running", "done", "failed"
 WALK_TOL = 0.08             # [rad] legs this close to StandInit start walking from there
