@@ -25,6 +25,7 @@ Prints medians over ``--rounds`` and the load average; asserts nothing.
 
     .venv/bin/python bench/bench_lockstep.py --rounds 3
     .venv/bin/python bench/bench_lockstep.py --only instant --rounds 5
+    .venv/bin/python bench/bench_lockstep.py --only planner -o manager.realtime.switch_interval_us:200
 """
 
 from __future__ import annotations
@@ -73,9 +74,13 @@ def _env() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
 
 
+OPTIONS: list[str] = []          # --option KEY:VALUE, given to every manager process
+
+
 def _manager(path: Path, ns: int, *extra: str) -> list[str]:
+    opts = [x for o in OPTIONS for x in ("-o", o)]
     return [sys.executable, "-m", "rtcf.manager", str(path), "--quiet",
-            "-o", f"corba.nameservers:localhost:{ns}", *extra]
+            "-o", f"corba.nameservers:localhost:{ns}", *opts, *extra]
 
 
 class CpuWatch:
@@ -338,7 +343,13 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=10.0,
                     help="simulated seconds of each system run (systems)")
     ap.add_argument("--only", choices=("instant", "systems", "planner"), default=None)
+    ap.add_argument("-o", "--option", action="append", default=[], metavar="KEY:VALUE",
+                    help="an rtc.conf option for every manager process started (e.g. "
+                         "manager.realtime.switch_interval_us:200)")
     args = ap.parse_args()
+    OPTIONS[:] = args.option
+    if OPTIONS:
+        print(f"# manager options: {' '.join(OPTIONS)}")
     from rtcf.corba.naming import ensure_naming_service, free_port
     names = ensure_naming_service("127.0.0.1", free_port(), timeout=15)
     print(machine_line())
