@@ -233,6 +233,15 @@ HOW: dict[str, Run | By] = {
     ".venv/bin/python bench/bench_sim_system.py --seconds 5 --rounds 2":
         Run(variant=".venv/bin/python bench/bench_sim_system.py --seconds 1 --rounds 1 "
                     "--fast-rounds 1 --warmup 0", expect=r"arm_sim"),
+    ".venv/bin/python bench/bench_lockstep.py --rounds 3":
+        Run(variant=".venv/bin/python bench/bench_lockstep.py --only systems --rounds 1 "
+                    "--seconds 0.5", expect=r"arm_sim_split"),
+    ".venv/bin/python bench/bench_lockstep.py --only planner -o "
+    "manager.realtime.switch_interval_us:200":
+        Run(variant=".venv/bin/python bench/bench_lockstep.py --only planner --rounds 1 -o "
+                    "manager.realtime.switch_interval_us:200",
+            expect=r"manager options: manager\.realtime\.switch_interval_us:200(.|\n)*"
+                   r"arm_sim_split"),
     ".venv/bin/python bench/bench_sim_system.py --only fast --system nao_sim":
         Run(variant=".venv/bin/python bench/bench_sim_system.py --only fast --system nao_sim "
                     "--seconds 1 --fast-rounds 1 --warmup 0", expect=r"nao_sim"),
