@@ -182,6 +182,9 @@ class DCM(Component):
             self.base_pos_out = self.add_out_port("basePos", "TimedPoint3D")
             self.base_rpy_out = self.add_out_port("baseRpy", "TimedOrientation3D")
         self._warn = Throttled(self.log, 5.0)
+        self._warn_speed = Throttled(self.log, 5.0)
+        self._speed_counted = hasattr(self.robot_body, "velocity_exceeded")   # physics bodies
+        self._velocity_seen = 0
         from .service import DCMServiceImpl   # the servant needs the compiled stubs
         self.service = DCMServiceImpl(self)
         port = self.add_service_port(ServicePort("DCMService"))
@@ -244,6 +247,12 @@ class DCM(Component):
                            "and activate it to start the body afresh", self.body, fault,
                            self.instance_name)
             return ReturnCode.RTC_ERROR
+        if self._speed_counted and self.robot_body.velocity_exceeded != self._velocity_seen:
+            seen, self._velocity_seen = self._velocity_seen, self.robot_body.velocity_exceeded
+            if self._velocity_seen > seen:          # (a body reset starts the count afresh)
+                self._warn_speed.warning("body %s: joint samples above the velocity limit so "
+                                         "far: %d (driven from outside: a push, a limp fall)",
+                                         self.body, self._velocity_seen)
         self._write(ec.planned, values, sensors)
         if self.base_pos_out is not None:
             self._write_base(ec.planned)

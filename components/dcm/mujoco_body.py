@@ -140,6 +140,13 @@ class MujocoBody:
         self._read()
 
     # -- the Body protocol (EC thread) ----------------------------------------------------
+    @property
+    def velocity_exceeded(self) -> int:
+        """Joint samples above the model's velocity limit so far (the core's count; the
+        motors' back-EMF keeps a powered joint under it, a push or a limp fall may not).
+        Runs in: EC thread."""
+        return self.sim.velocity_exceeded
+
     def update(self, positions: np.ndarray, hardness: np.ndarray, dt_s: float) -> np.ndarray:
         """Servo targets and stiffness from the actuators, one physics period, sensors.
 

@@ -224,6 +224,23 @@ def test_the_dcm_on_mujoco_offers_the_simulator_service_and_the_ground_truth_pos
     assert latest(nao, "basePos").z > 0.3 and svc.getBodyNames()[0] == "torso"
 
 
+def test_joint_speeds_above_the_limit_are_counted_and_warned(nao, caplog):
+    """A hard sideways shove of the wrist swings the arm faster than its motors' no-load
+    speed (back-EMF holds a commanded joint under it, not a push): the DCM on MuJoCo says so
+    (a warning at most every 5 s) with the physics' count, as the Simulator does."""
+    from rtcf_components.simulator.service import Simulation
+    nao.step(20)
+    assert nao.comp.robot_body.velocity_exceeded == 0          # standing: none
+    with caplog.at_level(logging.WARNING):
+        nao.comp.sim_service.push("l_wrist", Simulation.Vector3(0.0, 300.0, 0.0), 0.05)
+        nao.step(50)
+    n = nao.comp.robot_body.velocity_exceeded
+    assert n > 0
+    lines = [r.getMessage() for r in caplog.records if r.name.endswith("DCM0")]
+    assert any(re.search(r"body mujoco: joint samples above the velocity limit so far: \d+",
+                         m) for m in lines), lines
+
+
 def latest(h, port):
     from rtcf import ReadStatus
     status, v = h.read_latest(port)
