@@ -26,8 +26,9 @@ Service calls arrive on ORB threads: validate there, then hand work to the EC th
 
 from __future__ import annotations
 
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from .errors import PortError
 
@@ -177,3 +178,21 @@ def local_binding_problems(ports: list[ServicePort], pairs: list[tuple[ServicePo
                                     f"({c.instance_name}, in this process) and {what}"
                                     + (f": {c.hint}" if c.hint else "")))
     return out
+
+
+def run_or_refuse(comp: Any, op: str, fn: Callable[[], Any],
+                  refused: tuple[type[BaseException], ...], timeout: float = 5.0,
+                  why: Callable[[BaseException], str] = str) -> tuple[bool, Any]:
+    """Run ``fn`` in ``comp``'s EC thread for the service operation ``op``
+    (``Component.call``): (True, its result). (False, None) when it raised one of
+    ``refused`` (logged as a warning "op refused: why(e)") or no cycle ran it within
+    ``timeout`` [s] (logged as an error naming the component): how an hrpsys servant answers
+    ``false``. Any other exception propagates. Runs in: an ORB thread."""
+    try:
+        return True, comp.call(fn, timeout=timeout)
+    except refused as e:
+        comp.log.warning("%s refused: %s", op, why(e))
+    except FutureTimeout:
+        comp.log.error("%s: %s ran no cycle within %.1f s: is its execution context "
+                       "running?", op, comp.instance_name, timeout)
+    return False, None

@@ -12,6 +12,7 @@ import ipaddress
 import math
 import re
 from numbers import Real
+from typing import Any
 
 # Sane EC rates [Hz]. Lifecycle requests are applied at cycle boundaries and a synchronous
 # one waits up to two periods: below RATE_MIN, activation and shutdown would seem to hang
@@ -109,3 +110,16 @@ def check_allowed(entry: str) -> str | None:
         return (f"expected a host name or address, optionally with :port (robot.local, "
                 f"10.0.0.7, robot.local:9000), got {entry!r}")
     return None
+
+
+def same_value(got: Any, want: Any) -> bool:
+    """``got`` (a member read off an IDL struct: a sequence arrives as a list or a tuple)
+    equals ``want``: sequences element by element, numbers to a relative 1e-9 (at least 1e-9
+    absolute: a double that went through the wire and a unit conversion), anything else by
+    ``==``."""
+    if isinstance(want, (list, tuple)):
+        items = list(got)
+        return len(items) == len(want) and all(same_value(x, y) for x, y in zip(items, want))
+    if isinstance(want, float) or isinstance(got, float):
+        return abs(float(got) - float(want)) <= 1e-9 * max(1.0, abs(float(want)))
+    return bool(got == want)

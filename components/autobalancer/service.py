@@ -16,6 +16,8 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from rtcf.corba.idl import stub_module
+from rtcf.services import run_or_refuse
+from rtcf.validate import same_value
 
 from .core import ABC, IDLE, SYNC_TO_ABC, SYNC_TO_IDLE, BalancerConfig, BalancerError
 from .footsteps import Footstep, FootstepError, Pose2, StrideLimits, wrap
@@ -68,14 +70,10 @@ class AutoBalancerServiceImpl(OpenHRP__POA.AutoBalancerService):
     # -- helpers -----------------------------------------------------------------------------
     def _apply(self, op: str, fn: Callable[[], Any]) -> Any:
         """``fn`` in the EC thread; its result, or False (reason logged) when refused."""
-        try:
-            return self.comp.call(fn, timeout=CALL_TIMEOUT)
-        except (BalancerError, FootstepError, GaitError, ValueError) as e:
-            self.log.warning("%s refused: %s", op, reason(op, e))
-        except FutureTimeout:
-            self.log.error("%s: %s ran no cycle within %.1f s: is its execution context "
-                           "running?", op, self.comp.instance_name, CALL_TIMEOUT)
-        return False
+        ok, got = run_or_refuse(self.comp, op, fn,
+                                (BalancerError, FootstepError, GaitError, ValueError),
+                                CALL_TIMEOUT, why=lambda e: reason(op, e))
+        return got if ok else False
 
     def _core(self, op: str):
         core = self.comp.core
@@ -467,15 +465,6 @@ def gait_param_struct(params: GaitParams, limits: StrideLimits, gravity: float) 
     return ABS.GaitGeneratorParam(*[values[f] for f in FIELDS])
 
 
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(b, (list, tuple)):
-        a = list(a)
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(b, float) or isinstance(a, float):
-        return abs(float(a) - float(b)) <= 1e-9 * max(1.0, abs(float(b)))
-    return a == b
-
-
 def params_from_struct(s: Any, params: GaitParams, limits: StrideLimits,
                        gravity: float) -> tuple:
     """(GaitParams, StrideLimits, gravity) from a GaitGeneratorParam, or BalancerError
@@ -486,7 +475,7 @@ def params_from_struct(s: Any, params: GaitParams, limits: StrideLimits,
                             "overwritable_stride")):
             continue                                 # derived from members that do change
         got = getattr(s, name)
-        if not _same(got, want):
+        if not same_value(got, want):
             raise BalancerError(f"{name} = {got!r}: this gait generator keeps {want!r} "
                                 f"(see idl/AutoBalancerService.idl)")
     sp = [float(v) for v in s.stride_parameter]
@@ -600,7 +589,7 @@ def abc_from_struct(s: Any, params: GaitParams) -> tuple:
         elif name == "ik_limb_parameters":
             same = len(got) == 0
         else:
-            same = _same(got, want)
+            same = same_value(got, want)
         if not same:
             raise BalancerError(f"{name} = {got!r}: this balancer keeps {want!r} "
                                 f"(see idl/AutoBalancerService.idl)")

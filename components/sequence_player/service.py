@@ -19,6 +19,7 @@ import numpy as np
 from omniORB import CORBA
 
 from rtcf.corba.idl import stub_module
+from rtcf.services import run_or_refuse
 
 from .pattern import PatternError
 from .seqplay import PlayerError
@@ -52,15 +53,7 @@ class SequencePlayerServiceImpl(OpenHRP__POA.SequencePlayerService):
         def run() -> None:
             comp.read_inputs()          # a command after idle starts from the newest qInit
             fn()
-        try:
-            comp.call(run, timeout=CALL_TIMEOUT)
-            return True
-        except (PlayerError, PatternError) as e:
-            self.log.warning("%s refused: %s", op, e)
-        except FutureTimeout:
-            self.log.error("%s: %s ran no cycle within %.1f s: is its execution context "
-                           "running?", op, self.comp.instance_name, CALL_TIMEOUT)
-        return False
+        return run_or_refuse(comp, op, run, (PlayerError, PatternError), CALL_TIMEOUT)[0]
 
     def _wait(self, op: str, pred: Callable[[], bool],
               timeout: float = math.inf) -> bool | None:

@@ -13,6 +13,8 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from rtcf.corba.idl import stub_module
+from rtcf.services import run_or_refuse
+from rtcf.validate import same_value
 
 from .core import IDLE, ST, StabilizerError, StabilizerParams
 
@@ -30,15 +32,8 @@ class StabilizerServiceImpl(OpenHRP__POA.StabilizerService):
         self.log = comp.log
 
     def _apply(self, op: str, fn: Callable[[], Any]) -> bool:
-        try:
-            self.comp.call(fn, timeout=CALL_TIMEOUT)
-            return True
-        except (StabilizerError, ValueError) as e:
-            self.log.warning("%s refused: %s", op, e)
-        except FutureTimeout:
-            self.log.error("%s: %s ran no cycle within %.1f s: is its execution context "
-                           "running?", op, self.comp.instance_name, CALL_TIMEOUT)
-        return False
+        """``fn`` in the EC thread; False (reason logged) when refused."""
+        return run_or_refuse(self.comp, op, fn, (StabilizerError, ValueError), CALL_TIMEOUT)[0]
 
     def _wait_settled(self, op: str) -> None:
         """Until the transition just started is over (or the stabilizer stops executing);
@@ -195,15 +190,6 @@ def st_param_struct(p: StabilizerParams, mode: str, ref_cp, act_cp, zc: float) -
     return SS.stParam(*[v[f] for f in FIELDS])
 
 
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(b, (list, tuple)):
-        a = list(a)
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(b, float) or isinstance(a, float):
-        return abs(float(a) - float(b)) <= 1e-9 * max(1.0, abs(float(b)))
-    return a == b
-
-
 def _num(name: str, v: Any, lo: float = 0.0, hi: float = math.inf,
          strict: bool = False) -> float:
     try:
@@ -233,7 +219,7 @@ def params_from_struct(s: Any, p: StabilizerParams, mode: str, zc: float) -> Sta
     for name in FIELDS:
         if name in APPLIED or name in LIVE:
             continue
-        if not _same(getattr(s, name), reported[name]):
+        if not same_value(getattr(s, name), reported[name]):
             raise StabilizerError(f"{name} = {getattr(s, name)!r}: this stabilizer keeps "
                                   f"{reported[name]!r} (see idl/StabilizerService.idl)")
     w = _omega(p, zc)

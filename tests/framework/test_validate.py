@@ -82,3 +82,15 @@ def test_the_configuration_readers_import_no_runtime_module():
                     used.add(mod.removeprefix("rtcf.").removeprefix("rtcf") or
                              node.names[0].name)
         assert used <= allowed, (name, used - allowed)
+
+
+def test_same_value_compares_struct_members_as_they_come_off_the_wire():
+    from rtcf.validate import same_value
+    assert same_value((0.1, [1.0, 2.0]), [0.1, [1.0, 2.0]])      # tuples and lists alike
+    assert same_value(0.30000000000000004, 0.3)                  # a double's last bits
+    assert same_value(1e-12, 0.0)                                # 1e-9 absolute near zero
+    assert not same_value(0.3001, 0.3)
+    assert not same_value([1.0, 2.0], [1.0, 2.0, 3.0])           # a missing element
+    assert not same_value([1.0, 2.5], [1.0, 2.0])
+    assert same_value(3, 3.0) and same_value("CP", "CP") and not same_value("CP", "NO")
+    assert same_value(True, True) and not same_value(True, False)
