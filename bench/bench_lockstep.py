@@ -11,9 +11,11 @@ user runs it (``python -m rtcf.manager`` processes, CORBA, a private naming serv
    instant; the ratios are added / floor p50 (the target: at most 2) and added /
    floor mean (like for like: on a loaded machine the mean carries the scheduling tail).
 2. ``systems``: nao_sim and arm_sim against their split compositions, flat out: the
-   real-time factor achieved and the CPU of each process (utime + stime over the run's
-   wall time, from /proc, sampled until the process ends): a sum above 100 % is the
-   machine's second core at work.
+   real-time factor achieved and the CPU of each process (utime + stime from /proc,
+   sampled every 0.1 s until the process ends) over the simulated part (the window as
+   long as the simulated run's wall time in which the processes used the most CPU
+   together) and over the whole run: a sum above 100 % is the machine's second core at
+   work.
 3. ``planner``: arm_sim_split (the planner in its own process) against arm_blending
    (planner, no physics, one process) and arm_sim (planner with the physics), paced at real
    time: a client's ``amoveb`` of the 200 mm blended square of
@@ -85,11 +87,13 @@ def _manager(path: Path, ns: int, *extra: str) -> list[str]:
 
 class CpuWatch:
     """Samples utime + stime of a process and of its child managers from /proc until they
-    end: {label: cpu seconds}."""
+    end: {label: cpu seconds}; ``samples``: (monotonic time, {label: cpu seconds}) every
+    0.1 s, for the CPU over a part of the run (``busiest``)."""
 
     def __init__(self, pid: int):
         self.pid = pid
         self.cpu: dict[str, float] = {}
+        self.samples: list[tuple[float, dict[str, float]]] = []
         self.tick = os.sysconf("SC_CLK_TCK")
         self._stop = False
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -125,7 +129,27 @@ class CpuWatch:
                         label = self._label(int(d.name))
                         if label != "main":
                             self.cpu[label] = r[1]
+            self.samples.append((time.monotonic(), dict(self.cpu)))
             time.sleep(0.1)
+
+    def busiest(self, span: float) -> dict[str, float]:
+        """CPU of each process [% of one core] over the window of about ``span`` seconds
+        (the simulated run's wall time) in which they used the most CPU together: the
+        simulated part, without the start-up and the shutdown."""
+        best, out = -1.0, {}
+        s = self.samples
+        j = 0
+        for i in range(len(s)):
+            while j < len(s) - 1 and s[j][0] - s[i][0] < span:
+                j += 1
+            dt = s[j][0] - s[i][0]
+            if dt <= 0 or dt < 0.5 * span:
+                continue
+            d = {k: v - s[i][1].get(k, 0.0) for k, v in s[j][1].items()}
+            total = sum(d.values())
+            if total > best:
+                best, out = total, {k: 100.0 * v / dt for k, v in d.items()}
+        return out
 
     def stop(self) -> None:
         self._stop = True
@@ -133,8 +157,8 @@ class CpuWatch:
 
 
 def run_report(path: Path, ns: int, seconds: float, cwd: Path, *extra: str
-               ) -> tuple[float, float, int, dict[str, float], float]:
-    """(simulated s, wall s, instants, cpu s per process, wall of the whole run)."""
+               ) -> tuple[float, float, int, CpuWatch, float]:
+    """(simulated s, wall s, instants, the CPU samples, wall of the whole run)."""
     t0 = time.monotonic()
     proc = subprocess.Popen(_manager(path, ns, "--duration", str(seconds),
                                      "-o", "exec_cxt.periodic.sched_fifo:NO", *extra),
@@ -151,7 +175,7 @@ def run_report(path: Path, ns: int, seconds: float, cwd: Path, *extra: str
         if "lockstep: stepped" not in out[m.end():m.end() + 40]:
             break                        # the leader's line (a follower's says so)
     assert m is not None, out[-2000:]
-    return float(m.group(1)), float(m.group(2)), int(m.group(4)), watch.cpu, whole
+    return float(m.group(1)), float(m.group(2)), int(m.group(4)), watch, whole
 
 
 def tick_floor(ns: int, cwd: Path, n: int = 5000) -> np.ndarray:
@@ -226,22 +250,25 @@ def bench_systems(ns: int, rounds: int, seconds: float, work: Path) -> None:
     rows = []
     for name in ("nao_sim", "arm_sim"):
         for comp in (name, f"{name}_split"):
-            rtf, cpus, walls = [], {}, []
+            rtf, cpus, busy, walls = [], {}, {}, []
             for r in range(rounds):
                 d = work / f"{comp}_{r}"
                 d.mkdir()
-                sim, wall, instants, cpu, whole = run_report(
+                sim, wall, instants, watch, whole = run_report(
                     ROOT / "compositions" / f"{comp}.yaml", ns, seconds, d,
                     "-o", "rtcf.simulation.real_time_factor:0")
                 rtf.append(sim / wall)
                 walls.append(whole)
-                for k, v in cpu.items():
+                for k, v in watch.cpu.items():
                     cpus.setdefault(k, []).append(100.0 * v / whole)
+                for k, v in watch.busiest(wall).items():
+                    busy.setdefault(k, []).append(v)
             cpu_text = ", ".join(f"{k} {np.median(v):.0f} %" for k, v in sorted(cpus.items()))
-            total = sum(float(np.median(v)) for v in cpus.values())
-            rows.append([comp, float(np.median(rtf)), cpu_text, total])
-    print(table(["composition", "real-time factor", "CPU per process (whole run)",
-                 "CPU sum %"], rows, 2))
+            busy_text = ", ".join(f"{k} {np.median(v):.0f} %" for k, v in sorted(busy.items()))
+            total = sum(float(np.median(v)) for v in busy.values())
+            rows.append([comp, float(np.median(rtf)), busy_text, total, cpu_text])
+    print(table(["composition", "real-time factor", "CPU per process (simulated part)",
+                 "CPU sum % (simulated part)", "CPU per process (whole run)"], rows, 2))
 
 
 def _overruns(ref: object) -> int:
