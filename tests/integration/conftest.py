@@ -450,6 +450,62 @@ def module_launch(naming: Any, tmp_path_factory: Any) -> Any:
     launcher.close()
 
 
+def start_as_a_user(args: list[str], naming: Any, cwd: Path, names: Iterable[str],
+                    host: str = "", timeout: float = 40.0) -> ManagerProcess:
+    """``python -m rtcf.manager --quiet <args>`` as a user starts it (scripts/run's
+    environment: no PYTHONPATH, no test components), only the naming address changed and
+    SCHED_FIFO off; returns once every one of ``names`` is bound (under ``host``'s context,
+    or at the naming root when ``host`` is ""), else stops it and fails with its log.
+    ``timeout`` is what a quiet machine needs; never less than MIN_WAIT. The caller stops it
+    (``mp.stop()``)."""
+    log_path = cwd / "manager.log"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "rtcf.manager", "--quiet", *args,
+                                 "-o", f"corba.nameservers:localhost:{naming.port}",
+                                 "-o", "exec_cxt.periodic.sched_fifo:NO"],
+                                cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
+    _STARTED[proc.pid] = proc
+    mp = ManagerProcess(proc, log_path, naming.port, cwd)
+    RTC = stubs("RTC")
+    client = naming_client(naming.port)
+    deadline = time.monotonic() + max(timeout, MIN_WAIT)
+    pending = list(names)
+    while pending:
+        if not mp.alive():
+            pytest.fail(f"the manager exited with {proc.returncode} before {pending[0]} "
+                        f"was bound:\n{mp.log()}")
+        try:
+            path = f"{host}.host_cxt/{pending[0]}.rtc" if host else f"{pending[0]}.rtc"
+            ref = client.resolve(path)._narrow(RTC.RTObject)
+            if ref is not None and not ref._non_existent():
+                pending.pop(0)
+                continue
+        except Exception:
+            pass
+        if time.monotonic() > deadline:
+            text = mp.log()
+            mp.stop()
+            pytest.fail(f"{pending[0]} not bound:\n{text}")
+        time.sleep(0.1)
+    return mp
+
+
+def compile_hrpsys_stubs(out: Path, *idls: str) -> None:
+    """Python stubs, compiled with omniidl into ``out``, of the standard RTC IDL and of
+    hrpsys-base's declarations in tests/integration/hrpsys (``idls``, file names there;
+    default: SequencePlayerService.idl): what an hrpsys client imports, nothing of rtcf's."""
+    from rtcf.corba.idl import standard_idl_dir
+    std = standard_idl_dir()
+    files = sorted(str(p) for p in std.glob("*.idl"))
+    files += [str(HERE / "hrpsys" / name) for name in idls or ("SequencePlayerService.idl",)]
+    res = subprocess.run([str(BIN / "omniidl"), "-bpython", f"-C{out}", f"-I{std}",
+                          f"-I{HERE / 'hrpsys'}", *files],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+
+
 def _children_running_manager() -> list[str]:
     """Live processes whose parent is this process and that run rtcf.manager."""
     me = str(os.getpid())

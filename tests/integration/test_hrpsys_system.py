@@ -7,16 +7,14 @@ there."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from integration_support import HOST, ManagerProcess, naming_client, stubs
-from test_sequence_player_corba import compile_hrpsys_stubs
+from integration_support import (HOST, compile_hrpsys_stubs, naming_client, start_as_a_user,
+                                 stubs)
 
 pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
 
@@ -26,31 +24,11 @@ HERE = Path(__file__).resolve().parent
 
 @pytest.fixture
 def hrpsys_system(naming, tmp_path):
-    log_path = tmp_path / "manager.log"
-    log = open(log_path, "wb")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    proc = subprocess.Popen([sys.executable, "-m", "rtcf.manager", "--quiet",
-                             "-f", str(ROOT / "compositions" / "hrpsys_nao.conf"),
-                             "-o", f"corba.nameservers:localhost:{naming.port}",
-                             "-o", "exec_cxt.periodic.sched_fifo:NO"],
-                            cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, env=env,
-                            start_new_session=True)
-    log.close()
-    mp = ManagerProcess(proc, log_path, naming.port, ROOT / "compositions" / "hrpsys_nao.yaml")
-    RTC = stubs("RTC")
-    deadline = time.monotonic() + 30
+    mp = start_as_a_user(["-f", str(ROOT / "compositions" / "hrpsys_nao.conf")], naming,
+                         tmp_path, ["seq"], timeout=30)
     try:
-        while True:
-            assert mp.alive(), mp.log()
-            try:
-                ref = naming_client(naming.port).resolve("seq.rtc")._narrow(RTC.RTObject)
-                if ref is not None and not ref._non_existent():
-                    break
-            except Exception:
-                pass
-            assert time.monotonic() < deadline, mp.log()
-            time.sleep(0.1)
-        yield naming.port, ref
+        yield naming.port, naming_client(naming.port).resolve("seq.rtc")._narrow(
+            stubs("RTC").RTObject)
     finally:
         mp.stop()
 

@@ -8,64 +8,27 @@ walks with goPos + waitFootSteps."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from integration_support import ManagerProcess, naming_client, stubs
+from integration_support import compile_hrpsys_stubs, start_as_a_user
 
 pytest.importorskip("mujoco")
 
 pytestmark = pytest.mark.slow          # seconds of simulated walking
 
 ROOT = Path(__file__).resolve().parents[2]
-HERE = Path(__file__).resolve().parent
-
-
-def compile_hrpsys_walk_stubs(out: Path) -> None:
-    from rtcf.corba.idl import standard_idl_dir
-    std = standard_idl_dir()
-    omniidl = Path(sys.executable).parent / "omniidl"
-    files = sorted(str(p) for p in std.glob("*.idl"))
-    files += [str(HERE / "hrpsys" / "AutoBalancerService.idl"),
-              str(HERE / "hrpsys" / "StabilizerService.idl")]
-    res = subprocess.run([str(omniidl), "-bpython", f"-C{out}", f"-I{std}",
-                          f"-I{HERE / 'hrpsys'}", *files],
-                         capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stderr
 
 
 @pytest.fixture
 def walk_system(naming, tmp_path):
-    log_path = tmp_path / "manager.log"
-    log = open(log_path, "wb")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    proc = subprocess.Popen([sys.executable, "-m", "rtcf.manager", "--quiet",
-                             "-f", str(ROOT / "compositions" / "hrpsys_walk.conf"),
-                             "-o", f"corba.nameservers:localhost:{naming.port}",
-                             "-o", "rtcf.simulation.real_time_factor:0",
-                             "-o", "exec_cxt.periodic.sched_fifo:NO"],
-                            cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, env=env,
-                            start_new_session=True)
-    log.close()
-    mp = ManagerProcess(proc, log_path, naming.port, ROOT / "compositions" / "hrpsys_walk.yaml")
-    RTC = stubs("RTC")
-    deadline = time.monotonic() + 60
+    mp = start_as_a_user(["-f", str(ROOT / "compositions" / "hrpsys_walk.conf"),
+                          "-o", "rtcf.simulation.real_time_factor:0"], naming, tmp_path,
+                         ["st"], timeout=60)
     try:
-        while True:
-            assert mp.alive(), mp.log()
-            try:
-                ref = naming_client(naming.port).resolve("st.rtc")._narrow(RTC.RTObject)
-                if ref is not None and not ref._non_existent():
-                    break
-            except Exception:
-                pass
-            assert time.monotonic() < deadline, mp.log()
-            time.sleep(0.2)
         yield naming.port, mp
     finally:
         mp.stop()
@@ -75,7 +38,7 @@ def test_hrpsys_config_style_client_walks_the_nao(walk_system, tmp_path):
     port, mp = walk_system
     out_dir = tmp_path / "stubs"
     out_dir.mkdir()
-    compile_hrpsys_walk_stubs(out_dir)
+    compile_hrpsys_stubs(out_dir, "AutoBalancerService.idl", "StabilizerService.idl")
     res = subprocess.run([sys.executable, str(ROOT / "scripts" / "hrpsys_walk.py"),
                           "--stubs", str(out_dir), "--nameserver", f"localhost:{port}",
                           "--x", "0.2"], capture_output=True, text=True, timeout=300,

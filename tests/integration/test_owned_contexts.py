@@ -7,17 +7,14 @@ rtact / rtdeact / rtcat act on a later member of a shared EC through its owned c
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from integration_support import HOST, ManagerProcess, naming_client, stubs
-from test_sequence_player_corba import compile_hrpsys_stubs
+from integration_support import HOST, compile_hrpsys_stubs, start_as_a_user
 
 pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
 
@@ -25,37 +22,6 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 HRPSYS_NAMES = ["seq", "DCM0", "sensors", "Kinematics0"]
 NAO_SIM_NAMES = ["SequencePlayer0", "DCM0", "Kinematics0", "qLog", "sensorLog"]
-
-
-def _start(args: list[str], naming, tmp_path: Path, names: list[str], host: str) -> ManagerProcess:
-    log_path = tmp_path / "manager.log"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "rtcf.manager", "--quiet", *args,
-                                 "-o", f"corba.nameservers:localhost:{naming.port}",
-                                 "-o", "exec_cxt.periodic.sched_fifo:NO"],
-                                cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
-    mp = ManagerProcess(proc, log_path, naming.port, tmp_path)
-    RTC = stubs("RTC")
-    client = naming_client(naming.port)
-    deadline = time.monotonic() + 40
-    pending = list(names)
-    while pending:
-        assert mp.alive(), mp.log()
-        try:
-            path = f"{host}.host_cxt/{pending[0]}.rtc" if host else f"{pending[0]}.rtc"
-            ref = client.resolve(path)._narrow(RTC.RTObject)
-            if ref is not None and not ref._non_existent():
-                pending.pop(0)
-                continue
-        except Exception:
-            pass
-        if time.monotonic() > deadline:
-            mp.stop()
-            pytest.fail(f"{pending[0]} not bound:\n{mp.log()}")
-        time.sleep(0.1)
-    return mp
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +58,7 @@ def _check(out: dict, names: list[str], first: str) -> None:
 
 
 def test_rtm_py_on_the_shipped_hrpsys_system(naming, tmp_path, rtc_stubs):
-    mp = _start(["-f", str(ROOT / "compositions" / "hrpsys_nao.conf")], naming, tmp_path,
+    mp = start_as_a_user(["-f", str(ROOT / "compositions" / "hrpsys_nao.conf")], naming, tmp_path,
                 HRPSYS_NAMES, "")
     try:
         out = _rtm(rtc_stubs, naming.port, "", HRPSYS_NAMES, tmp_path)
@@ -107,7 +73,7 @@ def test_rtm_py_when_seq_is_not_the_first_member(naming, tmp_path, rtc_stubs):
     comp["execution_contexts"][0]["members"] = members[1:] + members[:1]   # seq last
     path = tmp_path / "seq_last.yaml"
     path.write_text(yaml.safe_dump(comp))
-    mp = _start([str(path), "-f", str(ROOT / "compositions" / "hrpsys_nao.conf")], naming,
+    mp = start_as_a_user([str(path), "-f", str(ROOT / "compositions" / "hrpsys_nao.conf")], naming,
                 tmp_path, HRPSYS_NAMES, "")
     try:
         out = _rtm(rtc_stubs, naming.port, "", HRPSYS_NAMES, tmp_path)
@@ -117,7 +83,7 @@ def test_rtm_py_when_seq_is_not_the_first_member(naming, tmp_path, rtc_stubs):
 
 
 def test_rtm_py_on_nao_sim_in_simulation_time(naming, tmp_path, rtc_stubs):
-    mp = _start([str(ROOT / "compositions" / "nao_sim.yaml")], naming, tmp_path,
+    mp = start_as_a_user([str(ROOT / "compositions" / "nao_sim.yaml")], naming, tmp_path,
                 NAO_SIM_NAMES, HOST)
     try:
         out = _rtm(rtc_stubs, naming.port, HOST, NAO_SIM_NAMES, tmp_path)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rtcf.corba.idl import standard_idl_dir
+from integration_support import compile_hrpsys_stubs
 
 pytestmark = pytest.mark.slow    # seconds per test: left out of scripts/test -m "not slow"
 
@@ -33,15 +33,6 @@ execution_contexts:
 activate: all
 """
 
-
-def compile_hrpsys_stubs(out: Path) -> None:
-    std = standard_idl_dir()
-    omniidl = Path(sys.executable).parent / "omniidl"
-    files = sorted(str(p) for p in std.glob("*.idl"))
-    files.append(str(HERE / "hrpsys" / "SequencePlayerService.idl"))
-    res = subprocess.run([str(omniidl), "-bpython", f"-C{out}", f"-I{std}", *files],
-                         capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stderr
 
 
 def test_unchanged_hrpsys_client_drives_the_player(launch, it, probe, tmp_path):
