@@ -6,6 +6,9 @@ commands, and in-process CORBA helpers (component state, port references, a data
   ``python -m rtcf.manager`` on that composition in its own process group, waits until
   ``<hostname>.host_cxt/<name>.rtc`` resolves and returns a :class:`ManagerProcess`. Every
   process is stopped at teardown (SIGTERM, then SIGKILL).
+* ``start_as_a_user(args, naming, cwd, names)``: the manager started as scripts/run starts
+  it (``-f`` rtc.conf files, no test components), once ``names`` are bound.
+* ``compile_hrpsys_stubs(out, *idls)``: an hrpsys client's stubs, from hrpsys-base's IDL.
 * ``rtsh(cmd, *args)``: run an rtshell command (found next to sys.executable).
 * ``component_state(ref)``: the component's LifeCycleState asked over CORBA from its owned
   (else participating) EC; tests check states this way, never through exit codes.

@@ -6,9 +6,6 @@ its active set, the new value applied."""
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -31,30 +28,20 @@ def aist(naming: Any, tmp_path: Path, it: Any) -> Any:
     peer.close()
 
 
-def _post(server: WebServer, path: str, body: dict) -> tuple[int, dict]:
-    req = urllib.request.Request(server.url + path, data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
-
-
 def test_page_edit_leaves_the_openrtm_component_with_its_active_set(
         aist: Any, naming: Any, tmp_path: Path) -> None:
     server = WebServer(naming.port, tmp_path)
     try:
         comp = next(c for c in server.system()["components"] if c["name"] == "aist0")
         assert comp["config"]["active"] == "default"
-        code, body = _post(server, "api/param", {"component": "aist0", "set": "default",
-                                                  "name": "gain", "value": "2.5"})
+        code, body = server.post("api/param", {"component": "aist0", "set": "default",
+                                                "name": "gain", "value": "2.5"})
         assert code == 200, body
         cfg = aist.cmd("config")
         assert cfg["active"] == "default" and cfg["applied"] == {"gain": "2.5"}
         # another set edited: stored, and the active one stays active and applied
-        code, body = _post(server, "api/param", {"component": "aist0", "set": "fast",
-                                                  "name": "gain", "value": "7"})
+        code, body = server.post("api/param", {"component": "aist0", "set": "fast",
+                                                "name": "gain", "value": "7"})
         assert code == 200, body
         cfg = aist.cmd("config")
         assert cfg["active"] == "default" and cfg["applied"] == {"gain": "2.5"}

@@ -99,6 +99,16 @@ class WebServer:
     def system(self) -> Any:
         return _get_json(self.url + "api/system")
 
+    def post(self, path: str, body: dict) -> tuple[int, dict]:
+        """POST ``body`` as JSON to the API: (the HTTP status, the JSON answer)."""
+        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)
@@ -433,14 +443,7 @@ def test_rtcf_web_refuses_a_busy_port(naming: Any) -> None:
 
 
 def test_api_refuses_unknown_component_and_action(web: WebServer) -> None:
-    def post(path: str, body: dict) -> tuple[int, dict]:
-        req = urllib.request.Request(web.url + path, data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=60) as r:
-                return r.status, json.loads(r.read())
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read())
+    post = web.post
     code, body = post("api/state", {"component": "nosuch", "action": "activate"})
     assert code == 400 and "no component 'nosuch'" in body["error"]
     code, body = post("api/state", {"component": "gen", "action": "explode"})
