@@ -178,3 +178,25 @@ def periodic_ec() -> Callable[..., PeriodicEC]:
     for ec in made:
         if ec.is_running():
             ec.stop()
+
+
+class SteppingClock:
+    """A wall clock stand-in that moves ``step`` seconds at every reading: not a ManualClock,
+    so a pacer or a time base spins on it, and a spin ends after a known number of
+    readings (``reads``)."""
+
+    def __init__(self, step: float = 1e-6, t: float = 0.0):
+        self.t = t
+        self.step = step
+        self.reads = 0
+
+    def now(self) -> float:
+        self.t += self.step
+        self.reads += 1
+        return self.t
+
+
+@pytest.fixture
+def stepping_clock() -> type[SteppingClock]:
+    """The SteppingClock class: ``stepping_clock(1e-6)``."""
+    return SteppingClock

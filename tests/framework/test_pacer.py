@@ -11,20 +11,6 @@ from rtcf.overrun import OVERRUN_POLICIES, RESYNC_LAG, check_policy, next_deadli
 from rtcf.pacer import Pacer, spin_until
 
 
-class SteppingClock:
-    """Not a ManualClock (so a pacer spins on it): every reading moves it ``step`` s."""
-
-    def __init__(self, t: float = 0.0, step: float = 1e-6):
-        self.t = t
-        self.step = step
-        self.reads = 0
-
-    def now(self) -> float:
-        self.t += self.step
-        self.reads += 1
-        return self.t
-
-
 class Waits:
     """A timed wait that moves a manual clock by the time waited (a perfect timer), or
     by ``late`` more (a timer that wakes late); ``wake_at`` readings report other work."""
@@ -47,8 +33,8 @@ class Waits:
         return False
 
 
-def test_release_waits_until_the_spin_window_then_spins_to_the_deadline():
-    clock = SteppingClock(0.0, 1e-6)
+def test_release_waits_until_the_spin_window_then_spins_to_the_deadline(stepping_clock):
+    clock = stepping_clock(1e-6)
     pacer = Pacer(clock, spin=200e-6)
     waits = Waits(clock)
     late = pacer.release(0.01, waits)
@@ -59,8 +45,8 @@ def test_release_waits_until_the_spin_window_then_spins_to_the_deadline():
     assert 150 <= clock.reads <= 260
 
 
-def test_a_late_timer_is_reported_as_lateness_not_hidden():
-    clock = SteppingClock(0.0, 1e-6)
+def test_a_late_timer_is_reported_as_lateness_not_hidden(stepping_clock):
+    clock = stepping_clock(1e-6)
     pacer = Pacer(clock, spin=100e-6)
     late = pacer.release(0.01, Waits(clock, late=300e-6))   # woke 200 us past the deadline
     assert late == pytest.approx(200e-6, abs=3e-6)
@@ -119,8 +105,8 @@ def test_unanchor_restarts_pacing_from_the_next_release():
     assert pacer.due(0.002) == pytest.approx(10.301)
 
 
-def test_spin_until_returns_the_first_reading_at_or_past_the_deadline():
-    clock = SteppingClock(0.0, 1e-6)
+def test_spin_until_returns_the_first_reading_at_or_past_the_deadline(stepping_clock):
+    clock = stepping_clock(1e-6)
     t = spin_until(clock.now, 1e-4)
     assert 1e-4 <= t < 1e-4 + 1.0001e-6
 

@@ -340,26 +340,11 @@ def test_factor_zero_runs_ahead_of_a_frozen_wall_clock(rigs):
     assert len(r.execs("t1000")) == 3000 and len(r.execs("t100")) == 300
 
 
-class TickingClock:
-    """A wall clock that moves ``step`` seconds at every reading: not a ManualClock, so the
-    time base spins on it, and a spin ends after a known number of readings."""
-
-    def __init__(self, step: float):
-        self.t = 0.0
-        self.step = step
-        self.reads = 0
-
-    def now(self) -> float:
-        self.t += self.step
-        self.reads += 1
-        return self.t
-
-
-def test_paced_instants_are_released_by_spinning_to_their_wall_time(rigs):
+def test_paced_instants_are_released_by_spinning_to_their_wall_time(rigs, stepping_clock):
     """The PeriodicEC's release: with every instant inside the spin window (spin 1 s), the
     thread never waits on a timer; it reads the wall clock until the instant's wall time,
     so each cycle starts at it, never before, and less than one clock step after it."""
-    wall = TickingClock(1e-6)
+    wall = stepping_clock(1e-6)
     r = rigs(1.0, wall=wall, paused=False, stop_at=0.02, spin=1.0)
     assert r.tb.stop_reached.wait(30)
     fast, slow = r.ecs
