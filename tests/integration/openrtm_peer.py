@@ -51,7 +51,7 @@ JSON command per stdin line, one JSON reply line each:
                        -> an RTC::RTObject named n (no ports, no execution context) with
                           an SDO configuration as OpenRTM-aist-Python's (below), bound at
                           context/n.rtc in that naming service
-  {"cmd": "rtobject", ..., "ec": "OpenHRPExecutionContext" (or "ExtTrigExecutionContext")}
+  {"cmd": "rtobject", ..., "ec": "OpenHRPExecutionContext"}
                        -> the same, but the component owns that execution context
                           (below) and its ports are peer.in and peer.out
   {"cmd": "ticks"}     -> {"ok": true, "ticks": [[n, state, sec, nsec], ...] (every tick
@@ -71,8 +71,7 @@ thread and under one lock, the state update (a pending activation, deactivation 
 onExecute when the component is active, and the post-do; activate_component /
 deactivate_component / reset_component return after a tick of their own (its
 onWaitingActivated / onWaitingDeactivated / onWaitingReset call tick()), so activation runs
-one cycle. Kind PERIODIC, rate 1000 until set_rate. With "ExtTrigExecutionContext" (OpenRTM-
-aist's asynchronous one) tick() only wakes the EC's own thread and returns before the cycle.
+one cycle. Kind PERIODIC, rate 1000 until set_rate.
 The component's onExecute takes the newest sample peer.in received since the last cycle and
 writes [cycle count, its values...] on peer.out with that sample's stamp (nothing written
 when nothing came).
@@ -486,7 +485,6 @@ class ExtTrigECServant(OpenRTM__POA.ExtTrigExecutionContextService):
         self.peer = peer
         self.rtobj = rtobj
         self.kind = kind
-        self.synchronous = kind != "ExtTrigExecutionContext"
         self.running = True
         self.rate = 1000.0
         self.state = self.INACTIVE
@@ -497,10 +495,7 @@ class ExtTrigECServant(OpenRTM__POA.ExtTrigExecutionContextService):
         self.activated = 0
         self.deactivated = 0
         self.taken = 0               # peer.received entries consumed by onExecute
-        self._wake = threading.Event()
         self.ref = peer.activate(self)
-        if not self.synchronous:
-            threading.Thread(target=self._worker, daemon=True).start()
 
     def _is_self(self, comp):
         try:
@@ -532,20 +527,9 @@ class ExtTrigECServant(OpenRTM__POA.ExtTrigExecutionContextService):
                 sec, nsec = -1, -1
             self.ticks.append([self.executed, str(self.state), sec, nsec])
 
-    def _worker(self):
-        while True:
-            self._wake.wait()
-            self._wake.clear()
-            if self.running:
-                self._cycle()
-
     def tick(self):
-        if not self.running:
-            return
-        if self.synchronous:
+        if self.running:
             self._cycle()
-        else:
-            self._wake.set()
 
     def _transition(self, what, comp, allowed):
         if not self._is_self(comp):
