@@ -330,6 +330,34 @@ class ManagerProcess:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    def wait_bound(self, names: Iterable[str], timeout: float, context: str = HOST) -> None:
+        """Return once each of ``names`` is bound to a live RTC::RTObject (under
+        ``<context>.host_cxt``, or at the naming root when ``context`` is ""); else stop the
+        manager and fail the test with its log."""
+        RTC = stubs("RTC")
+        client = naming_client(self.ns_port)
+        deadline = time.monotonic() + timeout
+        pending = list(names)
+        while pending:
+            if self.proc.poll() is not None:
+                text = self.log()
+                self.stop()
+                pytest.fail(f"manager for {self.yaml_path.name} exited with "
+                            f"{self.proc.returncode} before {pending[0]} was bound:\n{text}")
+            path = f"{context}.host_cxt/{pending[0]}.rtc" if context else f"{pending[0]}.rtc"
+            try:   # a stale binding of a killed process does not count
+                ref = client.resolve(path)._narrow(RTC.RTObject)
+                if ref is not None and not ref._non_existent():
+                    pending.pop(0)
+                    continue
+            except Exception:
+                pass
+            if time.monotonic() > deadline:
+                text = self.log()
+                self.stop()
+                pytest.fail(f"{pending[0]} not bound within {timeout:g} s:\n{text}")
+            time.sleep(0.05)
+
     def stop(self, timeout: float = STOP_TIMEOUT) -> int | None:
         """SIGTERM the group, SIGKILL after timeout; returns the exit code."""
         proc = self.proc
@@ -402,26 +430,7 @@ class Launcher:
         _STARTED[proc.pid] = proc
         mp = ManagerProcess(proc, log_path, self.ns.port, yaml_path)
         self.procs.append(mp)
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        pending = list(names)
-        while pending:
-            if proc.poll() is not None:
-                text = mp.log()
-                mp.stop()
-                pytest.fail(f"manager for {yaml_path.name} exited with {proc.returncode} "
-                            f"before {pending[0]} was bound:\n{text}")
-            try:   # a stale binding of a killed process does not count
-                ref = resolve_rtc(self.ns.port, pending[0])
-                if not ref._non_existent():
-                    pending.pop(0)
-                    continue
-            except Exception:
-                pass
-            if time.monotonic() > deadline:
-                text = mp.log()
-                mp.stop()
-                pytest.fail(f"{pending[0]} not bound within {STARTUP_TIMEOUT} s:\n{text}")
-            time.sleep(0.05)
+        mp.wait_bound(names, STARTUP_TIMEOUT)
         return mp
 
     def close(self) -> None:
@@ -471,27 +480,7 @@ def start_as_a_user(args: list[str], naming: Any, cwd: Path, names: Iterable[str
                                 start_new_session=True)
     _STARTED[proc.pid] = proc
     mp = ManagerProcess(proc, log_path, naming.port, cwd)
-    RTC = stubs("RTC")
-    client = naming_client(naming.port)
-    deadline = time.monotonic() + max(timeout, MIN_WAIT)
-    pending = list(names)
-    while pending:
-        if not mp.alive():
-            pytest.fail(f"the manager exited with {proc.returncode} before {pending[0]} "
-                        f"was bound:\n{mp.log()}")
-        try:
-            path = f"{host}.host_cxt/{pending[0]}.rtc" if host else f"{pending[0]}.rtc"
-            ref = client.resolve(path)._narrow(RTC.RTObject)
-            if ref is not None and not ref._non_existent():
-                pending.pop(0)
-                continue
-        except Exception:
-            pass
-        if time.monotonic() > deadline:
-            text = mp.log()
-            mp.stop()
-            pytest.fail(f"{pending[0]} not bound:\n{text}")
-        time.sleep(0.1)
+    mp.wait_bound(names, max(timeout, MIN_WAIT), host)
     return mp
 
 
