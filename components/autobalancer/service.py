@@ -85,29 +85,25 @@ class AutoBalancerServiceImpl(OpenHRP__POA.AutoBalancerService):
         """Block until ``pred`` holds in the EC thread (rtcf.waiters.CycleWaiters.wait)."""
         return self.comp.waiters.wait(pred, timeout, op=op)
 
-    @staticmethod
-    def _finite(op: str, **kw: Any) -> None:
+    def _finite(self, op: str, **kw: Any) -> bool:
+        """True when every argument is a finite number; else False, the refusal logged."""
         for k, v in kw.items():
             if not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise BalancerError(f"{k}: expected a finite number, got {v!r}")
+                self.log.warning("%s refused: %s: expected a finite number, got %r", op, k, v)
+                return False
+        return True
 
     # -- walking -----------------------------------------------------------------------------
     def goPos(self, x: float, y: float, th: float) -> bool:
         op = "goPos"
-        try:
-            self._finite(op, x=x, y=y, th=th)
-        except BalancerError as e:
-            self.log.warning("%s refused: %s", op, reason(op, e))
+        if not self._finite(op, x=x, y=y, th=th):
             return False
         ok = self._apply(op, lambda: self._core(op).go_pos(x, y, math.radians(th)))
         return ok is not False
 
     def goVelocity(self, vx: float, vy: float, vth: float) -> bool:
         op = "goVelocity"
-        try:
-            self._finite(op, vx=vx, vy=vy, vth=vth)
-        except BalancerError as e:
-            self.log.warning("%s refused: %s", op, reason(op, e))
+        if not self._finite(op, vx=vx, vy=vy, vth=vth):
             return False
         return self._apply(op, lambda: (self._core(op).go_velocity(vx, vy, math.radians(vth)),
                                         True)[1])
@@ -367,10 +363,7 @@ class AutoBalancerServiceImpl(OpenHRP__POA.AutoBalancerService):
             steps = core.plan_go_pos(x, y, math.radians(th))
             feet = core.gait.planned_feet
             return steps, feet
-        try:
-            self._finite(op, x=x, y=y, th=th)
-        except BalancerError as e:
-            self.log.warning("%s refused: %s", op, reason(op, e))
+        if not self._finite(op, x=x, y=y, th=th):
             return False, []
         got = self._apply(op, plan)
         if not got:
