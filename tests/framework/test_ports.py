@@ -89,6 +89,28 @@ def test_read_newest_drops_the_older_ones(link):
     assert inp.read_newest() is ReadStatus.OLD
 
 
+def test_read_newest_one_sample_several_connectors_and_a_listener(link):
+    """read_newest ends as soon as nothing is left to take, with the same answers as a
+    read() more: a single sample, samples on two connectors into one port, and a listener
+    still told that the buffer ran empty after the newest was taken."""
+    out, inp, _ = link()
+    out.write(TimedDouble(data=1.0))
+    assert inp.read_newest() is ReadStatus.NEW and inp.value.data == 1.0
+    assert inp.unread() == 0 and inp.read_newest() is ReadStatus.OLD
+    other = OutPort("other", TimedDouble)
+    link(out=other, inp=inp)
+    out.write(TimedDouble(data=2.0))
+    other.write(TimedDouble(data=3.0))
+    assert inp.unread() == 2
+    assert inp.read_newest() is ReadStatus.NEW and inp.value.data == 3.0
+    assert inp.unread() == 0
+    events = []
+    inp.add_listener(PortEvent.ON_BUFFER_EMPTY, lambda p, cid, s: events.append("empty"))
+    out.write(TimedDouble(data=4.0))
+    assert inp.read_newest() is ReadStatus.NEW and inp.value.data == 4.0
+    assert events == ["empty"]      # the read after the newest found the buffer empty
+
+
 def test_fan_out_gives_each_reader_its_own_copy(link):
     out = OutPort("out", TimedDoubleSeq)
     _, a, _ = link(dt=TimedDoubleSeq, out=out, inp=InPort("a", TimedDoubleSeq))
