@@ -258,7 +258,7 @@ class ExecutionContext:
         except Exception:
             self._failed(m, hook, traceback.format_exc())
             return False
-        if is_failure(result):
+        if result is not None and is_failure(result):     # None: the usual success
             self._failed(m, hook, f"{hook} returned {result!r}")
             return False
         return True
