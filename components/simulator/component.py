@@ -154,6 +154,8 @@ class Simulator(Component):
             self.rf_out = self._seq_out("rfsensor", 6)
             self.zmp_out = self.add_out_port("zmp", "TimedPoint3D")
             self.outs += [self.lf_out, self.rf_out, self.zmp_out]
+        # each out port with its value's stamp (the port's own objects, kept for its life)
+        self._stamps = tuple((port, port.value.tm) for port in self.outs)
         self._stiff = np.zeros(n)
         self.refused = 0             # command samples refused
         self._saturations_seen = 0
@@ -259,28 +261,29 @@ class Simulator(Component):
         self._warn.warning("%s: sample refused (%s); the previous command stays", port, e)
 
     def _write(self, t: float) -> None:
-        """Every out port's value refreshed and stamped ``t``; written where in use."""
+        """Every out port's value refreshed and stamped ``t``; written where in use.
+        The values and their stamps are the ports' own preallocated objects, looked up
+        once (on_initialize: `_stamps`); MuJoCo's numbers are copied into them."""
         s = self.sim.sensors
-        self.q_out.value.data[:] = s.q
-        self.dq_out.value.data[:] = s.dq
-        self.tau_out.value.data[:] = s.tau
+        self.q_out.value.data[...] = s.q
+        self.dq_out.value.data[...] = s.dq
+        self.tau_out.value.data[...] = s.tau
         if self.acc_out is not None:
             a = self.acc_out.value.data
-            a.ax, a.ay, a.az = float(s.acc[0]), float(s.acc[1]), float(s.acc[2])
+            a.ax, a.ay, a.az = s.acc.tolist()        # Python floats, as float(s.acc[i])
             g = self.gyro_out.value.data
-            g.avx, g.avy, g.avz = float(s.gyro[0]), float(s.gyro[1]), float(s.gyro[2])
+            g.avx, g.avy, g.avz = s.gyro.tolist()
             p = self.pos_out.value.data
-            p.x, p.y, p.z = float(s.base_pos[0]), float(s.base_pos[1]), float(s.base_pos[2])
+            p.x, p.y, p.z = s.base_pos.tolist()
             r = self.rpy_out.value.data
-            r.r, r.p, r.y = float(s.base_rpy[0]), float(s.base_rpy[1]), float(s.base_rpy[2])
+            r.r, r.p, r.y = s.base_rpy.tolist()
         if self.lf_out is not None:
-            np.copyto(self.lf_out.value.data, s.lfoot)
-            np.copyto(self.rf_out.value.data, s.rfoot)
+            self.lf_out.value.data[...] = s.lfoot
+            self.rf_out.value.data[...] = s.rfoot
             z = self.zmp_out.value.data
-            z.x, z.y, z.z = float(s.zmp[0]), float(s.zmp[1]), float(s.zmp[2])
+            z.x, z.y, z.z = s.zmp.tolist()
         sec, nsec = time_parts(t)                # rtcf.datatypes.stamp, once for all ports
-        for port in self.outs:
-            tm = port.value.tm
+        for port, tm in self._stamps:
             tm.sec = sec
             tm.nsec = nsec
             if port.in_use():

@@ -290,7 +290,7 @@ def _read_only(view: np.ndarray) -> np.ndarray:
 
 def quat_rpy(q, out: np.ndarray) -> None:
     """Unit quaternion (w x y z) -> roll, pitch, yaw [rad] (Z-Y-X) into `out`."""
-    w, x, y, z = float(q[0]), float(q[1]), float(q[2]), float(q[3])
+    w, x, y, z = q.tolist() if isinstance(q, np.ndarray) else (float(v) for v in q)
     out[0] = math.atan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y))
     out[1] = math.asin(max(-1.0, min(1.0, 2.0 * (w * y - z * x))))
     out[2] = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
@@ -382,6 +382,7 @@ class Simulation:
             s.gyro = _read_only(d.sensordata[gyro])
         if model.floating:
             s.base_pos, s.base_quat = _read_only(d.qpos[0:3]), _read_only(d.qpos[3:7])
+        self._floating = model.floating
         self._root = 1 if m.nbody > 1 else 0
         self._body_ids = {m.body(i).name: i for i in range(1, m.nbody)}
         self._feet = None
@@ -438,7 +439,7 @@ class Simulation:
         q = _vector(q_ref, self.n, "q_ref")
         if stiffness is not None:
             self._set_stiffness(stiffness)     # validates before it changes anything
-        self._ctrl_servo[:] = q
+        self._ctrl_servo[...] = q       # (n,) into (n,): the cheaper form of [:] =
 
     def set_stiffness(self, stiffness) -> None:
         """Change only the stiffness (a number or one per joint), keeping the targets.
@@ -476,7 +477,7 @@ class Simulation:
         np.maximum(c, self._neg_effort, out=c)
         np.not_equal(c, t, out=self._over)               # the clamped joints
         self.saturations += int(np.count_nonzero(self._over))
-        self._ctrl_motor[:] = c
+        self._ctrl_motor[...] = c
 
     def push(self, body: str, force, duration: float) -> None:
         """Apply `force` [N] (world frame, at the body's centre of mass) for `duration` [s]
@@ -629,10 +630,10 @@ class Simulation:
             np.abs(self._dq_view, out=u)
             np.greater(u, self._vlim, out=self._over)
             self.velocity_exceeded += int(np.count_nonzero(self._over))
-        if self.model.floating:
+        if self._floating:
             s = self.sensors
             quat_rpy(s.base_quat, s.base_rpy)
-            s.torso_rpy[:] = s.base_rpy
+            s.torso_rpy[...] = s.base_rpy
         if self._feet is not None:
             self._read_feet()
 
