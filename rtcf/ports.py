@@ -473,6 +473,7 @@ class Port:
         Runs in: any thread; the callback runs in the thread that delivers (the writer's
         EC thread for flush connectors, the publisher thread otherwise)."""
         self._listeners.setdefault(event, []).append(callback)
+        self._listeners_changed()
 
         def remove() -> None:
             cbs = self._listeners.get(event, [])
@@ -480,7 +481,11 @@ class Port:
                 cbs.remove(callback)
             if not cbs:
                 self._listeners.pop(event, None)
+            self._listeners_changed()
         return remove
+
+    def _listeners_changed(self) -> None:
+        """A listener came or went (InPort: its writers' fast path changes)."""
 
     def _notify(self, event: PortEvent, connector_id: str, sample: Any) -> None:
         for cb in self._listeners.get(event, ()):
@@ -537,7 +542,14 @@ class OutPort(Port):
 
     def _refresh(self) -> None:
         conns = [c for c in self.connectors.values() if c.publisher is not None]
-        self._pubs = tuple(c.publisher.fast_write() for c in conns)
+        pubs = []
+        for c in conns:
+            put = c.publisher.fast_write()
+            if c.inport is not None and not c.inport._listeners:
+                # an in-process reader no listener watches: straight into its buffer
+                put = getattr(put, "unlistened", put)
+            pubs.append(put)
+        self._pubs = tuple(pubs)
         self.timestamp_policy = ("on_write" if any(
             c.props.timestamp_policy == "on_write" for c in conns) else "")
 
@@ -623,6 +635,14 @@ class InPort(Port):
         self._stamp_on_read = any(p.timestamp_policy == "on_read" for p in policies)
         self._plain = not self._pullers and self._read_policy != "block"
 
+    def _listeners_changed(self) -> None:
+        """Its in-process writers skip the listener check while none is registered:
+        they look again (OutPort._refresh). Runs in: the thread that adds or removes."""
+        with _registry_lock:
+            for c in list(self.connectors.values()):
+                if c.outport is not None:
+                    c.outport._refresh()
+
     def receiver(self, connector_id: str, buffer: RingBuffer,
                  props: ConnectorProps) -> Deliver:
         """A deliver function that puts samples into ``buffer`` (for any transport).
@@ -644,6 +664,8 @@ class InPort(Port):
         # overwrite never refuses a sample: the writer may skip the status bookkeeping
         deliver.fast_ok = props.full_policy == "overwrite"  # type: ignore[attr-defined]
         deliver.in_process = True  # type: ignore[attr-defined]  (simulation mode: sync)
+        # what deliver does while no listener is registered (OutPort._refresh's fast path)
+        deliver.unlistened = put  # type: ignore[attr-defined]
         return deliver
 
 

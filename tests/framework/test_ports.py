@@ -230,6 +230,30 @@ def test_flush_delivers_in_write_in_the_writers_thread(link):
     assert inp.unread() == 1
 
 
+def test_reader_listener_added_and_removed_while_connected(link):
+    """A flush writer puts straight into the buffer of a reader no listener watches; a
+    listener added later on the reader is told of every sample from then on, on each of
+    its connectors, and once removed no more (the samples still arrive)."""
+    out, inp, _ = link({"subscription_type": "flush"})
+    other = OutPort("other", TimedDouble)
+    link({"subscription_type": "flush"}, out=other, inp=inp)
+    out.write(TimedDouble(data=1.0))
+    seen = []
+    remove = inp.add_listener(PortEvent.ON_RECEIVED, lambda p, cid, s: seen.append(s.data))
+    out.write(TimedDouble(data=2.0))
+    other.write(TimedDouble(data=3.0))
+    assert seen == [2.0, 3.0]
+    remove()
+    out.write(TimedDouble(data=4.0))
+    other.write(TimedDouble(data=5.0))
+    assert seen == [2.0, 3.0]
+    assert sorted(values_of(inp)) == [1.0, 2.0, 3.0, 4.0, 5.0]   # one buffer each
+    inp.add_listener(PortEvent.ON_BUFFER_FULL, lambda p, cid, s: seen.append("full"))
+    for k in range(inp.connectors[next(iter(inp.connectors))].buffer.length + 1):
+        out.write(TimedDouble(data=float(k)))
+    assert seen[-1] == "full"
+
+
 def gated(inp):
     """A listener that blocks the delivering thread in its first delivery until released."""
     entered, release = threading.Event(), threading.Event()
