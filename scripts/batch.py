@@ -10,10 +10,10 @@ rtcf.manager COMPOSITION --no-corba --duration S``) in simulation time, as fast 
 machine allows (``rtcf.simulation.real_time_factor:0``, change it with -o), without CORBA
 (trials share no naming service and bind no name), for ``--duration`` simulated seconds.
 ``--jobs`` trials run at once (default: one per core); a progress bar on stderr counts the
-trials done. A trial fails when it cannot start or when a component of it ends in ERROR
+trials done. A trial fails when it cannot start, when a component of it ends in ERROR
 (the manager runs on with a component in ERROR, as OpenRTM's does; the trial's logs are not
-to be trusted then): its last line names the component and its first error. The other
-trials run on.
+to be trusted then) or when one fails while the system stops (a logger that cannot write
+its file): its last line names the component and its first error. The other trials run on.
 
 Trials: every combination of the ``--sweep`` values (INSTANCE.PARAM=YAML list; several
 sweeps multiply), each ``--trials`` times, with the ``--set`` values (INSTANCE.PARAM=YAML
@@ -415,15 +415,20 @@ class _FirstErrors(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
         self.first: dict[str, str] = {}
+        self.stopping: dict[str, str] | None = None   # a dict while the system stops
 
     def emit(self, record: logging.LogRecord) -> None:
         name = record.name.split(".", 1)[1] if record.name.startswith("rtcf.") else ""
-        if name and name not in self.first:
-            exc = record.exc_info[1] if record.exc_info else None
-            lines = [x for x in record.getMessage().splitlines() if x.strip()] or [""]
-            last = f"{type(exc).__name__}: {exc}" if exc is not None else \
-                lines[-1].strip() if len(lines) > 1 else ""      # a traceback's last line
-            self.first[name] = lines[0] + (f": {last}" if last else "")
+        if not name:
+            return
+        exc = record.exc_info[1] if record.exc_info else None
+        lines = [x for x in record.getMessage().splitlines() if x.strip()] or [""]
+        last = f"{type(exc).__name__}: {exc}" if exc is not None else \
+            lines[-1].strip() if len(lines) > 1 else ""          # a traceback's last line
+        text = lines[0] + (f": {last}" if last else "")
+        self.first.setdefault(name, text)
+        if self.stopping is not None:
+            self.stopping.setdefault(name, text)
 
 
 def run_one_trial(argv: list[str]) -> int:
@@ -471,13 +476,19 @@ def run_one_trial(argv: list[str]) -> int:
                if ec.get_component_state(c) is LifeCycleState.ERROR]
     finally:
         report = mgr.final_report()
+        errors.stopping = {}
         mgr.shutdown()
         print(report, file=sys.stderr)
-    if bad:
-        print("trial failed: " + "; ".join(
-            f"{name} ended in ERROR in {ec}"
-            + (f" ({errors.first[name]})" if name in errors.first else "")
-            for name, ec in bad), file=sys.stderr)
+    # an error while stopping (a logger that could not write its file at deactivation or
+    # finalize): the trial's result is incomplete
+    named = {name for name, _ in bad}
+    failures = [f"{name} ended in ERROR in {ec}"
+                + (f" ({errors.first[name]})" if name in errors.first else "")
+                for name, ec in bad]
+    failures += [f"{name} failed while stopping ({text})"
+                 for name, text in errors.stopping.items() if name not in named]
+    if failures:
+        print("trial failed: " + "; ".join(failures), file=sys.stderr)
         return 1
     return 0
 

@@ -9,11 +9,12 @@ the component is deactivated or finalized (not in the EC cycle's data path).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
 
-from rtcf import Component, Param, ReadStatus, TimedDoubleSeq
+from rtcf import CheckContext, Component, Param, ReadStatus, ReturnCode, TimedDoubleSeq
 
 from .buffer import SampleBuffer
 
@@ -39,10 +40,19 @@ class SampleLogger(Component):
     columns = Param(int, 0, bounds=(0, 100000), read_only=True,
                     doc="width of a sample; 0 takes it from the first sample")
 
+    @classmethod
+    def check_config(cls, params: dict[str, Any], ctx: CheckContext) -> list[tuple[str, str]]:
+        """Before anything starts: the file can be made where ``path`` says (the nearest
+        existing folder on its way is a folder one may write in; the path itself is not a
+        folder). Runs in: the manager's main thread."""
+        problem = path_problem(params["path"])
+        return [(ctx.param("path"), problem)] if problem else []
+
     def on_initialize(self) -> None:
         self.inp = self.add_in_port("in", TimedDoubleSeq)
         self.buffer = SampleBuffer(self.max_samples, self.columns)
         self.written = ""
+        self.save_error = ""
 
     def on_execute(self, ec: Any) -> None:
         """Runs in: EC thread. Copies every new sample into the buffer."""
@@ -72,20 +82,53 @@ class SampleLogger(Component):
         return self.buffer.digest()
 
     def save(self) -> str:
-        """Write the .npz (if ``path`` is set); returns the path written or ''.
+        """Write the .npz (if ``path`` is set); returns the path written or ''. A file that
+        cannot be written is logged as an error naming it (``save_error``), never raised.
         Runs in: the EC thread at deactivation, or the finalizing thread."""
         if not self.path:
             return ""
-        self.buffer.save(self.path)
+        try:
+            self.buffer.save(self.path)
+        except OSError as e:
+            self.save_error = f"could not write {self.path}: {e.strerror or e}"
+            self.log.error("%s: %s (%d samples lost)", self.instance_name, self.save_error,
+                           self.count)
+            return ""
+        self.save_error = ""
         self.written = self.path
         self.log.info("%s: %d samples (%d dropped) -> %s, sha256 %s", self.instance_name,
                       self.count, self.dropped, self.path, self.digest()[:16])
         return self.path
 
-    def on_deactivated(self, ec: Any) -> None:
-        """Runs in: EC thread, once at deactivation (file I/O outside the cycle's path)."""
-        self.save()
+    def on_deactivated(self, ec: Any) -> ReturnCode | None:
+        """Runs in: EC thread, once at deactivation (file I/O outside the cycle's path).
+        A file that cannot be written: ERROR (the run's log is lost)."""
+        if self.path and not self.save():
+            return ReturnCode.RTC_ERROR
+        return None
 
-    def on_finalize(self) -> None:
-        if self.count and self.written != self.path:
-            self.save()
+    def on_finalize(self) -> ReturnCode | None:
+        """Runs in: the finalizing thread."""
+        if self.save_error:
+            return ReturnCode.RTC_ERROR               # said at deactivation already
+        if self.count and self.written != self.path and not self.save():
+            return ReturnCode.RTC_ERROR
+        return None
+
+
+def path_problem(path: str) -> str:
+    """Why a .npz cannot be written at ``path`` ('' when it can, as far as can be known
+    before writing)."""
+    if not path:
+        return ""
+    full = os.path.abspath(path)
+    if os.path.isdir(full):
+        return f"{path} is a folder; expected a file name (e.g. {os.path.join(path, 'log.npz')})"
+    folder = os.path.dirname(full)
+    while not os.path.exists(folder):
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        return f"cannot write {path}: {folder} is a file, not a folder"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"cannot write {path}: no permission to write in {folder}"
+    return ""

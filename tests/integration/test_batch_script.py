@@ -88,25 +88,37 @@ def test_a_folder_in_use_is_refused(tmp_path):
     assert done.returncode == 2 and "is not an empty folder" in done.stderr
 
 
+def test_a_posture_the_arm_cannot_take_is_refused_before_any_trial(tmp_path):
+    # two angles for a six-joint arm: the Simulator's own check, run for every trial's
+    # values before the first one starts
+    out = tmp_path / "out"
+    done = batch(str(ARM), "--duration", "0.2", "--out", str(out),
+                 "--sweep", f"Simulator0.initial_q=[{HOME}, [0, 0], {BENT}]", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "initial_q" in done.stderr and "expected 6" in done.stderr, done.stderr
+    assert not out.exists()
+
+
 @pytest.mark.slow
 def test_a_trial_that_fails_is_named_and_the_others_run_on(tmp_path):
-    # a posture of two angles for a six-joint arm: the Simulator refuses it when activated
-    # (it knows the model's joints then), goes to ERROR, and the manager would run on
+    # a log path through the trial's own output.txt: only that trial's folder has the file
+    # in the way, so the batch's check cannot know it; the trial's manager refuses it
     out = tmp_path / "out"
     done = batch(str(ARM), "--duration", "0.2", "-j", "2", "--out", str(out),
-                 "--sweep", f"Simulator0.initial_q=[{HOME}, [0, 0], {BENT}]", cwd=tmp_path)
+                 "--sweep", "qLog.path=[log/a.npz, output.txt/q.npz, log/c.npz]",
+                 cwd=tmp_path)
     assert done.returncode == 1, done.stderr[-3000:]
-    assert "trial 1 failed (exit 1): Simulator0 ended in ERROR in arm" in done.stderr
-    assert "initial_q: expected 6 numbers, got shape (2,)" in done.stderr
+    assert "trial 1 failed (exit 2)" in done.stderr
+    assert "output.txt is a file, not a folder" in done.stderr
     assert "2 of 3 trials ran" in done.stderr
     trials = json.loads((out / "summary.json").read_text())["trials"]
     assert [t["status"] for t in trials] == ["ok", "failed", "ok"]
-    assert "Simulator0 ended in ERROR" in trials[1]["reason"] and not trials[0]["reason"]
-    for t in (trials[0], trials[2]):
-        with np.load(out / t["folder"] / "log" / "arm_sim_q.npz") as z:
+    assert "components[4].params.path" in trials[1]["reason"] and not trials[0]["reason"]
+    for t, name in ((trials[0], "a"), (trials[2], "c")):
+        with np.load(out / t["folder"] / "log" / f"{name}.npz") as z:
             assert len(z["t"]) == 200
     rows = list(csv.DictReader((out / "summary.csv").open()))
-    assert "initial_q" in rows[1]["reason"] and rows[2]["status"] == "ok"
+    assert "not a folder" in rows[1]["reason"] and rows[2]["status"] == "ok"
 
 
 @pytest.mark.slow

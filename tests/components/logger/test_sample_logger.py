@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from rtcf import TimedDoubleSeq
+from rtcf.lifecycle import LifeCycleState
 from rtcf.testing import Harness
 
 from rtcf_components.logger.component import SampleLogger
@@ -61,3 +62,31 @@ def test_an_empty_first_sample_is_dropped_and_the_width_taken_from_the_next(tmp_
     got, comp = run(tmp_path, "f", [[], [1.0, 2.0], [3.0, 4.0]])
     assert got["data"].tolist() == [[1.0, 2.0], [3.0, 4.0]]
     assert comp.dropped == 1
+
+
+def test_a_path_that_cannot_be_written_is_refused_before_start(tmp_path):
+    from rtcf_components.logger.component import path_problem
+    (tmp_path / "afile").write_text("x")
+    assert path_problem("") == ""
+    assert path_problem(str(tmp_path / "new" / "deeper" / "q.npz")) == ""
+    assert "is a file, not a folder" in path_problem(str(tmp_path / "afile" / "sub" / "q.npz"))
+    assert "is a folder" in path_problem(str(tmp_path))
+
+
+def test_a_file_that_cannot_be_written_at_deactivation_is_an_error_not_a_crash(tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    h = Harness(SampleLogger, params={"path": str(folder / "q.npz")}, rate=100)
+    try:
+        h.activate()
+        for k in range(3):
+            h.write("in", sample(0.01 * k, [k, k]))
+            h.step()
+        folder.rmdir()
+        folder.write_text("in the way")             # the folder became a file meanwhile
+        h.deactivate()
+        assert h.state is LifeCycleState.ERROR
+        assert "could not write" in h.comp.save_error and "q.npz" in h.comp.save_error
+        assert h.comp.written == ""
+    finally:
+        h.close()
