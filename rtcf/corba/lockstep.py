@@ -295,14 +295,25 @@ class RemoteLeader:
 
     def __init__(self, ref: Any):
         self.ref = ref
+        self._last: tuple[bool, float] = (False, 0.0)
+
+    def _state(self) -> tuple[bool, float]:
+        """(paused, factor) from the leader; once the leader is gone (the run ended, a
+        follower writes its final report after), the last ones it told."""
+        try:
+            st = self.ref.state()
+        except (CORBA.COMM_FAILURE, CORBA.TRANSIENT, CORBA.OBJECT_NOT_EXIST, CORBA.TIMEOUT):
+            return self._last
+        self._last = (bool(st.paused), float(st.real_time_factor))
+        return self._last
 
     @property
     def paused(self) -> bool:
-        return bool(self.ref.state().paused)
+        return self._state()[0]
 
     @property
     def real_time_factor(self) -> float:
-        return float(self.ref.state().real_time_factor)
+        return self._state()[1]
 
     def pause(self, wait: bool = True) -> None:
         self.ref.pause(wait)

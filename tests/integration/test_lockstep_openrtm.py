@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import naming_client
 from test_lockstep import _cmd, _env, _ns, _rows
 from test_openrtm_peer import PeerProcess
 
@@ -44,10 +45,12 @@ RTC_PATH = "peer.host_cxt/Ctrl0.rtc"
 
 
 @pytest.fixture
-def peer(tmp_path):
+def peer(tmp_path, naming):
     p = PeerProcess(tmp_path)
     yield p
     p.close()
+    # the naming service is the session's: a killed peer's name would show in other tests
+    naming_client(naming.port).unbind(RTC_PATH)
 
 
 def _write(tmp_path: Path, factor: float = 0, rtc: str = RTC_PATH) -> Path:
