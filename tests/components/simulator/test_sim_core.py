@@ -288,6 +288,25 @@ def test_body_state(nao):
         sim.body_state("nope")
 
 
+@pytest.mark.parametrize("name", ["m1013", "nao_v5"])
+def test_velocity_count_is_the_elementwise_one(name):
+    """A few joints (the M1013) are counted on Python floats, many (the NAO) with numpy: both
+    count exactly the samples with |dq| > limit: at, just above and below the limit, signs,
+    NaN (not counted), +-inf (counted)."""
+    sim = Simulation(SimModel.load(name), 0.01 if name == "nao_v5" else 0.001)
+    lim = np.array(sim.model.velocity_limit)
+    dof = sim.mj_model.jnt_dofadr[[sim.mj_model.joint(j).id for j in sim.model.joint_names]]
+    rng = np.random.default_rng(7)
+    cases = [lim, -lim, np.nextafter(lim, np.inf), -np.nextafter(lim, np.inf),
+             np.nextafter(lim, 0.0), np.full(lim.size, np.nan), np.full(lim.size, -np.inf)]
+    cases += [rng.uniform(-2, 2, lim.size) * lim for _ in range(20)]
+    for dq in cases:
+        sim.mj_data.qvel[dof] = dq
+        before = sim.velocity_exceeded
+        sim._read_sensors()
+        assert sim.velocity_exceeded - before == np.count_nonzero(np.abs(dq) > lim), dq
+
+
 def test_velocity_limit_exceedances_are_counted(arm):
     """MuJoCo has no joint velocity limit and the M1013's drives have no back-EMF model: the
     limp arm (its default: torque control, nothing commanded) falls under gravity, joint2
