@@ -183,3 +183,35 @@ def test_an_unknown_composition_is_named_and_nothing_runs(tmp_path, text, messag
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("scripts/batch: ") and message in done.stderr
     assert not out.exists()
+
+
+STOPS_BADLY = '''
+from rtcf import Component, ReturnCode
+
+
+class StopsBadly(Component):
+    """Runs, then cannot finish: its deactivation fails (a file it cannot write, say)."""
+
+    def on_deactivated(self, ec):
+        self.log.error("could not write its result")
+        return ReturnCode.RTC_ERROR
+'''
+
+
+def test_a_component_failing_while_the_system_stops_fails_its_trial(tmp_path):
+    (tmp_path / "mods").mkdir()
+    (tmp_path / "mods" / "stops_badly.py").write_text(STOPS_BADLY)
+    comp = tmp_path / "c.yaml"
+    comp.write_text("name: c\nsimulation: {real_time_factor: 0}\n"
+                    "components:\n  - {type: StopsBadly, module: stops_badly, name: sb}\n"
+                    "execution_contexts:\n  - {name: e, kind: periodic, rate: 100, "
+                    "members: [sb]}\nactivate: all\n")
+    out = tmp_path / "out"
+    done = batch(str(comp), "--duration", "0.1", "--trials", "2", "-j", "1", "--out",
+                 str(out), "-o", f"manager.modules.load_path:{tmp_path / 'mods'}",
+                 cwd=tmp_path)
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "sb failed while stopping (could not write its result)" in done.stderr, \
+        done.stderr[-3000:]
+    trials = json.loads((out / "summary.json").read_text())["trials"]
+    assert [t["status"] for t in trials] == ["failed", "failed"]
