@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterator
 from rtcf import datatypes as dt
 from rtcf.corba.cdr import codec_for
 from rtcf.errors import RecordingError
-from .values import from_plain, json_encoder, json_schema, omgidl_schema, schema_name
+from .values import from_plain, json_bytes_encoder, json_schema, omgidl_schema, schema_name
 
 __all__ = ["ENCODINGS", "CDR_LE", "ChannelSpec", "RecordingError", "channel_schema",
            "encode_cdr", "encode_json", "json_message_encoder", "publish_ns", "publish_ns_of",
@@ -95,11 +95,11 @@ def encode_json(cls: type, payload: bytes) -> bytes:
 
 
 def json_message_encoder(cls: type) -> Callable[[bytes], bytes]:
-    """encode_json of one type, its codec and JSON text function looked up once."""
-    decode, text = codec_for(cls, True).decode, json_encoder(cls)
+    """encode_json of one type, its codec and JSON encoder looked up once."""
+    decode, to_json = codec_for(cls, True).decode, json_bytes_encoder(cls)
 
     def encode(payload: bytes) -> bytes:
-        return text(decode(payload)).encode()
+        return to_json(decode(payload))
     return encode
 
 
