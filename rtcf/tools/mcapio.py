@@ -8,7 +8,9 @@ One channel per recorded out port:
   rtcf-play's default targets);
 * ``--encoding json`` (default): message encoding ``json``, schema encoding ``jsonschema``
   (``values.json_schema``), one JSON object per sample: ``{"tm": {"sec", "nsec"}, "data":
-  ...}`` with NaN and infinities as null. Foxglove, Lichtblick and PlotJuggler decode it.
+  ...}`` with NaN as null, +-inf as +-1e999 (``values.json_bytes_encoder``: doubles with
+  their shortest round-trip digits, text as UTF-8). Foxglove, Lichtblick and PlotJuggler
+  decode it.
 * ``--encoding cdr``: message encoding ``cdr``, schema encoding ``omgidl``, schema name
   ``RTC::TimedDoubleSeq`` with the IDL of the type: the OpenRTM bytes unchanged behind the
   4-byte encapsulation header ``00 01 00 00`` (CDR, little endian). Foxglove decodes it;
