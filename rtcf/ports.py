@@ -52,6 +52,9 @@ class PortStatus(enum.IntEnum):
     UNKNOWN_ERROR = 5
 
 
+_OK = PortStatus.PORT_OK
+
+
 class PortEvent(enum.Enum):
     """Listener events (OpenRTM ConnectorDataListener / ConnectorListener)."""
     ON_WRITE = "on_write"                # OutPort.write, before delivery
@@ -180,6 +183,12 @@ class RingBuffer:
         self._cond = threading.Condition(self._lock) if self._blocking else None
         self.overwritten = 0  # unread samples lost to the overwrite policy
         self.dropped = 0      # samples refused by do_nothing / block timeout
+        if not self._blocking:
+            # the policies that never wait get put / take built once, without the
+            # per-call policy branches (same steps, same order, same results)
+            self.take = self._plain_take()  # type: ignore[method-assign]
+            if self.full_policy == "overwrite" and not self.stamp_received:
+                self.put = self._overwrite_put()  # type: ignore[method-assign]
 
     def __len__(self) -> int:
         return self._count
@@ -211,6 +220,56 @@ class RingBuffer:
             if self._blocking:
                 self._cond.notify_all()  # type: ignore[union-attr]
             return PortStatus.PORT_OK
+
+    def _overwrite_put(self) -> Callable[[DataType], PortStatus]:
+        """put() for the overwrite policy, no blocking, nothing stamped: a full buffer drops
+        its oldest sample, whose slot takes the new one."""
+        lock = self._lock
+        slots = self._slots       # the same list object for the buffer's life (take swaps
+        length = self.length      # items in it, never replaces it)
+        ok = PortStatus.PORT_OK
+
+        def put(sample: DataType) -> PortStatus:
+            with lock:
+                count = self._count
+                if count == length:
+                    idx = self._head
+                    head = idx + 1
+                    self._head = head if head != length else 0
+                    self.overwritten += 1
+                    try:
+                        slots[idx].assign(sample)
+                    except BaseException:
+                        self._count = count - 1   # as put(): the oldest is lost all the same
+                        raise
+                else:
+                    idx = self._head + count
+                    if idx >= length:
+                        idx -= length
+                    slots[idx].assign(sample)
+                    self._count = count + 1
+                return ok
+        return put
+
+    def _plain_take(self) -> Callable[..., DataType | None]:
+        """take() for buffers whose policies never wait (``block`` is then a no-op)."""
+        lock = self._lock
+        slots = self._slots
+        length = self.length
+
+        def take(into_swap: DataType, block: bool = False) -> DataType | None:
+            with lock:
+                count = self._count
+                if count == 0:
+                    return None
+                head = self._head
+                out = slots[head]
+                slots[head] = into_swap
+                head += 1
+                self._head = head if head != length else 0
+                self._count = count - 1
+                return out
+        return take
 
     def put_decoded(self, decode: Callable[[Any, DataType], Any], data: Any) -> PortStatus:
         """Decode ``data`` straight into the next slot (one copy instead of two); a decode
@@ -527,8 +586,7 @@ class OutPort(Port):
         if sample is None:
             sample = self.value
         elif type(sample) is not self.data_type:
-            raise PortError(f"{self.full_name}: write expects {self.data_type.__name__}, "
-                            f"got {type(sample).__name__}")
+            raise self._type_error(sample)
         if self.timestamp_policy == "on_write":
             stamp(sample, wall_time())
         self.writes += 1
@@ -536,7 +594,7 @@ class OutPort(Port):
             self._notify(PortEvent.ON_WRITE, "", sample)
         ok = True
         for put in self._pubs:
-            if put(sample) is not PortStatus.PORT_OK:
+            if put(sample) is not _OK:
                 ok = False
         return ok
 
@@ -552,6 +610,46 @@ class OutPort(Port):
         self._pubs = tuple(pubs)
         self.timestamp_policy = ("on_write" if any(
             c.props.timestamp_policy == "on_write" for c in conns) else "")
+        self._specialise()
+
+    def _type_error(self, sample: Any) -> PortError:
+        return PortError(f"{self.full_name}: write expects {self.data_type.__name__}, "
+                         f"got {type(sample).__name__}")
+
+    def _listeners_changed(self) -> None:
+        """An ON_WRITE listener came or went: write() takes the path that tells it."""
+        with _registry_lock:
+            self._specialise()
+
+    def _specialise(self) -> None:
+        """While nothing is stamped at write and no listener watches this port, ``write``
+        is a function built for its current connectors (an instance attribute over the
+        method): the same steps as the method without the branches decided here.
+        Runs in: the thread that connects, disconnects or changes listeners."""
+        if self.timestamp_policy or self._listeners or len(self._pubs) > 1:
+            self.__dict__.pop("write", None)
+            return
+        port = self
+        data_type = self.data_type
+        ok = _OK
+        if not self._pubs:
+            def write(sample: DataType | None = None) -> bool:
+                if sample is not None and type(sample) is not data_type:
+                    raise port._type_error(sample)
+                port.writes += 1
+                return True
+        else:
+            put = self._pubs[0]
+
+            def write(sample: DataType | None = None) -> bool:
+                if sample is None:
+                    sample = port.value
+                elif type(sample) is not data_type:
+                    raise port._type_error(sample)
+                port.writes += 1
+                return put(sample) is ok
+        write.__doc__ = OutPort.write.__doc__
+        self.write = write  # type: ignore[method-assign]
 
 
 class InPort(Port):
@@ -634,11 +732,54 @@ class InPort(Port):
         self._read_policy = policies[0].empty_policy if policies else "readback"
         self._stamp_on_read = any(p.timestamp_policy == "on_read" for p in policies)
         self._plain = not self._pullers and self._read_policy != "block"
+        self._specialise()
+
+    def _specialise(self) -> None:
+        """With one buffer, no puller, no blocking read, nothing stamped at read and no
+        listener, ``read`` and ``read_newest`` are functions built for that buffer
+        (instance attributes over the methods): the same takes in the same order, the same
+        answers. Otherwise the methods. Runs in: the thread that connects, disconnects or
+        changes listeners."""
+        if (len(self._buffers) != 1 or not self._plain or self._stamp_on_read
+                or self._listeners):
+            self.__dict__.pop("read", None)
+            self.__dict__.pop("read_newest", None)
+            return
+        port = self
+        buf = self._buffers[0]
+        take = buf.take
+        new, old, no_data = ReadStatus.NEW, ReadStatus.OLD, ReadStatus.NO_DATA
+
+        def read() -> ReadStatus:
+            if buf._count:
+                out = take(port.value)
+                if out is not None:
+                    port.value = out
+                    port._received = True
+                    return new
+            return old if port._received else no_data
+
+        def read_newest() -> ReadStatus:
+            status = old if port._received else no_data
+            while buf._count:
+                out = take(port.value)
+                if out is None:
+                    return status
+                port.value = out
+                port._received = True
+                status = new
+            return status
+        read.__doc__ = InPort.read.__doc__
+        read_newest.__doc__ = InPort.read_newest.__doc__
+        self.read = read  # type: ignore[method-assign]
+        self.read_newest = read_newest  # type: ignore[method-assign]
 
     def _listeners_changed(self) -> None:
         """Its in-process writers skip the listener check while none is registered:
-        they look again (OutPort._refresh). Runs in: the thread that adds or removes."""
+        they look again (OutPort._refresh); so does its own read. Runs in: the thread that
+        adds or removes."""
         with _registry_lock:
+            self._specialise()
             for c in list(self.connectors.values()):
                 if c.outport is not None:
                     c.outport._refresh()
