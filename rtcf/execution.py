@@ -319,6 +319,7 @@ class ExecutionContext:
         self._last_start = now
         cycle = self.cycles
         perf = time.perf_counter
+        active = _S.ACTIVE
         for m in self._members:
             t0 = perf()
             info = m.info
@@ -332,15 +333,23 @@ class ExecutionContext:
             if m.requests or m.next_state is not m.state:
                 self._transition(m)
             state = m.state
-            if state is _S.ACTIVE:
-                if m.next_state is _S.ACTIVE:
-                    self._call(m, "on_execute")
-                    if m.state_update and m.next_state is _S.ACTIVE:
+            if state is active:
+                if m.next_state is active:
+                    # self._call(m, "on_execute") written out: the one call every active
+                    # member makes every cycle
+                    try:
+                        result = comp.on_execute(info)
+                    except Exception:
+                        self._failed(m, "on_execute", traceback.format_exc())
+                    else:
+                        if result is not None and is_failure(result):
+                            self._failed(m, "on_execute", f"on_execute returned {result!r}")
+                    if m.state_update and m.next_state is active:
                         self._call(m, "on_state_update")
+                if m.primary and comp.params.has_staged:
+                    self._apply_params(m)
             elif state is _S.ERROR:
                 self._call(m, "on_error")
-            if m.primary and comp.params.has_staged and state is _S.ACTIVE:
-                self._apply_params(m)
             dt = perf() - t0
             m.exec_time = dt
             m.exec_sum += dt
