@@ -11,6 +11,8 @@ for sequences, or the name of another struct declared here.
 
 from __future__ import annotations
 
+import itertools
+
 import math
 from typing import Any
 
@@ -182,29 +184,34 @@ def _make_assigner(cls: type) -> Any:
     """Build cls.assign as straight-line code (nested structs inlined): the per-cycle copy
     must be cheap."""
     lines = ["def assign(dst, src):"]
-    env: dict[str, Any] = {"np": np, "copyto": np.copyto}
+    env: dict[str, Any] = {"np": np, "copyto": np.copyto, "ndarray": np.ndarray}
+    level = itertools.count(1)
 
-    def emit(fields: tuple, path: str) -> None:
+    def emit(fields: tuple, d: str, s: str) -> None:
+        # d, s: the local names of the destination and source (sub)struct
         for name, kind in fields:
-            attr = f"{path}{name}"
             if kind.startswith("seq:") and kind[4:] in NUMPY_KINDS:
-                dt = f"_dt_{attr.replace('.', '_')}"
+                dt = f"_dt_{d}_{name}"
                 env[dt] = NUMPY_KINDS[kind[4:]]
                 lines.extend([
-                    f"    s = src.{attr}; d = dst.{attr}",
-                    "    if type(s) is np.ndarray and s.shape == d.shape:",
+                    f"    s = {s}.{name}; d = {d}.{name}",
+                    "    if type(s) is ndarray and s.shape == d.shape:",
                     "        d[...] = s",        # as copyto(casting='unsafe'), a third of its cost
                     "    else:",
-                    f"        dst.{attr} = np.array(s, dtype={dt}).reshape(-1)",
+                    f"        {d}.{name} = np.array(s, dtype={dt}).reshape(-1)",
                 ])
             elif kind.startswith("seq:"):
-                lines.append(f"    dst.{attr} = list(src.{attr})")
+                lines.append(f"    {d}.{name} = list({s}.{name})")
             elif kind in _DECLS:
-                emit(_parse(_DECLS[kind]), f"{attr}.")
+                # a nested struct: looked up once, then its members (same objects, same
+                # stores as dst.a.b = src.a.b)
+                n = next(level)
+                lines.append(f"    d{n} = {d}.{name}; s{n} = {s}.{name}")
+                emit(_parse(_DECLS[kind]), f"d{n}", f"s{n}")
             else:
-                lines.append(f"    dst.{attr} = src.{attr}")
+                lines.append(f"    {d}.{name} = {s}.{name}")
 
-    emit(cls.FIELDS, "")
+    emit(cls.FIELDS, "dst", "src")
     exec("\n".join(lines), env)  # noqa: S102 - code built from the static table above
     return env["assign"]
 
