@@ -626,7 +626,7 @@ class OutPort(Port):
         is a function built for its current connectors (an instance attribute over the
         method): the same steps as the method without the branches decided here.
         Runs in: the thread that connects, disconnects or changes listeners."""
-        if self.timestamp_policy or self._listeners or len(self._pubs) > 1:
+        if self.timestamp_policy or self._listeners:
             self.__dict__.pop("write", None)
             return
         port = self
@@ -638,7 +638,7 @@ class OutPort(Port):
                     raise port._type_error(sample)
                 port.writes += 1
                 return True
-        else:
+        elif len(self._pubs) == 1:
             put = self._pubs[0]
 
             def write(sample: DataType | None = None) -> bool:
@@ -648,6 +648,20 @@ class OutPort(Port):
                     raise port._type_error(sample)
                 port.writes += 1
                 return put(sample) is ok
+        else:
+            pubs = self._pubs
+
+            def write(sample: DataType | None = None) -> bool:
+                if sample is None:
+                    sample = port.value
+                elif type(sample) is not data_type:
+                    raise port._type_error(sample)
+                port.writes += 1
+                done = True
+                for put in pubs:
+                    if put(sample) is not ok:
+                        done = False
+                return done
         write.__doc__ = OutPort.write.__doc__
         self.write = write  # type: ignore[method-assign]
 

@@ -138,22 +138,27 @@ def test_fast_write_refuses_a_sample_of_another_type_as_the_method_does():
     disconnect(c.id, out)
 
 
-def test_two_connectors_and_stamps_take_the_methods():
-    out, a, b = OutPort("out", TimedDoubleSeq), InPort("a", TimedDoubleSeq), \
-        InPort("b", TimedDoubleSeq)
-    c1 = connect(out, a, {})
+def test_several_connectors_a_refusing_reader_and_stamps():
+    out, a, b, c = (OutPort("out", TimedDoubleSeq), InPort("a", TimedDoubleSeq),
+                    InPort("b", TimedDoubleSeq), InPort("c", TimedDoubleSeq))
+    ca = connect(out, a, {})
+    cb = connect(out, b, {"buffer.length": 1, "buffer.write.full_policy": "do_nothing"})
+    cc = connect(out, c, {})
     assert "write" in out.__dict__
-    c2 = connect(out, b, {})
-    assert "write" not in out.__dict__
     out.value.data = np.ones(2)
     assert out.write() is True
-    assert a.read() is ReadStatus.NEW and b.read() is ReadStatus.NEW
-    assert b.value.data.tolist() == [1.0, 1.0]
-    disconnect(c2.id, out)
-    assert "write" in out.__dict__
-    disconnect(c1.id, out)
+    assert OutPort.write(out) is False                   # b is full and refuses
+    assert out.write() is False
+    assert out.writes == 3
+    assert a.read() is b.read() is c.read() is ReadStatus.NEW
+    assert b.value.data.tolist() == c.value.data.tolist() == [1.0, 1.0]
+    assert out.write() is True
+    for conn in (ca, cb, cc):
+        disconnect(conn.id, out)
     o2, i2 = OutPort("o2", TimedDoubleSeq), InPort("i2", TimedDoubleSeq)
-    c3 = connect(o2, i2, {"timestamp_policy": "on_read"})
-    assert "write" not in o2.__dict__ or "read" not in i2.__dict__
-    assert "read" not in i2.__dict__
+    c2 = connect(o2, i2, {"timestamp_policy": "on_read"})
+    assert "write" in o2.__dict__ and "read" not in i2.__dict__
+    disconnect(c2.id, o2)
+    c3 = connect(o2, i2, {"timestamp_policy": "on_write"})
+    assert "write" not in o2.__dict__ and "read" in i2.__dict__
     disconnect(c3.id, o2)
