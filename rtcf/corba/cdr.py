@@ -20,6 +20,7 @@ Wire facts mirrored from omniORB (checked by tests/framework/test_cdr.py):
 
 from __future__ import annotations
 
+import re
 import struct
 import threading
 from typing import Any, Callable
@@ -28,7 +29,7 @@ import numpy as np
 
 from rtcf import datatypes as dt
 
-__all__ = ["Codec", "codec_for"]
+__all__ = ["Codec", "codec_for", "plain_decoder"]
 
 # IDL primitive -> (struct code, size); size is also the CDR alignment.
 _PRIM: dict[str, tuple[str, int]] = {
@@ -414,6 +415,48 @@ def _generate(cls: type, little: bool, static: bool) -> tuple[Callable, Callable
     exec(compile(src, f"<cdr codec {cls.__name__}>", "exec"), env)  # noqa: S102
     env["__source__"] = src
     return env["enc"], env["dec_new"], env["dec_into"]
+
+
+_F8 = np.dtype("<f8")
+
+
+def plain_decoder(cls: type) -> Callable | None:
+    """``data -> (value, end offset)`` of a little-endian payload of ``cls`` as plain data,
+    what the recorder gives orjson: the decoder of ``Codec`` with each struct a dict (its
+    members in order) and each numeric sequence a numpy array (float as float64, so that it
+    is written with the double's digits; the others as read from the payload, no copy).
+    Malformed input raises as ``Codec``'s decoder does (ValueError, struct.error,
+    UnicodeDecodeError). None for a type with a sequence of structs (their decoder builds
+    samples). Runs in: any thread."""
+    env = _base_env()
+    g = _Gen(cls, True, True, env)
+    env["_CLS"] = cls
+    g.dnew.append("    x = _new(_CLS)")
+    g.members(cls, "s", "x", "x")
+    g.flush_all()
+    if any(k.startswith("ED") for k in env):
+        return None
+
+    def new(m: re.Match) -> str:
+        return "{" + ", ".join(f"{f!r}: None" for f, _ in env[m.group(1)].FIELDS) + "}"
+
+    lines = []
+    for line in g.dnew:
+        line = re.sub(r"^(\s+)(\w+)\.(\w+) = ",
+                      lambda m: f"{m.group(1)}{m.group(2)}[{m.group(3)!r}] = ", line)
+        line = re.sub(r"_new\((\w+)\)", new, line)
+        m = re.search(r"_np\.frombuffer\(data, (DW\d+), .*\)\.astype\((DN\d+)\)$", line)
+        if m:
+            wire, native = env[m.group(1)], env[m.group(2)]
+            if native == np.dtype("<f4"):
+                line = line[:line.rindex(".astype(")] + ".astype(_F8)"
+            elif wire.isnative:
+                line = line[:line.rindex(".astype(")]
+        lines.append(line)
+    env["_F8"] = _F8
+    src = "\n".join(["def dec_plain(data, o, n):", *lines, "    return x, o"])
+    exec(compile(src, f"<cdr plain {cls.__name__}>", "exec"), env)  # noqa: S102
+    return env["dec_plain"]
 
 
 _element_cache: dict[tuple[type, bool], tuple[Callable, Callable]] = {}

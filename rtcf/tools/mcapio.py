@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from rtcf import datatypes as dt
-from rtcf.corba.cdr import codec_for
+from rtcf.corba.cdr import codec_for, plain_decoder
 from rtcf.errors import RecordingError
-from .values import from_plain, json_bytes_encoder, json_schema, omgidl_schema, schema_name
+from .values import from_plain, json_bytes_encoder, json_encoder, json_schema, omgidl_schema, schema_name
 
 __all__ = ["ENCODINGS", "CDR_LE", "ChannelSpec", "RecordingError", "channel_schema",
            "encode_cdr", "encode_json", "json_message_encoder", "publish_ns", "publish_ns_of",
@@ -48,6 +48,11 @@ ENCODINGS = ("json", "cdr")
 CDR_LE = b"\x00\x01\x00\x00"      # encapsulation: CDR, little endian, options 0
 CDR_BE = b"\x00\x00\x00\x00"
 _TM = struct.Struct("<II")
+
+try:
+    import orjson as _orjson
+except ImportError:           # not installed: the compiled text encoder writes every message
+    _orjson = None
 
 
 @dataclass
@@ -97,11 +102,28 @@ def encode_json(cls: type, payload: bytes) -> bytes:
 
 
 def json_message_encoder(cls: type) -> Callable[[bytes], bytes]:
-    """encode_json of one type, its codec and JSON encoder looked up once."""
+    """encode_json of one type, made once: the payload decoded straight to dicts and numpy
+    arrays (``cdr.plain_decoder``) and written by orjson; the payload decoded as a sample
+    and written by ``values.json_encoder`` when orjson's output holds ``null`` (a NaN or
+    an infinity, written otherwise there, see ``values``), when either refuses it (a
+    malformed payload then raises the codec's ValueError) or without orjson."""
     decode, to_json = codec_for(cls, True).decode, json_bytes_encoder(cls)
+    plain = plain_decoder(cls) if _orjson is not None else None
+    if plain is None:
+        return lambda payload: to_json(decode(payload))
+    text, dumps, opt = json_encoder(cls), _orjson.dumps, _orjson.OPT_SERIALIZE_NUMPY
+    refused = (ValueError, TypeError, struct.error, UnicodeDecodeError)
 
     def encode(payload: bytes) -> bytes:
-        return to_json(decode(payload))
+        n = len(payload)
+        try:
+            value, o = plain(payload, 0, n)
+            out = dumps(value, option=opt)
+        except refused:
+            return text(decode(payload)).encode()
+        if o != n or b"null" in out:
+            return text(decode(payload)).encode()
+        return out
     return encode
 
 

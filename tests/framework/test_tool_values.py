@@ -214,3 +214,40 @@ def test_the_recorders_json_bytes_read_back_as_the_compiled_encoders_text():
     assert json_bytes_encoder(dt.TimedString)(s) == json_encoder(dt.TimedString)(s).encode()
     s = TimedDoubleSeq(data=[1.0, math.nan, -math.inf])
     assert json_bytes_encoder(TimedDoubleSeq)(s).endswith(b'"data":[1.0,null,-1e999]}')
+
+
+def test_the_recorders_json_messages_from_the_payload():
+    """mcapio.json_message_encoder (the payload decoded straight to dicts and arrays, then
+    orjson) reads back as the compiled text encoder's JSON of the decoded sample for every
+    data type; a NaN or infinity, a float sequence, text orjson writes otherwise: the same
+    value; a malformed payload (truncated, trailing bytes, a bad string length) raises the
+    codec's ValueError."""
+    from rtcf import datatypes as dt
+    from rtcf.corba.cdr import codec_for, plain_decoder
+    from rtcf.tools.mcapio import json_message_encoder
+    from rtcf.tools.values import json_encoder
+    rng = np.random.default_rng(12)
+    for name, cls in sorted(dt.TYPES.items()):
+        codec = codec_for(cls, True)
+        assert plain_decoder(cls) is not None, name      # no shipped type falls back
+        enc, text = json_message_encoder(cls), json_encoder(cls)
+        for _ in range(30):
+            payload = codec.encode(from_plain(cls, _random_plain(name, rng)))
+            got = enc(payload)
+            assert isinstance(got, bytes)
+            assert _same_json(json.loads(got), json.loads(text(codec.decode(payload)))), name
+            for bad in (payload[:-1], payload + b"\0" * 8):
+                with pytest.raises(ValueError) as want:
+                    codec.decode(bad)
+                with pytest.raises(ValueError) as raised:
+                    enc(bad)
+                assert str(raised.value) == str(want.value), name
+    codec = codec_for(dt.TimedFloatSeq, True)
+    a = np.float32([0.1, -0.0, 1e-40, 3e38])
+    assert json.loads(json_message_encoder(dt.TimedFloatSeq)(codec.encode(
+        dt.TimedFloatSeq(data=a))))["data"] == [float(x) for x in a]
+    codec = codec_for(TimedString, True)
+    bad = bytearray(codec.encode(TimedString(data="abc")))
+    bad[8:12] = (1000).to_bytes(4, "little")          # the string's length past the end
+    with pytest.raises(ValueError):
+        json_message_encoder(TimedString)(bytes(bad))
