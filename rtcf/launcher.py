@@ -464,6 +464,10 @@ class Lockstep:
         self.parts = lockstep.plan(composition, lambda inst: process_of(composition, inst))
         self.mine = lockstep.parts_of(self.parts, process)
         self.step_timeout = rtcconf.get_float(conf, "rtcf.simulation.step_timeout", 5.0, gt=0)
+        from .corba.lockstep import StepMail
+        # flush samples between this process and the leader (or a follower) on the steps
+        self.mail = StepMail(composition.name, process,
+                             rtcconf.get_bool(conf, "rtcf.simulation.step_data", True))
         self.servant: Any = None
         self.controller: Any = None
         self.externals: dict[str, Any] = {}        # leader: "external NAME" -> OpenRTMMember
@@ -506,8 +510,9 @@ class Lockstep:
             names.append(part.ec)
             remote.setdefault(part.process, []).append(rp)
             tb.add_remote(rp)
-        self.servant = LeaderServant(tb, expected, remote, self.step_timeout)
         rt = manager.corba
+        self.mail.tb, self.mail.inports = tb, rt.inports
+        self.servant = LeaderServant(tb, expected, remote, self.step_timeout, self.mail)
         self.servant.ref = rt.activate(self.servant)
         rt.ensure_naming()
         for client in rt.naming:
@@ -594,7 +599,9 @@ class Lockstep:
         rt = manager.corba
         tb = manager.time_base
         ecs = [manager.ecs[p.ec] for p in self.mine]
-        self.servant = FollowerServant(tb, ecs, lambda reason: manager.request_stop())
+        self.mail.tb, self.mail.inports = tb, rt.inports
+        self.servant = FollowerServant(tb, ecs, lambda reason: manager.request_stop(),
+                                       self.mail)
         self.servant.ref = rt.activate(self.servant)
         leader = self._find_leader(manager, timeout)
         try:

@@ -304,6 +304,10 @@ _DEFAULTS: dict[str, str] = {
     # a simulation across processes (rtcf.lockstep): how long the leader waits for a process
     # to answer one step [s] before it ends the run naming that process
     "rtcf.simulation.step_timeout": "5",
+    # YES: data this process writes on flush connectors to the leader (or, in the leader, to
+    # a follower) during an instant travels on the step call, one round trip per process and
+    # instant; NO: each sample is a put of its own
+    "rtcf.simulation.step_data": "YES",
     # real-time process settings (rtcf.realtime): lock memory where permitted, freeze the
     # start-up heap after activation, the interpreter's switch interval [us]
     "manager.realtime.mlockall": "YES",

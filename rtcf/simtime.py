@@ -167,6 +167,11 @@ class SimTimeBase:
         self.fault: LockstepError | None = None   # what ended a lockstep run
         self.on_fault: Callable[[LockstepError], None] | None = None
         self.remote_calls = 0               # leader: steps sent to other processes
+        self.carried = 0                    # samples carried on step calls (both ways)
+        # the thread running an instant now (the time base thread in _instant, a follower's
+        # step thread in run_step), else None: flush pushes to another process of the
+        # lockstep run made there travel on the step call (rtcf/corba/lockstep.py StepMail)
+        self.stepping: int | None = None
         self._last_step = -INF              # follower: the instant of its last step
         # statistics (read by the manager's status line and report)
         self.instants = 0
@@ -398,6 +403,8 @@ class SimTimeBase:
                      f"({', '.join(sorted(remote))})")
         elif self.driven:
             line += "; lockstep: stepped by the leader"
+        if self.carried:
+            line += f", {self.carried} samples carried on the steps"
         if self.fault is not None:
             line += f"\n{self.fault}"
         return line
@@ -440,6 +447,7 @@ class SimTimeBase:
         instant is not ``t`` (out of step). Runs in: the leader's step call."""
         with self._run_lock:
             prev, self._ident = self._ident, threading.get_ident()
+            self.stepping = self._ident
             try:
                 if self.wall_started is None:
                     self.wall_started = self._wall.now()
@@ -463,6 +471,7 @@ class SimTimeBase:
                 if due < INF:
                     self.now = due
             finally:
+                self.stepping = None
                 self._ident = prev
 
     def _attach(self, ec: "SimulationEC") -> None:
@@ -698,20 +707,24 @@ class SimTimeBase:
                 self.wall_started = self._wall.now()
             self.now = t
             batch: list[RemotePart] = []
-            for ec in self._ecs:
-                if ec._next == t:
-                    if ec.local:
-                        if batch:
-                            self._step_remote(t, batch)
-                            batch = []
-                        ec._sim_cycle(t, lateness)
-                    else:
-                        if batch and batch[0].remote is not ec.remote:
-                            self._step_remote(t, batch)
-                            batch = []
-                        batch.append(ec)
-            if batch:
-                self._step_remote(t, batch)
+            self.stepping = threading.get_ident()
+            try:
+                for ec in self._ecs:
+                    if ec._next == t:
+                        if ec.local:
+                            if batch:
+                                self._step_remote(t, batch)
+                                batch = []
+                            ec._sim_cycle(t, lateness)
+                        else:
+                            if batch and batch[0].remote is not ec.remote:
+                                self._step_remote(t, batch)
+                                batch = []
+                            batch.append(ec)
+                if batch:
+                    self._step_remote(t, batch)
+            finally:
+                self.stepping = None
             due = INF
             for ec in self._ecs:
                 if ec._next < due:

@@ -27,6 +27,7 @@ from ..errors import ConfigError
 from .cdr import codec_for
 from .idl import stub_module
 from .liveness import DEAD as _DEAD, PeerGuard
+from .lockstep import PROCESS_PROPERTY
 from .nv import from_nvlist, nv_find, nv_set, to_nvlist
 from .portbase import PortServiceBase
 
@@ -190,6 +191,10 @@ class DataPortServant(PortServiceBase):
             nv_set(cp.properties, IOR_IN, self.rt.orb.object_to_string(ref))
             nv_set(cp.properties, REF_IN, ref)
             self.servants[cid] = servant
+            self.rt.inports[cid] = servant
+            mail = self._mail()
+            if mail is not None:          # where this reader lives in a lockstep run
+                nv_set(cp.properties, PROCESS_PROPERTY, mail.address())
         elif isinstance(self.port, OutPort) and pull:
             buffer = RingBuffer(self.port.data_type, cprops)
             servant = OutPortCdrServant(self.port, buffer, little)
@@ -282,10 +287,36 @@ class DataPortServant(PortServiceBase):
         self.guards[cid] = guard
         return guard
 
+    def _mail(self) -> Any:
+        """The process's StepMail when it is part of a lockstep run, else None."""
+        lock = getattr(self.rt.manager, "lockstep", None)
+        return getattr(lock, "mail", None)
+
     def _pusher(self, peer: Any, cp: Any, little: bool) -> Any:
         local = self.rt.local_servant(peer)
         if isinstance(local, InPortCdrServant):
             return local.deliver              # same process: straight into its buffer
+        direct = self._putter(peer, cp, little)
+        mail = self._mail()
+        dest = mail.route(nv_find(cp.properties, PROCESS_PROPERTY)) if mail else None
+        if dest is None:
+            return direct
+        # the reader lives in another process of this lockstep run: a push made while an
+        # instant runs travels on the step call (StepMail), any other is a put
+        stepping, post = mail.stepping, mail.post
+        cid = cp.connector_id
+        encode = codec_for(self.port.data_type, little).encode
+        ok = PortStatus.PORT_OK
+
+        def deliver(sample: Any) -> PortStatus:
+            if stepping():
+                post(dest, cid, encode(sample))
+                return ok
+            return direct(sample)
+        deliver.fast_ok = True  # type: ignore[attr-defined]
+        return deliver
+
+    def _putter(self, peer: Any, cp: Any, little: bool) -> Any:
         guard = self._guard(peer, cp)
         cid = cp.connector_id
         encode = codec_for(self.port.data_type, little).encode
@@ -353,6 +384,11 @@ class DataPortServant(PortServiceBase):
         self.forget_connector(cid)
 
     def _release(self, cid: str) -> None:
+        mail = self._mail()
+        if mail is not None:
+            mail.drop(cid)                # what is still to be carried for it
+        if self.rt.inports.get(cid) is self.servants.get(cid):
+            self.rt.inports.pop(cid, None)
         guard = self.guards.pop(cid, None)
         if guard is not None:
             guard.closed = True

@@ -16,6 +16,9 @@ contexts of follower processes, one ``step(t, parts)`` call per process and inst
   ``controller``.
 * :class:`OpenRTMMember` (in the leader): an OpenRTM-aist component in the loop, stepped
   through its own EC's ``OpenRTM::ExtTrigExecutionContextService::tick()``.
+* :class:`StepMail` (in every process of the run): data on flush connectors between the
+  leader and a follower travels on the step call, not as puts of its own: one round trip
+  per process and instant, data included.
 """
 
 from __future__ import annotations
@@ -39,6 +42,102 @@ log = get_logger("lockstep")
 
 DEFAULT_STEP_TIMEOUT = 5.0      # [s] rtcf.simulation.step_timeout
 LEADER_PROPERTY = "rtcf.lockstep.leader"   # component profile property: the leader's IOR
+# connector profile property an InPort's side publishes in a lockstep run: where its reader
+# lives, "<composition>/<process>" (OpenRTM peers ignore properties they do not know)
+PROCESS_PROPERTY = "dataport.rtcf.lockstep_process"
+MAIN = "main"
+
+
+class StepMail:
+    """Flush samples between the leader and a follower, carried on the step call.
+
+    A writer's flush push to an InPortCdr in another process of the same lockstep run goes
+    on the step when it is made while an instant runs (the time base's ``stepping`` thread)
+    and the pair is leader -> follower or follower -> leader: the CDR payload is posted for
+    that process instead of put. The leader sends a follower's posted samples as the inbox
+    of its next step; a follower returns what it posted during a step as the step's result.
+    The receiving process hands each to its connector's InPortCdrServant.put() (decoding,
+    listeners, errors as for a put), in write order, before anything else of the instant
+    runs. Every other push (another thread, between instants, follower to follower, a peer
+    outside the run) is a put as before. A sample whose connector is gone when it is
+    delivered is dropped quietly; a disconnection also drops what is still posted for it.
+
+    ``enabled`` False (rtcf.simulation.step_data NO): this process's writers put as before
+    (it still delivers what others carry to it). Runs in: post/take/stepping: the thread
+    running an instant; drop: any thread; deliver: the step's thread.
+    """
+
+    def __init__(self, system: str, process: str, enabled: bool = True):
+        self.system = system
+        self.process = process
+        self.leader = process == MAIN
+        self.enabled = bool(enabled)
+        self.tb: Any = None                 # the process's SimTimeBase (set at start)
+        self.inports: dict[str, Any] = {}   # the runtime's connector id -> InPortCdrServant
+        self._boxes: dict[str, list[Any]] = {}
+        self._lock = threading.Lock()
+        self.refused = 0                    # delivered samples their InPortCdr refused
+        self.dropped = 0                    # samples whose connector had gone
+
+    def address(self) -> str:
+        """What a reader of this process publishes (PROCESS_PROPERTY)."""
+        return f"{self.system}/{self.process}"
+
+    def route(self, address: Any) -> str | None:
+        """The process a flush push to a reader published at ``address`` is carried to
+        on the step, or None: a put of its own (not this run, same process, follower to
+        follower, or carrying is off)."""
+        if not self.enabled or not isinstance(address, str) or "/" not in address:
+            return None
+        system, _, process = address.rpartition("/")
+        if system != self.system or process == self.process or not process:
+            return None
+        if self.leader or process == MAIN:
+            return process
+        return None
+
+    def stepping(self) -> bool:
+        """This thread runs an instant of the process's time base now."""
+        tb = self.tb
+        return tb is not None and tb.stepping == threading.get_ident()
+
+    def post(self, process: str, connector: str, data: bytes) -> None:
+        with self._lock:
+            box = self._boxes.get(process)
+            if box is None:
+                box = self._boxes[process] = []
+            box.append(Lockstep.Sample(connector, data))
+        self.tb.carried += 1
+
+    def take(self, process: str) -> list[Any]:
+        """What is posted for ``process``, in write order; the box is emptied."""
+        if not self._boxes:
+            return []
+        with self._lock:
+            return self._boxes.pop(process, [])
+
+    def drop(self, connector: str) -> None:
+        """A connector was disconnected: what is still posted for it is dropped."""
+        with self._lock:
+            for process, box in list(self._boxes.items()):
+                kept = [s for s in box if s.connector != connector]
+                self.dropped += len(box) - len(kept)
+                self._boxes[process] = kept
+
+    def deliver(self, samples: list[Any]) -> None:
+        """Hand samples another process carried to this one to their InPortCdrServants
+        (put(), in order)."""
+        inports = self.inports
+        ok = OpenRTM.PORT_OK
+        for s in samples:
+            servant = inports.get(s.connector)
+            if servant is None:
+                self.dropped += 1           # disconnected meanwhile: dropped quietly
+                continue
+            if servant.put(s.data) is not ok:
+                self.refused += 1
+        if samples and self.tb is not None:
+            self.tb.carried += len(samples)
 
 
 def _why(e: Exception, timeout: float) -> str:
@@ -54,14 +153,16 @@ def _why(e: Exception, timeout: float) -> str:
 class FollowerServant(Lockstep__POA.Follower):
     """A follower process's side. Runs in: ORB threads (a step runs the cycles there)."""
 
-    def __init__(self, time_base: Any, parts: list[Any], on_finish: Callable[[str], None]):
+    def __init__(self, time_base: Any, parts: list[Any], on_finish: Callable[[str], None],
+                 mail: StepMail | None = None):
         self.tb = time_base
         self.parts = list(parts)        # SimulationECs, in the order joined with
         self.on_finish = on_finish
+        self.mail = mail
         self.stopping = False
         self.ref: Any = None
 
-    def step(self, t: float, parts: list[int]) -> None:
+    def step(self, t: float, parts: list[int], inbox: list[Any]) -> list[Any]:
         if self.stopping:
             raise Lockstep.Refused("this process is stopping")
         try:
@@ -69,10 +170,16 @@ class FollowerServant(Lockstep__POA.Follower):
         except (IndexError, TypeError):
             raise Lockstep.Refused(f"no part {list(parts)!r}: this process runs "
                                    f"{len(self.parts)}") from None
+        mail = self.mail
+        if inbox and mail is not None:
+            mail.deliver(inbox)         # the leader's samples, before the parts run
         try:
             self.tb.run_step(t, ecs)
         except LockstepError as e:
+            if mail is not None:
+                mail.take(MAIN)
             raise Lockstep.Refused(e.reason) from None
+        return mail.take(MAIN) if mail is not None else []
 
     def finish(self, reason: str) -> None:
         log.info("the leader ended the lockstep run: %s", reason)
@@ -84,16 +191,22 @@ class RemoteFollower:
     """The leader's client of one follower process (what RemotePart.remote is). Runs in:
     the leader's time base thread."""
 
-    def __init__(self, process: str, ref: Any, step_timeout: float = DEFAULT_STEP_TIMEOUT):
+    def __init__(self, process: str, ref: Any, step_timeout: float = DEFAULT_STEP_TIMEOUT,
+                 mail: StepMail | None = None):
         self.process = process
         self.ref = ref
         self.timeout = float(step_timeout)
+        self.mail = mail
         omniORB.setClientCallTimeout(ref, max(1, int(self.timeout * 1000)))
 
     def step(self, t: float, parts: list[Any]) -> None:
-        key = tuple(p.index for p in parts)
+        key = [p.index for p in parts]
+        mail = self.mail
+        inbox = mail.take(self.process) if mail is not None else []
         try:
-            self.ref.step(t, list(key))
+            out = self.ref.step(t, key, inbox)
+            if out and mail is not None:
+                mail.deliver(out)       # before the next EC in the order runs
         except Lockstep.Refused as e:
             raise LockstepError(self.process, [p.name for p in parts], t, e.reason) from None
         except CORBA.Exception as e:
@@ -196,8 +309,9 @@ class LeaderServant(Lockstep__POA.Leader):
 
     def __init__(self, time_base: Any, expected: dict[str, list[str]],
                  remote_parts: dict[str, list[Any]],
-                 step_timeout: float = DEFAULT_STEP_TIMEOUT):
+                 step_timeout: float = DEFAULT_STEP_TIMEOUT, mail: StepMail | None = None):
         self.tb = time_base
+        self.mail = mail
         self.expected = {k: list(v) for k, v in expected.items()}
         self.remote_parts = remote_parts
         self.step_timeout = step_timeout
@@ -229,7 +343,7 @@ class LeaderServant(Lockstep__POA.Leader):
                 self.refused.append(reason)
                 log.warning("refused a process: %s", reason)
                 raise Lockstep.Refused(reason)
-            client = RemoteFollower(process, ref, self.step_timeout)
+            client = RemoteFollower(process, ref, self.step_timeout, self.mail)
             for part in self.remote_parts.get(process, []):
                 part.remote = client
             self.joined[process] = client

@@ -61,6 +61,7 @@ class CorbaRuntime:
         self.rtobjects: dict[str, RTObjectServant] = {}    # instance name -> servant
         self.ports: dict[int, list] = {}                  # id(component) -> port servants
         self.ecs: dict[int, ECServant] = {}                # id(ec) -> servant
+        self.inports: dict[str, Any] = {}                  # connector id -> InPortCdrServant
         self.naming: list[NamingClient] = []
         self.naming_handles: list[Any] = []
         self.bindings: dict[str, list] = {}                # instance -> naming paths

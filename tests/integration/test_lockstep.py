@@ -95,8 +95,54 @@ def test_one_clock_across_three_processes_order_stamps_and_one_step_each(naming,
     for rows in (rB, rA, slow):
         assert np.array_equal(_ns(rows[:, 1]), _ns(rows[:, 0]))
     # one step call per other process and instant: rB and wB go in one call
-    m = re.search(r"lockstep: (\d+) steps to 2 other processes \(three, two\)", out)
+    m = re.search(r"lockstep: (\d+) steps to 2 other processes \(three, two\), "
+                  r"(\d+) samples carried on the steps", out)
     assert m and int(m.group(1)) == 100 + 20, out[-3000:]
+    # the data went on those calls: wA's 100 samples to rB and 100 to slow (each sent
+    # with the next step of its process), wB's 100 back to rA; no put of their own
+    assert int(m.group(2)) == 300, out[-3000:]
+
+
+BURST = """
+name: lockburst
+simulation: {{real_time_factor: 0}}
+components:
+  - {{type: BurstWriter, module: steplog, name: wA}}
+  - {{type: ListenReader, module: steplog, name: rB, process: two, params: {{path: {d}/rB.npz}}}}
+  - {{type: BurstWriter, module: steplog, name: wB, process: two}}
+  - {{type: ListenReader, module: steplog, name: rA, params: {{path: {d}/rA.npz}}}}
+connections:
+  - {{from: wA.out, to: rB.in, buffer.length: 8}}
+  - {{from: wB.out, to: rA.in, buffer.length: 8}}
+execution_contexts:
+  - {{name: e1, kind: periodic, rate: 100, members: [wA, rB]}}
+  - {{name: e2, kind: periodic, rate: 100, members: [wB, rA]}}
+"""
+
+
+def test_samples_cross_on_the_step_both_ways_in_write_order_heard_by_the_readers(
+        naming, tmp_path):
+    """Three samples per cycle each way within one instant: each reader gets its instant's
+    three in write order before it runs, and its ON_RECEIVED listener (in its own process)
+    heard each as it arrived; they travelled on the step calls."""
+    path = tmp_path / "lockburst.yaml"
+    path.write_text(BURST.format(d=tmp_path))
+    done = subprocess.run(_cmd(path, naming.port, "--duration", "0.5"), cwd=tmp_path,
+                          env=_env(), capture_output=True, text=True, timeout=120)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-4000:]
+    rB, rA = _rows(tmp_path / "rB.npz"), _rows(tmp_path / "rA.npz")
+    k = np.repeat(np.arange(50), 3)
+    for rows in (rB, rA):
+        assert rows.shape[0] == 150, rows
+        assert np.array_equal(_ns(rows[:, 0]), _ns(k / 100))     # read at the same instant
+        assert np.array_equal(rows[:, 1], 10.0 * k + np.tile([0, 1, 2], 50))
+        # each was heard before it was read, all three before the reader's cycle
+        assert np.array_equal(rows[:, 2], 3.0 * (k + 1))
+    assert len({int(rB[0, 3]), int(rA[0, 3])}) == 2          # in each reader's process
+    m = re.search(r"lockstep: (\d+) steps to 1 other process \(two\), (\d+) samples "
+                  r"carried on the steps", out)
+    assert m and int(m.group(1)) == 50 and int(m.group(2)) == 300, out[-3000:]
 
 
 def test_the_split_runs_twice_alike(naming, tmp_path):

@@ -60,3 +60,50 @@ class StepReader(Component):
     def on_finalize(self) -> None:
         if self.path:
             np.savez(self.path, rows=np.array(self.rows).reshape(-1, 3))
+
+
+class BurstWriter(Component):
+    """Writes three samples every cycle, data [10 * cycle + i] for i = 0, 1, 2 in that order,
+    stamped with ECInfo.now."""
+
+    category = "test"
+
+    def on_initialize(self) -> None:
+        self.out = self.add_out_port("out", TimedDoubleSeq)
+        self.out.value.data = np.zeros(1)
+
+    def on_execute(self, ec) -> None:
+        stamp(self.out.value, ec.now)
+        for i in range(3):
+            self.out.value.data[0] = 10.0 * ec.cycle + i
+            self.out.write()
+
+
+class ListenReader(Component):
+    """Reads every new sample each cycle; an ON_RECEIVED listener counts the samples as they
+    arrive, with the process id of the thread it runs in. Keeps per sample (ECInfo.now, the
+    sample's value, the listener's count when read, its process id)."""
+
+    category = "test"
+    path = Param(str, "", read_only=True, doc=".npz written at finalize")
+
+    def on_initialize(self) -> None:
+        from rtcf import PortEvent
+        self.inp = self.add_in_port("in", TimedDoubleSeq)
+        self.heard = 0
+        self.heard_pid = -1.0
+        self.inp.add_listener(PortEvent.ON_RECEIVED, self._heard)
+        self.rows: list[tuple[float, float, float, float]] = []
+
+    def _heard(self, port, connector, sample) -> None:
+        self.heard += 1
+        self.heard_pid = float(os.getpid())
+
+    def on_execute(self, ec) -> None:
+        while self.inp.read() is ReadStatus.NEW:
+            self.rows.append((ec.now, float(self.inp.value.data[0]), float(self.heard),
+                              self.heard_pid))
+
+    def on_finalize(self) -> None:
+        if self.path:
+            np.savez(self.path, rows=np.array(self.rows).reshape(-1, 4))

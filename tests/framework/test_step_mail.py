@@ -1,0 +1,151 @@
+"""Data on the lockstep step call (rtcf.corba.lockstep.StepMail): which pushes travel on a
+step, what a receiving process does with a carried sample (its InPortCdr's own put: decoding,
+listeners, a malformed payload refused), and what a disconnection drops."""
+
+from __future__ import annotations
+
+import threading
+from types import SimpleNamespace
+
+import numpy as np
+
+from rtcf.corba.cdr import codec_for
+from rtcf.corba.dataport import InPortCdrServant
+from rtcf.corba.idl import stub_module
+from rtcf.corba.lockstep import FollowerServant, RemoteFollower, StepMail
+from rtcf.datatypes import TimedDoubleSeq
+from rtcf.ports import ConnectorProps, InPort, PortEvent, RingBuffer
+
+Lockstep = stub_module("Lockstep")
+OpenRTM = stub_module("OpenRTM")
+
+
+def _tb() -> SimpleNamespace:
+    return SimpleNamespace(stepping=None, carried=0)
+
+
+def _reader(cid: str = "c1") -> tuple[InPort, InPortCdrServant, list[float]]:
+    """An InPort with one CDR connector servant and an ON_RECEIVED listener."""
+    port = InPort("in", TimedDoubleSeq)
+    props = ConnectorProps({"buffer.length": "8"})
+    heard: list[float] = []
+    port.add_listener(PortEvent.ON_RECEIVED, lambda p, c, s: heard.append(float(s.data[0])))
+    return port, InPortCdrServant(port, cid, RingBuffer(TimedDoubleSeq, props), props,
+                                  True), heard
+
+
+def _cdr(value: float) -> bytes:
+    return codec_for(TimedDoubleSeq, True).encode(TimedDoubleSeq(data=np.array([value])))
+
+
+def test_routes_leader_to_follower_and_back_never_follower_to_follower_or_other_runs():
+    leader, two = StepMail("sys", "main"), StepMail("sys", "two")
+    assert leader.route("sys/two") == "two" and two.route("sys/main") == "main"
+    assert two.route("sys/three") is None                   # follower to follower: a put
+    assert leader.route("sys/main") is None and two.route("sys/two") is None
+    assert leader.route("other/two") is None and leader.route(None) is None
+    assert leader.route("two") is None
+    assert StepMail("sys", "main", enabled=False).route("sys/two") is None
+
+
+def test_only_the_thread_running_an_instant_posts():
+    mail = StepMail("sys", "main")
+    assert not mail.stepping()                              # no time base yet
+    mail.tb = _tb()
+    assert not mail.stepping()                              # between instants
+    mail.tb.stepping = threading.get_ident()
+    assert mail.stepping()
+    other: list[bool] = []
+    t = threading.Thread(target=lambda: other.append(mail.stepping()))
+    t.start()
+    t.join()
+    assert other == [False]                                 # another thread: a put
+
+
+def test_carried_samples_reach_the_reader_in_write_order_through_its_put_and_listeners():
+    port, servant, heard = _reader()
+    mail = StepMail("sys", "two")
+    mail.tb, mail.inports = _tb(), {"c1": servant}
+    mail.deliver([Lockstep.Sample("c1", _cdr(v)) for v in (1.0, 2.0, 3.0)])
+    assert heard == [1.0, 2.0, 3.0]
+    got = []
+    while (sample := servant.buffer.take(TimedDoubleSeq())) is not None:
+        got.append(float(sample.data[0]))
+    assert got == [1.0, 2.0, 3.0] and servant.received == 3 and mail.tb.carried == 3
+
+
+def test_a_malformed_carried_sample_is_refused_as_a_put_and_the_rest_arrive(caplog):
+    port, servant, heard = _reader()
+    mail = StepMail("sys", "main")
+    mail.tb, mail.inports = _tb(), {"c1": servant}
+    assert servant.put(b"\x01\x02") == OpenRTM.PORT_ERROR     # what a put answers
+    mail.deliver([Lockstep.Sample("c1", b"\x01\x02"), Lockstep.Sample("c1", _cdr(4.0))])
+    assert mail.refused == 1 and heard == [4.0] and servant.received == 1
+    assert "malformed" in caplog.text
+
+
+def test_a_disconnected_connector_drops_what_was_queued_for_it_quietly():
+    mail = StepMail("sys", "main")
+    mail.tb = _tb()
+    mail.post("two", "gone", _cdr(1.0))
+    mail.post("two", "kept", _cdr(2.0))
+    mail.post("three", "gone", _cdr(3.0))
+    mail.drop("gone")
+    assert [s.connector for s in mail.take("two")] == ["kept"]
+    assert mail.take("three") == [] and mail.take("two") == [] and mail.dropped == 2
+    # carried to a process whose reader has gone meanwhile: dropped there as quietly
+    port, servant, heard = _reader("here")
+    mail.inports = {"here": servant}
+    mail.deliver([Lockstep.Sample("gone", _cdr(5.0)), Lockstep.Sample("here", _cdr(6.0))])
+    assert heard == [6.0] and mail.dropped == 3 and mail.refused == 0
+
+
+class _Ref:
+    """A follower's Follower object as the leader's client calls it."""
+
+    def __init__(self, answer: list) -> None:
+        self.calls: list[tuple] = []
+        self.answer = answer
+
+    def step(self, t, parts, inbox):
+        self.calls.append((t, list(parts), [(s.connector, s.data) for s in inbox]))
+        return self.answer
+
+
+def test_the_leader_sends_a_followers_queue_with_its_step_and_delivers_the_reply_at_once(
+        monkeypatch):
+    import omniORB
+    monkeypatch.setattr(omniORB, "setClientCallTimeout", lambda *a: None)
+    port, servant, heard = _reader("back")
+    mail = StepMail("sys", "main")
+    mail.tb, mail.inports = _tb(), {"back": servant}
+    mail.post("two", "to", b"a")
+    mail.post("two", "to", b"b")
+    mail.post("three", "x", b"c")
+    ref = _Ref([Lockstep.Sample("back", _cdr(7.0))])
+    client = RemoteFollower("two", ref, 1.0, mail)
+    client.step(0.01, [SimpleNamespace(index=0, name="e1")])
+    assert ref.calls == [(0.01, [0], [("to", b"a"), ("to", b"b")])]
+    assert heard == [7.0]                                   # delivered when step returned
+    assert [s.data for s in mail.take("three")] == [b"c"]   # another process's: kept
+
+
+def test_a_follower_delivers_its_inbox_before_its_parts_and_returns_what_they_wrote():
+    port, servant, heard = _reader("in")
+    mail = StepMail("sys", "two")
+    order: list[str] = []
+
+    class _Base:
+        stepping = None
+        carried = 0
+
+        def run_step(self, t, ecs):
+            order.append(f"run after {heard}")
+            mail.post("main", "out", b"z")                  # a part's flush write
+
+    mail.tb, mail.inports = _Base(), {"in": servant}
+    follower = FollowerServant(mail.tb, ["e1"], lambda reason: None, mail)
+    back = follower.step(0.02, [0], [Lockstep.Sample("in", _cdr(8.0))])
+    assert order == ["run after [8.0]"]
+    assert [(s.connector, s.data) for s in back] == [("out", b"z")]
+    assert mail.take("main") == []
