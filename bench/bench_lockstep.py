@@ -4,7 +4,9 @@ user runs it (``python -m rtcf.manager`` processes, CORBA, a private naming serv
 
 1. ``instant``: per-instant cost of a 100 Hz and a 1 kHz EC with one component in the
    launcher's process and one in another (``split``), against the same two components in
-   one process (``one``) and against the floor: a bare ``tick()`` round trip from this
+   one process (``one``); and of a 1 kHz system with one sample each way per instant
+   (``data``: a writer and a reader in the launcher's process, a relay in the other); each
+   against the floor: a bare ``tick()`` round trip from this
    process to a stepped EC in another process (OpenRTM's ExtTrigExecutionContextService,
    timed call by call). Flat out (factor 0), from the time base's report: wall time /
    instants (a mean). ``added`` = split - one, the price of the other process per
@@ -58,6 +60,24 @@ components:
   - {{type: Recorder, module: examples, name: b{where}}}
 execution_contexts:
   - {{name: e, kind: periodic, rate: {rate}, members: [a, b]}}
+"""
+
+# data both ways within each instant, as arm_sim_split's qRef out and q back: a writer
+# and a reader in the launcher's process, a relay (Gain) in the other; e1 runs sine then
+# the relay (one step), e2 the reader, which gets the relay's sample of the same instant
+DATA = """
+name: data{rate}
+simulation: {{real_time_factor: 0}}
+components:
+  - {{type: SineGenerator, module: examples, name: sine, params: {{channels: 7}}}}
+  - {{type: Gain, module: examples, name: relay{where}}}
+  - {{type: Recorder, module: examples, name: rec}}
+connections:
+  - {{from: sine.out, to: relay.in}}
+  - {{from: relay.out, to: rec.in}}
+execution_contexts:
+  - {{name: e1, kind: periodic, rate: {rate}, members: [sine, relay]}}
+  - {{name: e2, kind: periodic, rate: {rate}, members: [rec]}}
 """
 
 STEPPED = """
@@ -220,15 +240,18 @@ def tick_floor(ns: int, cwd: Path, n: int = 5000) -> np.ndarray:
 
 def bench_instant(ns: int, rounds: int, work: Path) -> None:
     print("\n## One instant: one process against two (flat out), and the tick() floor")
+    print("(pair: no data between the processes; data: one 7-double sample each way per "
+          "instant on flush connectors)")
     rows = []
-    for rate, seconds in ((100, 20.0), (1000, 5.0)):
+    for what, text, rate, seconds in (("pair", PAIR, 100, 20.0), ("pair", PAIR, 1000, 5.0),
+                                      ("data", DATA, 1000, 5.0)):
         one, split, floor50, floor99, floor_mean = [], [], [], [], []
         for r in range(rounds):
-            d = work / f"instant{rate}_{r}"
+            d = work / f"instant{what}{rate}_{r}"
             d.mkdir()
             for where, bucket in (("", one), (", process: two", split)):
-                path = d / f"pair{len(where)}.yaml"
-                path.write_text(PAIR.format(rate=rate, where=where))
+                path = d / f"{what}{len(where)}.yaml"
+                path.write_text(text.format(rate=rate, where=where))
                 sim, wall, instants, _, _ = run_report(path, ns, seconds, d)
                 bucket.append(wall / instants)
             f = tick_floor(ns, d)
@@ -238,8 +261,8 @@ def bench_instant(ns: int, rounds: int, work: Path) -> None:
         o, s = float(np.median(one)), float(np.median(split))
         f50, f99 = float(np.median(floor50)), float(np.median(floor99))
         fm = float(np.median(floor_mean))
-        rows.append([f"{rate} Hz", o * 1e6, s * 1e6, (s - o) * 1e6, f50 * 1e6, f99 * 1e6,
-                     fm * 1e6, (s - o) / f50, (s - o) / fm])
+        rows.append([f"{what} {rate} Hz", o * 1e6, s * 1e6, (s - o) * 1e6, f50 * 1e6,
+                     f99 * 1e6, fm * 1e6, (s - o) / f50, (s - o) / fm])
     print(table(["EC", "one process us/instant", "split us/instant", "added us",
                  "tick() floor p50 us", "floor p99 us", "floor mean us", "added / floor p50",
                  "added / floor mean"], rows, 2))

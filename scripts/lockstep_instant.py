@@ -1,9 +1,10 @@
 """Draw one simulated instant of compositions/arm_sim_split.yaml across its two processes
 (docs/img/lockstep_instant.png): the launcher's time base releases the instant at its
-wall-clock time, steps the planner's process once (one round trip), the planner's cycle
-pushes its qRef to the launcher's process before the step returns, then the launcher's own
-part of the EC runs (controller manager, physics, kinematics, loggers), and the time base
-waits for the next instant.
+wall-clock time, steps the planner's process once (one round trip) with the samples the
+launcher wrote for it since its previous step (q and dq), the planner's cycle writes its
+qRef into the step's reply, the launcher hands it to its readers' buffers, then the
+launcher's own part of the EC runs (controller manager, physics, kinematics, loggers; the
+new q and dq are queued for the next step), and the time base waits for the next instant.
 
 The durations are parameters (``--rtt``, ``--planner``, ``--local`` in microseconds;
 defaults: medians of bench/bench_lockstep.py on the development VM), so the picture is a
@@ -27,13 +28,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def draw(out: Path, rtt: float, planner: float, local: float, period: float = 1000.0) -> Path:
-    lanes = ["planner: ORB thread\n(serves step)", "main: ORB thread\n(serves put)",
-             "main: time base thread\n(rtcf-sim)"]
+    lanes = ["planner: ORB thread\n(serves step)", "main: time base thread\n(rtcf-sim)"]
     y = {name: 1.6 * i for i, name in enumerate(lanes)}
-    TB, ORB, PL = lanes[2], lanes[1], lanes[0]
+    TB, PL = lanes[1], lanes[0]
     h = 0.5
-    fig, (ax, strip) = plt.subplots(2, 1, figsize=(12, 6.2), dpi=110,
-                                    gridspec_kw={"height_ratios": [5, 1]})
+    fig, (ax, strip) = plt.subplots(2, 1, figsize=(12, 5.4), dpi=110,
+                                    gridspec_kw={"height_ratios": [4, 1]})
 
     def bar(lane: str, t0: float, t1: float, text: str, color: str, above: bool = False,
             below: bool = False) -> None:
@@ -59,21 +59,24 @@ def draw(out: Path, rtt: float, planner: float, local: float, period: float = 10
 
     half = rtt / 2
     t_arrive = half
-    t_planned = t_arrive + planner
-    put_at = t_arrive + 0.75 * planner
-    put_in = put_at + 0.4 * half
+    t_inbox = t_arrive + 10
+    t_planned = t_inbox + planner
     t_back = t_planned + half
-    end = t_back + local
+    t_given = t_back + 10
+    end = t_given + local
     bar(TB, -70, 0, "spin", "#dddddd")
     bar(TB, 0, t_back, "waits for the step", "#f2f2f2")
-    arrow(0, TB, t_arrive, PL, "step(t, [arm])\none call per process\nand instant", 8)
-    bar(PL, t_arrive, t_planned, "BlendingPlanner0 on_execute(t)", "#9ecae1", below=True)
-    arrow(put_at, PL, put_in, ORB, "qRef put\n(flush)", -30)
-    bar(ORB, put_in, put_in + 10, "into ControllerManager0.qRef\nand qRefLog.in buffers",
-        "#fdae6b", above=True)
-    arrow(t_planned, PL, t_back, TB, "step returns:\nthe sample is there", 8)
-    bar(TB, t_back, end, "ControllerManager0, Simulator0 (physics),\nKinematics0, qLog, "
-        "qRefLog at t", "#a1d99b")
+    arrow(0, TB, t_arrive, PL, "step(t, [arm], inbox: q, dq)\none call per process\n"
+          "and instant, data included", 8)
+    bar(PL, t_arrive, t_inbox, "", "#fdae6b")
+    bar(PL, t_inbox, t_planned, "inbox put into its buffers, then BlendingPlanner0 "
+        "on_execute(t):\nits qRef write goes into the reply", "#9ecae1", below=True)
+    arrow(t_planned, PL, t_back, TB, "step returns [qRef]", 8)
+    bar(TB, t_back, t_given, "", "#fdae6b")
+    bar(TB, t_given, end, "ControllerManager0, Simulator0 (physics),\nKinematics0, qLog, "
+        "qRefLog at t; q, dq queued", "#a1d99b")
+    ax.text(t_back, y[TB] + h / 2 + 0.08, "qRef put into ControllerManager0.qRef and "
+            "qRefLog.in buffers", ha="left", va="bottom", fontsize=8.5)
     bar(TB, end, end + 80, "idle...", "#fafafa")
     ax.axvline(0, color="tab:red", linewidth=1)
     ax.text(0, y[TB] + 0.75, " instant t released at its wall time", color="tab:red",

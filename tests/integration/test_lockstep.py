@@ -2,7 +2,7 @@
 ``simulation:`` whose components run in several processes, started as a user starts it
 (``python -m rtcf.manager FILE --duration S``), runs on one simulated clock: the order of a
 shared instant across processes, simulated stamps and ECInfo.now in every process, one step
-call per process and instant; a killed and a SIGSTOPped process end the run naming the
+call per process and instant, the data between the launcher's process and another on it; a killed and a SIGSTOPped process end the run naming the
 process and its execution contexts; a process that joins late is refused; the shipped split
 compositions give the logs of the one-process ones, bit for bit."""
 
@@ -120,6 +120,7 @@ execution_contexts:
 """
 
 
+@pytest.mark.slow
 def test_samples_cross_on_the_step_both_ways_in_write_order_heard_by_the_readers(
         naming, tmp_path):
     """Three samples per cycle each way within one instant: each reader gets its instant's
