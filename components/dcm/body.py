@@ -26,7 +26,8 @@ class Body(Protocol):
     """Anything that takes joint commands and returns measured joint positions.
 
     positions, hardness: (n_joints,) arrays in body order (the Position and Hardness actuator
-    values of the cycle); dt_s: time since the previous update [s]. Returns the (n_joints,)
+    values of the cycle; views of the DCM's own values, valid during the call: copy what you
+    keep, never write into them); dt_s: time since the previous update [s]. Returns the (n_joints,)
     Position sensor values [rad]; the returned array may be reused by the next call.
     Runs in: EC thread.
     """

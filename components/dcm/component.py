@@ -35,6 +35,14 @@ def find_model(name: str) -> Path:
                             f"{', '.join(dict.fromkeys(str(c.parent) for c in cands))})")
 
 
+def _run_of(index: np.ndarray) -> slice | np.ndarray:
+    """``index`` as a slice when it is a contiguous increasing run (a[slice] is a view, the
+    same values as a[index] without the gather), else ``index`` itself. Runs in: any thread."""
+    if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
+        return slice(int(index[0]), int(index[0]) + len(index))
+    return index
+
+
 class Connection:
     """Returned by at_pre_process / at_post_process; disconnect() removes the callback."""
 
@@ -157,6 +165,9 @@ class DCM(Component):
         d = self.devices
         self._pos = np.asarray(d.position_actuators)
         self._hard = np.asarray(d.hardness_actuators)
+        # how the cycle picks them out of the actuator values: a slice (a view, no copy) when
+        # the indices are a contiguous run, as in every model's table; else the indices
+        self._pos_at, self._hard_at = _run_of(self._pos), _run_of(self._hard)
         n = d.n_joints
         self.q_in = self.add_in_port("qRef", TimedDoubleSeq)
         self.q_out = self.add_out_port("q", TimedDoubleSeq)
@@ -239,7 +250,7 @@ class DCM(Component):
         if self.q_in.read_newest() is ReadStatus.NEW:
             self._apply_qref()
         dt = ec.period
-        sensors = self.robot_body.update(values[self._pos], values[self._hard], dt)
+        sensors = self.robot_body.update(values[self._pos_at], values[self._hard_at], dt)
         fault = getattr(self.robot_body, "fault", None)
         if fault is not None:
             self.log.error("body %s: %s; %s goes to ERROR (the other components run on): "
@@ -276,8 +287,8 @@ class DCM(Component):
 
     def _write(self, t: float, values: np.ndarray, sensors: np.ndarray) -> None:
         np.copyto(self.q_out.value.data, sensors)
-        np.take(values, self._pos, out=self.cmd_out.value.data)
-        np.take(values, self._hard, out=self.hard_out.value.data)
+        np.copyto(self.cmd_out.value.data, values[self._pos_at])
+        np.copyto(self.hard_out.value.data, values[self._hard_at])
         np.copyto(self.act_out.value.data, values)
         for port in (self.q_out, self.cmd_out, self.hard_out, self.act_out):
             stamp(port.value, t)
@@ -286,9 +297,9 @@ class DCM(Component):
     def _write_base(self, t: float) -> None:
         pos, rpy = self.robot_body.base_pos, self.robot_body.base_rpy
         p = self.base_pos_out.value
-        p.data.x, p.data.y, p.data.z = float(pos[0]), float(pos[1]), float(pos[2])
+        p.data.x, p.data.y, p.data.z = pos.tolist()       # floats, one call per vector
         r = self.base_rpy_out.value
-        r.data.r, r.data.p, r.data.y = float(rpy[0]), float(rpy[1]), float(rpy[2])
+        r.data.r, r.data.p, r.data.y = rpy.tolist()
         for port in (self.base_pos_out, self.base_rpy_out):
             stamp(port.value, t)
             port.write()

@@ -41,6 +41,8 @@ from rtcf_components.simulator.core import (SimDiverged, SimError, SimModel, Sim
 
 __all__ = ["MujocoBody", "SENSOR_KEYS", "body_model_problem"]
 
+_add_reduce = np.add.reduce   # ndarray.sum() of a float64 vector is this reduction
+
 _AXES = ("X", "Y", "Z")
 IMU_KEYS = tuple(f"InertialSensor/{q}{a}/Sensor/Value"
                  for q in ("Accelerometer", "Gyroscope", "Angle") for a in _AXES)
@@ -135,6 +137,8 @@ class MujocoBody:
         self._fsr_order = np.array([fsr_names.index(k) for k in want], dtype=np.intp)
         g = float(np.linalg.norm(self.sim.mj_model.opt.gravity))
         self._inv_g = 1.0 / g if g > 0.0 else 0.0
+        x = self.extra_sensors
+        self._fsr_views = (x[9:17], x[9:13], x[13:17])     # every FSR, the left, the right
         self.cycles = 0
         self.fault: str | None = None    # set when the physics blew up (see update)
         self._read()
@@ -165,9 +169,12 @@ class MujocoBody:
             lh, rh = self._hip
             cmd[rh] = cmd[lh]
             hard[rh] = hard[lh]
-        np.take(cmd, self._dcm_of, out=self._q_ref)
-        np.take(hard, self._dcm_of, out=self._stiff)
-        self.sim.set_position_targets(self._q_ref, self._stiff)
+        if self._identity:                                 # nao_v5: the same joint order
+            self.sim.set_position_targets(cmd, hard)
+        else:
+            cmd.take(self._dcm_of, out=self._q_ref)
+            hard.take(self._dcm_of, out=self._stiff)
+            self.sim.set_position_targets(self._q_ref, self._stiff)
         try:
             self.sim.step()
         except SimDiverged as e:
@@ -190,12 +197,12 @@ class MujocoBody:
         x[0:3] = s.acc
         x[3:6] = s.gyro
         x[6:9] = s.torso_rpy
-        fsr = x[9:17]
-        np.take(s.fsr, self._fsr_order, out=fsr)
+        fsr, left, right = self._fsr_views
+        s.fsr.take(self._fsr_order, out=fsr)
         fsr *= self._inv_g                                 # N -> kg (NAOqi's FSR unit)
-        x[17] = fsr[0:4].sum()
+        x[17] = _add_reduce(left)                          # what ndarray.sum calls
         x[18:20] = s.lcop
-        x[20] = fsr[4:8].sum()
+        x[20] = _add_reduce(right)
         x[21:23] = s.rcop
 
     def reset(self, positions: np.ndarray | None = None) -> None:

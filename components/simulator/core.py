@@ -46,6 +46,7 @@ _QVEL = int(mujoco.mjtWarning.mjWARN_BADQVEL)
 _QACC = int(mujoco.mjtWarning.mjWARN_BADQACC)
 _BAD_STATE = ((_QPOS, "positions (QPOS"), (_QVEL, "velocities (QVEL"),
               (_QACC, "accelerations (QACC"))
+_F64 = np.dtype(np.float64)
 SCALAR_JOINTS = 8   # up to this many joints the per-period checks run on Python floats
 VELOCITY_INSIDE = 1.0 - 1e-9   # a sum of squared ratios this far below 1 cannot hide a rounding
 
@@ -365,6 +366,8 @@ class Simulation:
         self._vlim_list = self._vlim.tolist() if n <= SCALAR_JOINTS else None
         self._scratch = np.zeros(n)
         self._over = np.zeros(n, dtype=bool)
+        self._shape = (n,)
+        self._stiffness_key: bytes | None = None   # the bits of the stiffness array in force
         # default: the zero posture moved inside the limits (NAO's elbow rolls exclude 0)
         if initial_q is not None:
             problem = initial_q_problem(model, initial_q)
@@ -431,6 +434,13 @@ class Simulation:
             yl, yr = fsr[[0, 2], 1].mean(), fsr[[1, 3], 1].mean()
             feet.append((int(site.id), body, float(xf), float(xr), float(yl), float(yr)))
         self._feet = tuple(feet)
+        # per foot, views of the rows _read_feet reads (MuJoCo's buffers are fixed for the
+        # life of mj_data; an attribute of MjData builds a new array at every access)
+        d = self.mj_data
+        self._foot_rows = tuple(
+            (d.cfrc_ext[body], d.subtree_com[int(m.body_rootid[body])], d.site_xpos[site],
+             d.site_xmat[site], xf, xr, yl, yr)
+            for site, body, xf, xr, yl, yr in self._feet)
 
     # ------------------------------------------------------------------ commands
 
@@ -451,6 +461,14 @@ class Simulation:
         self._set_stiffness(stiffness)
 
     def _set_stiffness(self, stiffness) -> None:
+        key = None
+        if (type(stiffness) is np.ndarray and stiffness.dtype == _F64
+                and stiffness.shape == self._shape):
+            # a stream of stiffness arrays (the DCM's Hardness every cycle) mostly repeats
+            # the last one: the same bits give the same limits and damping, already set
+            key = stiffness.tobytes()
+            if key == self._stiffness_key:
+                return
         s = self._check_stiffness(stiffness)
         np.multiply(self._effort, s, out=self._frc_hi)
         np.negative(self._frc_hi, out=self._frc_lo)
@@ -458,6 +476,7 @@ class Simulation:
             np.greater(s, 0.0, out=self._powered)
             np.multiply(self._emf, self._powered, out=self._damping)
             np.add(self._damping, self._damping0, out=self._damping)
+        self._stiffness_key = key     # only an array's bits: a number is checked each time
 
     def _check_stiffness(self, stiffness):
         """A validated stiffness: a float or an (n,) array in [0, 1], or SimError."""
@@ -653,17 +672,17 @@ class Simulation:
         """Foot wrenches from MuJoCo's external forces on the foot bodies (the floor's
         contacts), CoPs, the ZMP and the FSRs (each foot's normal force shared among its
         four FSRs by the CoP's bilinear position in their rectangle)."""
-        m, d, s = self.mj_model, self.mj_data, self.sensors
+        s = self.sensors
         fz_total = mx = my = 0.0
-        for k, (site, body, xf, xr, yl, yr) in enumerate(self._feet):
+        for k, (cfrc, com, xpos, xmat, xf, xr, yl, yr) in enumerate(self._foot_rows):
             out = s.lfoot if k == 0 else s.rfoot
             cop = s.lcop if k == 0 else s.rcop
             # MuJoCo's numbers as Python floats (tolist: one call each; the same IEEE
             # double arithmetic as on numpy scalars, a fraction of its cost)
-            w = d.cfrc_ext[body].tolist()           # torque about c, force; world axes
-            c = d.subtree_com[m.body_rootid[body]].tolist()
+            w = cfrc.tolist()                       # torque about c, force; world axes
+            c = com.tolist()
             fx, fy, fz = w[3], w[4], w[5]
-            p = d.site_xpos[site].tolist()
+            p = xpos.tolist()
             # torque about the world origin and about the sole origin
             ox = w[0] + c[1] * fz - c[2] * fy
             oy = w[1] + c[2] * fx - c[0] * fz
@@ -673,7 +692,7 @@ class Simulation:
             tx = ox - (p[1] * fz - p[2] * fy)
             ty = oy - (p[2] * fx - p[0] * fz)
             tz = w[2] + c[0] * fy - c[1] * fx - (p[0] * fy - p[1] * fx)
-            R = d.site_xmat[site].tolist()           # row-major 3x3, columns = sole axes
+            R = xmat.tolist()                        # row-major 3x3, columns = sole axes
             fn = R[2] * fx + R[5] * fy + R[8] * fz
             t0 = R[0] * tx + R[3] * ty + R[6] * tz
             t1 = R[1] * tx + R[4] * ty + R[7] * tz
