@@ -80,6 +80,19 @@ def body_model_problem(devices: Any, model: Any, period: float | None = None) ->
     return None
 
 
+def _adjacent(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """One view of the two float64 vectors ``a`` and ``b`` when ``b`` follows ``a`` in the
+    same buffer (``a`` then ``b``), else None. Runs in: any thread."""
+    base = a.base
+    if (base is None or b.base is not base or base.ndim != 1 or base.dtype != np.float64
+            or a.strides != (8,) or b.strides != (8,) or base.strides != (8,)):
+        return None
+    start = (a.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // 8
+    if b.__array_interface__["data"][0] != a.__array_interface__["data"][0] + 8 * a.size:
+        return None
+    return base[start: start + a.size + b.size]
+
+
 class MujocoBody:
     """NAO on MuJoCo behind the DCM (see the module doc).
 
@@ -139,6 +152,15 @@ class MujocoBody:
         self._inv_g = 1.0 / g if g > 0.0 else 0.0
         x = self.extra_sensors
         self._fsr_views = (x[9:17], x[9:13], x[13:17])     # every FSR, the left, the right
+        self._fsr_same = bool(np.array_equal(self._fsr_order, np.arange(len(FSR_KEYS))))
+        # the copies of each cycle: (into extra_sensors, from the core's sensors), on views
+        # made once; the accelerometer and the gyrometer as one block when MuJoCo keeps them
+        # side by side (nao_v5)
+        ss = self.sim.sensors
+        imu = _adjacent(ss.acc, ss.gyro)
+        self._copies = ((((x[0:6], imu),) if imu is not None else
+                         ((x[0:3], ss.acc), (x[3:6], ss.gyro))) +
+                        ((x[6:9], ss.torso_rpy), (x[18:20], ss.lcop), (x[21:23], ss.rcop)))
         self.cycles = 0
         self.fault: str | None = None    # set when the physics blew up (see update)
         self._read()
@@ -194,16 +216,16 @@ class MujocoBody:
             out[self._mapped] = s.q[self._mapped_sim]
             out[self._unmapped] = self._cmd[self._unmapped]
         x = self.extra_sensors
-        x[0:3] = s.acc
-        x[3:6] = s.gyro
-        x[6:9] = s.torso_rpy
+        for into, src in self._copies:                     # IMU, torso angles, CoPs
+            into[...] = src
         fsr, left, right = self._fsr_views
-        s.fsr.take(self._fsr_order, out=fsr)
-        fsr *= self._inv_g                                 # N -> kg (NAOqi's FSR unit)
+        if self._fsr_same:                                 # N -> kg (NAOqi's FSR unit)
+            np.multiply(s.fsr, self._inv_g, out=fsr)
+        else:
+            s.fsr.take(self._fsr_order, out=fsr)
+            fsr *= self._inv_g
         x[17] = _add_reduce(left)                          # what ndarray.sum calls
-        x[18:20] = s.lcop
         x[20] = _add_reduce(right)
-        x[21:23] = s.rcop
 
     def reset(self, positions: np.ndarray | None = None) -> None:
         """Back to standing on the floor (the model's reset posture, or ``positions`` in DCM

@@ -16,6 +16,7 @@ before it integrates). Sensor evaluation is switched off for the earlier substep
 from __future__ import annotations
 
 import math
+import struct
 from pathlib import Path
 
 import mujoco
@@ -47,6 +48,11 @@ _QACC = int(mujoco.mjtWarning.mjWARN_BADQACC)
 _BAD_STATE = ((_QPOS, "positions (QPOS"), (_QVEL, "velocities (QVEL"),
               (_QACC, "accelerations (QACC"))
 _F64 = np.dtype(np.float64)
+# the feet's sensors in one buffer (Simulation._read_feet): name -> (start, size)
+FEET_LAYOUT = {"lfoot": (0, 6), "rfoot": (6, 6), "lcop": (12, 2), "rcop": (14, 2),
+               "fsr": (16, 8), "zmp": (24, 3)}
+FEET_SIZE = 27
+_pack_into = struct.pack_into
 SCALAR_JOINTS = 8   # up to this many joints the per-period checks run on Python floats
 VELOCITY_INSIDE = 1.0 - 1e-9   # a sum of squared ratios this far below 1 cannot hide a rounding
 
@@ -293,9 +299,14 @@ def _read_only(view: np.ndarray) -> np.ndarray:
 def quat_rpy(q, out: np.ndarray) -> None:
     """Unit quaternion (w x y z) -> roll, pitch, yaw [rad] (Z-Y-X) into `out`."""
     w, x, y, z = q.tolist() if isinstance(q, np.ndarray) else (float(v) for v in q)
-    out[0] = math.atan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y))
-    out[1] = math.asin(max(-1.0, min(1.0, 2.0 * (w * y - z * x))))
-    out[2] = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    out[0], out[1], out[2] = _rpy(w, x, y, z)
+
+
+def _rpy(w: float, x: float, y: float, z: float) -> tuple[float, float, float]:
+    """quat_rpy's roll, pitch, yaw [rad] on floats."""
+    return (math.atan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y)),
+            math.asin(max(-1.0, min(1.0, 2.0 * (w * y - z * x)))),
+            math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z)))
 
 
 class Simulation:
@@ -390,6 +401,9 @@ class Simulation:
         if model.floating:
             s.base_pos, s.base_quat = _read_only(d.qpos[0:3]), _read_only(d.qpos[3:7])
         self._floating = model.floating
+        if model.floating:               # the two angle sensors side by side, one write
+            self._rpy_buffer = np.zeros(6)
+            s.base_rpy, s.torso_rpy = self._rpy_buffer[0:3], self._rpy_buffer[3:6]
         self._root = 1 if m.nbody > 1 else 0
         self._body_ids = {m.body(i).name: i for i in range(1, m.nbody)}
         self._feet = None
@@ -441,6 +455,15 @@ class Simulation:
             (d.cfrc_ext[body], d.subtree_com[int(m.body_rootid[body])], d.site_xpos[site],
              d.site_xmat[site], xf, xr, yl, yr)
             for site, body, xf, xr, yl, yr in self._feet)
+        # the feet's sensors as views of one buffer, written at once after each period
+        sens = self.sensors
+        buf = self._feet_buffer = np.zeros(FEET_SIZE)
+        for name, (at, size) in FEET_LAYOUT.items():
+            view = buf[at: at + size]
+            view[...] = getattr(sens, name)
+            setattr(sens, name, view)
+        self._feet_values = buf.tolist()
+        self._feet_format = f"{FEET_SIZE}d"
 
     # ------------------------------------------------------------------ commands
 
@@ -661,10 +684,9 @@ class Simulation:
                 np.abs(self._dq_view, out=u)
                 np.greater(u, self._vlim, out=self._over)
                 self.velocity_exceeded += int(np.count_nonzero(self._over))
-        if self._floating:
-            s = self.sensors
-            quat_rpy(s.base_quat, s.base_rpy)
-            s.torso_rpy[...] = s.base_rpy
+        if self._floating:                           # base_rpy and torso_rpy at once
+            rpy = _rpy(*self.sensors.base_quat.tolist())
+            _pack_into("6d", self._rpy_buffer, 0, *rpy, *rpy)
         if self._feet is not None:
             self._read_feet()
 
@@ -672,11 +694,9 @@ class Simulation:
         """Foot wrenches from MuJoCo's external forces on the foot bodies (the floor's
         contacts), CoPs, the ZMP and the FSRs (each foot's normal force shared among its
         four FSRs by the CoP's bilinear position in their rectangle)."""
-        s = self.sensors
+        v = self._feet_values          # lfoot, rfoot, lcop, rcop, fsr, zmp: FEET_LAYOUT
         fz_total = mx = my = 0.0
         for k, (cfrc, com, xpos, xmat, xf, xr, yl, yr) in enumerate(self._foot_rows):
-            out = s.lfoot if k == 0 else s.rfoot
-            cop = s.lcop if k == 0 else s.rcop
             # MuJoCo's numbers as Python floats (tolist: one call each; the same IEEE
             # double arithmetic as on numpy scalars, a fraction of its cost)
             w = cfrc.tolist()                       # torque about c, force; world axes
@@ -696,26 +716,34 @@ class Simulation:
             fn = R[2] * fx + R[5] * fy + R[8] * fz
             t0 = R[0] * tx + R[3] * ty + R[6] * tz
             t1 = R[1] * tx + R[4] * ty + R[7] * tz
-            out[...] = (R[0] * fx + R[3] * fy + R[6] * fz, R[1] * fx + R[4] * fy + R[7] * fz,
-                        fn, t0, t1, R[2] * tx + R[5] * ty + R[8] * tz)
+            o = 6 * k
+            v[o] = R[0] * fx + R[3] * fy + R[6] * fz
+            v[o + 1] = R[1] * fx + R[4] * fy + R[7] * fz
+            v[o + 2] = fn
+            v[o + 3] = t0
+            v[o + 4] = t1
+            v[o + 5] = R[2] * tx + R[5] * ty + R[8] * tz
             if fn > 1e-6:
-                cop[0], cop[1] = -t1 / fn, t0 / fn
-                u = min(1.0, max(0.0, (cop[0] - xr) / (xf - xr)))
-                v = min(1.0, max(0.0, (cop[1] - yr) / (yl - yr)))
+                cx, cy = -t1 / fn, t0 / fn
+                a = min(1.0, max(0.0, (cx - xr) / (xf - xr)))
+                b = min(1.0, max(0.0, (cy - yr) / (yl - yr)))
             else:
                 fn = 0.0
-                cop[0] = cop[1] = 0.0
-                u = v = 0.5
-            f = s.fsr
-            f[4 * k] = fn * u * v
-            f[4 * k + 1] = fn * u * (1.0 - v)
-            f[4 * k + 2] = fn * (1.0 - u) * v
-            f[4 * k + 3] = fn * (1.0 - u) * (1.0 - v)
+                cx = cy = 0.0
+                a = b = 0.5
+            v[12 + 2 * k] = cx
+            v[13 + 2 * k] = cy
+            f = 16 + 4 * k
+            v[f] = fn * a * b
+            v[f + 1] = fn * a * (1.0 - b)
+            v[f + 2] = fn * (1.0 - a) * b
+            v[f + 3] = fn * (1.0 - a) * (1.0 - b)
         if fz_total > 1e-6:
-            s.zmp[0], s.zmp[1] = -my / fz_total, mx / fz_total
+            v[24], v[25] = -my / fz_total, mx / fz_total
         else:
-            s.zmp[0] = s.zmp[1] = 0.0
-        s.zmp[2] = 0.0
+            v[24] = v[25] = 0.0
+        # every value into the sensors' one buffer in one call (the doubles as they are)
+        _pack_into(self._feet_format, self._feet_buffer, 0, *v)
 
     def body_state(self, name: str):
         """(pos [m], quat w x y z, linear velocity [m/s], angular velocity [rad/s]) of a

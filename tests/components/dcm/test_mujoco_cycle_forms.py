@@ -2,7 +2,8 @@
 replaced, bit for bit over many moving periods: the Position and Hardness values as views of
 the actuator values (not gathered copies), the servo targets and stiffness passed straight
 when the physics has the DCM's joint order, the FSR totals as the reduction ndarray.sum()
-makes, the FSR block gathered by the array's own take, and the ground-truth pose as floats
+makes, the FSR block scaled in one call when the physics keeps NAOqi's FSR order, the
+accelerometer and gyrometer copied as one block when MuJoCo keeps them side by side, and the ground-truth pose as floats
 of one tolist() per vector. One DCM on a stepped EC (rtcf.testing.Harness)."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ pytest.importorskip("mujoco")
 from rtcf.testing import Harness  # noqa: E402
 
 from rtcf_components.dcm.component import DCM, _run_of  # noqa: E402
+from rtcf_components.dcm.mujoco_body import _adjacent  # noqa: E402
 
 CYCLES = 200
 
@@ -32,6 +34,16 @@ def test_run_of_is_a_slice_only_for_a_contiguous_increasing_run():
     a = np.arange(20.0) * 1.5
     for idx in (np.arange(4, 11), np.array([5, 2, 9])):
         assert bits(a[_run_of(idx)]) == bits(np.take(a, idx))
+
+
+def test_adjacent_is_one_view_only_of_a_then_b_in_one_buffer():
+    buf = np.arange(12.0)
+    both = _adjacent(buf[2:5], buf[5:8])
+    assert both is not None and np.shares_memory(both, buf) and both.tolist() == [2, 3, 4, 5, 6, 7]
+    assert _adjacent(buf[2:5], buf[6:8]) is None         # a gap
+    assert _adjacent(buf[5:8], buf[2:5]) is None         # b before a
+    assert _adjacent(buf[2:5], np.arange(3.0)) is None   # another buffer
+    assert _adjacent(buf[0:6:2], buf[6:8]) is None       # strided
 
 
 def test_dcm_cycle_on_mujoco_gives_the_bits_of_the_former_formulas():
@@ -77,6 +89,9 @@ def test_dcm_cycle_on_mujoco_gives_the_bits_of_the_former_formulas():
             assert bits(x[9:17]) == bits(fsr), k
             assert bits(x[17:18]) == bits([x[9:13].sum()]) == bits([fsr[0:4].sum()]), k
             assert bits(x[20:21]) == bits([fsr[4:8].sum()]), k
+            ss = sim.sensors
+            assert bits(x[0:9]) == bits(np.concatenate((ss.acc, ss.gyro, ss.torso_rpy))), k
+            assert bits(x[18:20]) == bits(ss.lcop) and bits(x[21:23]) == bits(ss.rcop), k
             p, r = dcm.base_pos_out.value.data, dcm.base_rpy_out.value.data
             base = sim.sensors.base_pos
             rpy = sim.sensors.base_rpy

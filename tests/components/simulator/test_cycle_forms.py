@@ -1,6 +1,7 @@
 """The NAO's per-period code in the Simulator core, in its cheaper forms, against the formulas
 it replaced, bit for bit over many moving periods: the foot wrenches read through views made
-once (not MuJoCo's arrays looked up by index every period), and a repeated stiffness array
+once (not MuJoCo's arrays looked up by index every period) and written into the sensors in
+one packed call, the torso angles likewise, and a repeated stiffness array
 skipped (its limits and back-EMF damping set once), including an array changed in place and
 a sign of zero flipped."""
 
@@ -67,6 +68,16 @@ def feet_reference(sim: Simulation) -> dict:
     return out
 
 
+def rpy_reference(q) -> np.ndarray:
+    """The former quat_rpy into a fresh array, element by element."""
+    out = np.zeros(3)
+    w, x, y, z = q.tolist()
+    out[0] = math.atan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y))
+    out[1] = math.asin(max(-1.0, min(1.0, 2.0 * (w * y - z * x))))
+    out[2] = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    return out
+
+
 def limits_reference(sim: Simulation, s: np.ndarray) -> tuple:
     """The force range and the damping that stiffness ``s`` sets, computed afresh."""
     hi = sim.model.effort_limit * s
@@ -84,6 +95,7 @@ def test_feet_and_repeated_stiffness_give_the_bits_of_the_former_formulas():
     q = np.zeros(n)
     hard = np.full(n, 0.8)            # one array, changed in place as the DCM's Hardness is
     moved_feet = 0
+    rolled = set()
     for k in range(PERIODS):
         np.add(q0, 0.25 * math.sin(0.05 * k), out=q)
         np.clip(q, sim.model.lower, sim.model.upper, out=q)
@@ -103,7 +115,11 @@ def test_feet_and_repeated_stiffness_give_the_bits_of_the_former_formulas():
         for name, want in ref.items():
             assert bits(getattr(sim.sensors, name)) == bits(want), (k, name)
         moved_feet += ref["lfoot"][2] != 0.0
+        rpy = rpy_reference(sim.sensors.base_quat)
+        assert bits(sim.sensors.base_rpy) == bits(rpy) == bits(sim.sensors.torso_rpy), k
+        rolled.add(bits(rpy))
     assert moved_feet > PERIODS // 4        # a foot carried weight: the forms were used
+    assert len(rolled) > PERIODS // 2       # and the torso turned
 
 
 def test_a_number_after_an_array_and_the_same_array_again_set_the_limits_again():
