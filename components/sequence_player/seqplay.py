@@ -138,11 +138,16 @@ class SequencePlayerCore(GroupCommands):
         """New input port values (the shell calls this when a port has new data). A qInit
         of the wrong length makes the player unable to initialise until a good one comes."""
         if q_init is not None:
-            if np.size(q_init) == self.dof:
+            # an array's own size: the same number as np.size, without its wrapper (qInit
+            # comes every cycle)
+            size = q_init.size if type(q_init) is np.ndarray else np.size(q_init)
+            if size == self.dof:
                 self.q_init[:] = q_init
                 self.q_init_ok = True
             else:
                 self.q_init_ok = False
+        if base_pos is None and base_rpy is None and zmp is None:
+            return
         for arr, val in ((self.base_pos_init, base_pos), (self.base_rpy_init, base_rpy),
                          (self.zmp_init, zmp)):
             if val is not None and np.size(val) == 3:
