@@ -54,6 +54,18 @@ def test_set_joint_angles_starts_from_qinit_and_holds_the_front_sample():
     assert p.is_empty()
 
 
+def test_set_inputs_takes_an_array_or_a_list_and_refuses_the_wrong_length():
+    p = player()
+    for q in (np.zeros(3), [0.0] * 5):
+        p.set_inputs(q_init=q)
+        assert not p.q_init_ok, q
+    p.set_inputs(q_init=[0.1, 0.2, 0.3, 0.4], zmp=[0.0, 0.0, 0.1])
+    assert p.q_init_ok and list(p.q_init) == [0.1, 0.2, 0.3, 0.4]
+    assert list(p.zmp_init) == [0.0, 0.0, 0.1]
+    p.set_inputs(q_init=np.arange(4.0))
+    assert p.q_init_ok and list(p.q_init) == [0.0, 1.0, 2.0, 3.0]
+
+
 def test_tm_zero_is_one_sample_and_negative_tm_is_refused():
     p = player()
     p.set_joint_angles([1.0, 1.0, 1.0, 1.0], 0.0)
