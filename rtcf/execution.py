@@ -320,8 +320,10 @@ class ExecutionContext:
         cycle = self.cycles
         perf = time.perf_counter
         active = _S.ACTIVE
+        # one clock read per member: a member's end is the next one's start (its time
+        # includes the few stores of the previous member's timing below)
+        t0 = perf()
         for m in self._members:
-            t0 = perf()
             info = m.info
             info.planned = planned
             info.now = now
@@ -346,11 +348,13 @@ class ExecutionContext:
                             self._failed(m, "on_execute", f"on_execute returned {result!r}")
                     if m.state_update and m.next_state is active:
                         self._call(m, "on_state_update")
-                if m.primary and comp.params.has_staged:
+                if m.primary and comp.params._staged:     # params.has_staged, no call
                     self._apply_params(m)
             elif state is _S.ERROR:
                 self._call(m, "on_error")
-            dt = perf() - t0
+            t1 = perf()
+            dt = t1 - t0
+            t0 = t1
             m.exec_time = dt
             m.exec_sum += dt
             m.exec_count += 1

@@ -42,6 +42,9 @@ PRIVATE_READS = {
     ("simtime.py", "_startup_all"),
     # Param.__get__ is the hot path of every parameter read: no property call there
     ("params.py", "_params"),
+    # the EC asks every active member each cycle whether parameters are staged: the dict's
+    # truth, not a property call (Params.has_staged's own body)
+    ("execution.py", "_staged"),
 }
 # omniORB's and the standard library's names that start with "_" but are their API
 FOREIGN = {"_narrow", "_is_equivalent", "_non_existent", "_is_a", "_this", "_v", "_n",
