@@ -37,6 +37,9 @@ __all__ = ["ExecutionContext", "PeriodicEC", "SteppedEC", "Member", "check_rate"
            "RATE_MIN", "RATE_MAX"]
 
 _S = LifeCycleState
+# the states the cycle compares with, looked up once (an enum member's lookup through its
+# class costs about as much as calling an empty hook)
+_ACTIVE, _ERROR = _S.ACTIVE, _S.ERROR
 HISTORY = 8192  # cycles of timing history kept for percentiles
 
 class Member:
@@ -319,7 +322,7 @@ class ExecutionContext:
         self._last_start = now
         cycle = self.cycles
         perf = time.perf_counter
-        active = _S.ACTIVE
+        active = _ACTIVE
         # one clock read per member: a member's end is the next one's start (its time
         # includes the few stores of the previous member's timing below)
         t0 = perf()
@@ -350,7 +353,7 @@ class ExecutionContext:
                         self._call(m, "on_state_update")
                 if m.primary and comp.params._staged:     # params.has_staged, no call
                     self._apply_params(m)
-            elif state is _S.ERROR:
+            elif state is _ERROR:
                 self._call(m, "on_error")
             t1 = perf()
             dt = t1 - t0
