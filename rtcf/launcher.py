@@ -512,6 +512,7 @@ class Lockstep:
             tb.add_remote(rp)
         rt = manager.corba
         self.mail.tb, self.mail.inports = tb, rt.inports
+        self.mail.followers = frozenset(expected)
         self.servant = LeaderServant(tb, expected, remote, self.step_timeout, self.mail)
         self.servant.ref = rt.activate(self.servant)
         rt.ensure_naming()

@@ -53,9 +53,9 @@ class StepMail:
 
     A writer's flush push to an InPortCdr in another process of the same lockstep run goes
     on the step when it is made while an instant runs (the time base's ``stepping`` thread)
-    and the pair is leader -> follower or follower -> leader: the CDR payload is posted for
-    that process instead of put. The leader sends a follower's posted samples as the inbox
-    of its next step; a follower returns what it posted during a step as the step's result.
+    and the pair is leader -> a follower it steps or follower -> leader: the CDR payload is
+    posted for that process instead of put. The leader sends a follower's posted samples as
+    the inbox of its next step; a follower returns what it posted during a step as the step's result.
     The receiving process hands each to its connector's InPortCdrServant.put() (decoding,
     listeners, errors as for a put), in write order, before anything else of the instant
     runs. Every other push (another thread, between instants, follower to follower, a peer
@@ -73,6 +73,7 @@ class StepMail:
         self.leader = process == MAIN
         self.enabled = bool(enabled)
         self.tb: Any = None                 # the process's SimTimeBase (set at start)
+        self.followers: frozenset[str] = frozenset()   # leader: the processes it steps
         self.inports: dict[str, Any] = {}   # the runtime's connector id -> InPortCdrServant
         self._boxes: dict[str, list[Any]] = {}
         self._lock = threading.Lock()
@@ -92,9 +93,9 @@ class StepMail:
         system, _, process = address.rpartition("/")
         if system != self.system or process == self.process or not process:
             return None
-        if self.leader or process == MAIN:
-            return process
-        return None
+        if self.leader:                 # only to a process whose steps take its box
+            return process if process in self.followers else None
+        return process if process == MAIN else None
 
     def stepping(self) -> bool:
         """This thread runs an instant of the process's time base now."""

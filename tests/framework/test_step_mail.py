@@ -40,7 +40,10 @@ def _cdr(value: float) -> bytes:
 
 def test_routes_leader_to_follower_and_back_never_follower_to_follower_or_other_runs():
     leader, two = StepMail("sys", "main"), StepMail("sys", "two")
+    leader.followers = frozenset({"two", "three"})
     assert leader.route("sys/two") == "two" and two.route("sys/main") == "main"
+    # a process the leader does not step would never take its box: a put
+    assert leader.route("sys/four") is None
     assert two.route("sys/three") is None                   # follower to follower: a put
     assert leader.route("sys/main") is None and two.route("sys/two") is None
     assert leader.route("other/two") is None and leader.route(None) is None
