@@ -223,7 +223,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=10.0, help="per system run")
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--messages", type=int, default=20000, help="part 1, in-process runs")
+    ap.add_argument("--messages", type=int, default=100000,
+                    help="part 1, in-process runs (20,000 took 0.1-0.5 s a row: too "
+                         "short on a loaded machine)")
     ap.add_argument("--burst", type=int, action="append",
                     help="samples per 1 kHz cycle in the end-to-end run (default 1, 5, 20)")
     ap.add_argument("--warmup", type=float, default=8.0)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import struct
 import sys
 import threading
 import time
@@ -18,9 +19,11 @@ from typing import Any
 
 from .cli import add_nameserver_arg, check_output, positive, run_tool, sigterm_as_interrupt
 from .mcapio import (CDR_LE, ENCODINGS, ChannelSpec, channel_schema, has_tm,
-                     json_message_encoder, publish_ns_of)
+                     json_message_encoder)
 
 __all__ = ["McapRecorder", "main"]
+
+_tm_of = struct.Struct("<II").unpack_from     # a Timed sample's tm: (sec, nsec), first
 
 
 class _Sink:
@@ -102,6 +105,7 @@ class McapRecorder:
         self._out = [(cid, has_tm(spec.cls),
                       json_message_encoder(spec.cls) if encoding == "json" else None)
                      for cid, spec in zip(self.channel_ids, specs)]
+        self._add = self.writer.add_message
         self._good = (self._stream.pos, 0)     # (file size, messages) at a record boundary
         self.kept: int | None = None
         self.bad = [0] * len(specs)
@@ -118,7 +122,11 @@ class McapRecorder:
     def _write(self, item: tuple) -> None:
         key, t_ns, data = item
         cid, timed, to_json = self._out[key]
-        pub = publish_ns_of(data, t_ns) if timed else t_ns
+        if timed and len(data) >= 8:       # publish_ns_of, written out
+            sec, nsec = _tm_of(data)
+            pub = sec * 1_000_000_000 + nsec
+        else:
+            pub = t_ns
         if to_json is None:
             msg = CDR_LE + data
         else:
@@ -127,12 +135,14 @@ class McapRecorder:
             except (ValueError, TypeError):
                 self.bad[key] += 1         # a malformed payload: counted, not written
                 return
-        n = self.written[key] = self.written[key] + 1
-        before = self._stream.pos
-        self.writer.add_message(cid, log_time=t_ns, data=msg, publish_time=pub, sequence=n)
+        written, stream = self.written, self._stream
+        n = written[key] = written[key] + 1
+        before = stream.pos
+        # mcap's Writer.add_message(channel_id, log_time, data, publish_time, sequence)
+        self._add(cid, t_ns, msg, pub, n)
         self.bytes += len(msg)
-        if self._stream.pos != before:   # a chunk went out whole, this message with it
-            self._good = (self._stream.pos, sum(self.written))
+        if stream.pos != before:         # a chunk went out whole, this message with it
+            self._good = (stream.pos, sum(written))
 
     def _run(self) -> None:
         """Runs in: the writer thread."""
