@@ -1,7 +1,8 @@
 """Recording cost: rtcf-record's throughput next to the bare ``mcap`` writer, and what
 recording every port costs the default system's EC.
 
-Part 1, throughput of TimedDoubleSeq(30) (one run, ratios against the floor):
+Part 1, throughput of TimedDoubleSeq(30) (ratios against the floor; the in-process rows
+are the median of ``--repeat`` runs of all of them one after the other):
 
 * ``mcap floor``: the bare mcap Writer adding pre-encoded messages (no rtcf at all);
 * ``recorder, no CORBA``: rtcf-record's writer (McapRecorder fed by its SampleQueue), json
@@ -226,6 +227,9 @@ def main() -> int:
     ap.add_argument("--messages", type=int, default=100000,
                     help="part 1, in-process runs (20,000 took 0.1-0.5 s a row: too "
                          "short on a loaded machine)")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="part 1, in-process rows: runs of floor and recorder one after the "
+                         "other, each row the median")
     ap.add_argument("--burst", type=int, action="append",
                     help="samples per 1 kHz cycle in the end-to-end run (default 1, 5, 20)")
     ap.add_argument("--warmup", type=float, default=8.0)
@@ -240,8 +244,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-record-") as tmpd:
         tmp = Path(tmpd)
         if not args.skip_throughput:
-            rows = floor(args.messages, tmp)
-            rows += recorder_no_corba(args.messages, tmp)
+            runs = [floor(args.messages, tmp) + recorder_no_corba(args.messages, tmp)
+                    for _ in range(args.repeat)]
+            rows = [(r[0][0], *(float(np.median([x[i] for x in r])) for i in (1, 2)), "",
+                     float(np.median([x[4] for x in r]))) for r in zip(*runs)]
             for burst in args.burst or [1, 5, 20]:
                 for enc in ("json", "cdr"):
                     rows += end_to_end(min(args.seconds, 5.0), burst, enc, tmp)
@@ -257,11 +263,12 @@ def main() -> int:
                 cpu_ratio = cpu_rate / fl[enc][4] if cpu_rate and enc in fl else None
                 out.append([name, rate, ratio, cpu_rate, cpu_ratio, size,
                             r[3] if len(r) > 3 else ""])
-            print("Part 1: TimedDoubleSeq(30) throughput (one run; ratio = / the bare mcap "
+            print(f"Part 1: TimedDoubleSeq(30) throughput (in-process rows: median of "
+                  f"{args.repeat} runs of {args.messages} messages; ratio = / the bare mcap "
                   "writer of the same encoding; per CPU s: messages per second of the "
                   "process's CPU time, what counts on a loaded machine)")
             print(table(["what", "messages/s", "ratio", "per CPU s", "ratio (CPU)",
-                         "bytes/msg in file", "note"], out))
+                         "bytes/msg in file", "note"], out, digits=2))
         if args.skip_system:
             return 0
         print()
