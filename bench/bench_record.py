@@ -2,7 +2,8 @@
 recording every port costs the default system's EC.
 
 Part 1, throughput of TimedDoubleSeq(30) (ratios against the floor; the in-process rows
-are the median of ``--repeat`` runs of all of them one after the other):
+are the median of ``--repeat`` runs, each recorder run right after the floor run of its
+encoding, its ratios the median of its ratios to that run):
 
 * ``mcap floor``: the bare mcap Writer adding pre-encoded messages (no rtcf at all);
 * ``recorder, no CORBA``: rtcf-record's writer (McapRecorder fed by its SampleQueue), json
@@ -53,14 +54,15 @@ def _payload() -> bytes:
     return codec_for(TimedDoubleSeq).encode(s)
 
 
-def floor(n: int, tmp: Path) -> list:
+def floor(n: int, tmp: Path, encodings: tuple = ("cdr", "json")) -> list:
     """The bare mcap writer: pre-encoded cdr and json messages, one channel."""
     from mcap.writer import CompressionType, Writer
     from rtcf.datatypes import TimedDoubleSeq
     from rtcf.tools.mcapio import channel_schema, encode_cdr, encode_json
     rows = []
     raw = _payload()
-    for enc, msg in (("cdr", encode_cdr(raw)), ("json", encode_json(TimedDoubleSeq, raw))):
+    for enc in encodings:
+        msg = encode_cdr(raw) if enc == "cdr" else encode_json(TimedDoubleSeq, raw)
         path = tmp / f"floor-{enc}.mcap"
         with open(path, "wb") as f:
             w = Writer(f, compression=CompressionType.NONE)
@@ -79,7 +81,7 @@ def floor(n: int, tmp: Path) -> list:
     return rows
 
 
-def recorder_no_corba(n: int, tmp: Path) -> list:
+def recorder_no_corba(n: int, tmp: Path, encodings: tuple = ("cdr", "json")) -> list:
     """rtcf-record's writer thread: queue -> encode -> mcap, with the queue pre-filled."""
     from rtcf.datatypes import TimedDoubleSeq
     from rtcf.tools.mcapio import ChannelSpec
@@ -87,7 +89,7 @@ def recorder_no_corba(n: int, tmp: Path) -> list:
     from rtcf.tools.tap import SampleQueue
     raw = _payload()
     rows = []
-    for enc in ("cdr", "json"):
+    for enc in encodings:
         q = SampleQueue(n + 1)
         for i in range(n):
             q.offer((0, i, raw))
@@ -244,8 +246,20 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-record-") as tmpd:
         tmp = Path(tmpd)
         if not args.skip_throughput:
-            runs = [floor(args.messages, tmp) + recorder_no_corba(args.messages, tmp)
+            # each run: floor cdr, recorder cdr, floor json, recorder json, one after the
+            # other; a recorder's ratios are the median of its ratios to the floor run just
+            # before it (the load of the other jobs moves between runs)
+            runs = [[row for enc in ("cdr", "json")
+                     for row in floor(args.messages, tmp, (enc,))
+                     + recorder_no_corba(args.messages, tmp, (enc,))]
                     for _ in range(args.repeat)]
+            paired = {run[i][0]: [] for run in runs for i in (1, 3)}
+            for run in runs:
+                for i in (1, 3):
+                    paired[run[i][0]].append((run[i][1] / run[i - 1][1],
+                                              run[i][4] / run[i - 1][4]))
+            paired = {k: tuple(float(np.median([x[j] for x in v])) for j in (0, 1))
+                      for k, v in paired.items()}
             rows = [(r[0][0], *(float(np.median([x[i] for x in r])) for i in (1, 2)), "",
                      float(np.median([x[4] for x in r]))) for r in zip(*runs)]
             for burst in args.burst or [1, 5, 20]:
@@ -261,12 +275,15 @@ def main() -> int:
                 ratio = rate / fl[enc][1] if rate and enc in fl else None
                 cpu_rate = r[4] if len(r) > 4 else None
                 cpu_ratio = cpu_rate / fl[enc][4] if cpu_rate and enc in fl else None
+                if name in paired:
+                    ratio, cpu_ratio = paired[name]
                 out.append([name, rate, ratio, cpu_rate, cpu_ratio, size,
                             r[3] if len(r) > 3 else ""])
             print(f"Part 1: TimedDoubleSeq(30) throughput (in-process rows: median of "
-                  f"{args.repeat} runs of {args.messages} messages; ratio = / the bare mcap "
-                  "writer of the same encoding; per CPU s: messages per second of the "
-                  "process's CPU time, what counts on a loaded machine)")
+                  f"{args.repeat} runs of {args.messages} messages, each recorder run right "
+                  "after a floor run, its ratios the median of the ratios to that run; "
+                  "ratio = / the bare mcap writer of the same encoding; per CPU s: messages "
+                  "per second of the process's CPU time, what counts on a loaded machine)")
             print(table(["what", "messages/s", "ratio", "per CPU s", "ratio (CPU)",
                          "bytes/msg in file", "note"], out, digits=2))
         if args.skip_system:
