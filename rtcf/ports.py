@@ -42,6 +42,11 @@ class ReadStatus(enum.Enum):
     NO_DATA = "no_data"  # nothing ever received
 
 
+# members used on every call, looked up once (an enum member's lookup through its class
+# costs about 1k instructions on Python 3.11)
+_NEW, _OLD, _NO_DATA = ReadStatus.NEW, ReadStatus.OLD, ReadStatus.NO_DATA
+
+
 class PortStatus(enum.IntEnum):
     """OpenRTM::PortStatus (the InPortCdr.put result), same numbering."""
     PORT_OK = 0
@@ -219,7 +224,7 @@ class RingBuffer:
             self._count += 1
             if self._blocking:
                 self._cond.notify_all()  # type: ignore[union-attr]
-            return PortStatus.PORT_OK
+            return _OK
 
     def _overwrite_put(self) -> Callable[[DataType], PortStatus]:
         """put() for the overwrite policy, no blocking, nothing stamped: a full buffer drops
@@ -293,7 +298,7 @@ class RingBuffer:
                 self._count += 1
             if self.stamp_received:
                 stamp(self._slots[idx], wall_time())
-            return PortStatus.PORT_OK
+            return _OK
 
     def put_status_full(self) -> bool:
         return self._count == self.length
@@ -397,18 +402,18 @@ class Publisher:
             if self._sync is None:
                 if self.kind == "new":      # a periodic publisher wakes on its own clock
                     self._cond.notify()
-                return PortStatus.PORT_OK
+                return _OK
             if self.kind == "periodic":
                 t = self._sync.now()
                 if t < self._next_push:
-                    return PortStatus.PORT_OK
+                    return _OK
                 rate = self.props.push_rate
                 n = math.floor(t * rate) + 1
                 while n / rate <= t:
                     n += 1
                 self._next_push = n / rate
             batch = self._pick()
-        status = PortStatus.PORT_OK
+        status = _OK
         for s in batch:
             status = self._send(s)
         with self._cond:
@@ -424,7 +429,7 @@ class Publisher:
             get_logger().exception("data port delivery failed")
             status = PortStatus.UNKNOWN_ERROR
         self.last_status = status
-        if status == PortStatus.PORT_OK:
+        if status == _OK:
             self.sent += 1
         else:
             self.failed += 1
@@ -701,23 +706,23 @@ class InPort(Port):
                         stamp(out, wall_time())
                     if self._listeners:
                         self._notify(PortEvent.ON_READ, "", out)
-                    return ReadStatus.NEW
+                    return _NEW
         if self._read_policy == "block" and self._buffers:
             out = self._buffers[0].take(self.value, block=True)
             if out is not None:
                 self.value = out
                 self._received = True
-                return ReadStatus.NEW
+                return _NEW
         if self._listeners:
             self._notify(PortEvent.ON_BUFFER_EMPTY, "", None)
-        return ReadStatus.OLD if self._received else ReadStatus.NO_DATA
+        return _OLD if self._received else _NO_DATA
 
     def read_newest(self) -> ReadStatus:
         """Drop everything but the newest unread sample, then read it. Runs in: EC thread."""
-        status = ReadStatus.OLD if self._received else ReadStatus.NO_DATA
+        status = _OLD if self._received else _NO_DATA
         while True:
             s = self.read()
-            if s is not ReadStatus.NEW:
+            if s is not _NEW:
                 return status
             status = s
             # nothing more to take and nothing a further read() would do (pull, block,
@@ -762,7 +767,7 @@ class InPort(Port):
         port = self
         buf = self._buffers[0]
         take = buf.take
-        new, old, no_data = ReadStatus.NEW, ReadStatus.OLD, ReadStatus.NO_DATA
+        new, old, no_data = _NEW, _OLD, _NO_DATA
 
         def read() -> ReadStatus:
             if buf._count:
@@ -813,7 +818,7 @@ class InPort(Port):
             status = put(sample)
             if was_full:
                 self._notify(PortEvent.ON_BUFFER_FULL, connector_id, sample)
-            if status == PortStatus.PORT_OK:
+            if status == _OK:
                 self._notify(PortEvent.ON_RECEIVED, connector_id, sample)
             return status
         # overwrite never refuses a sample: the writer may skip the status bookkeeping
