@@ -233,6 +233,10 @@ HOW: dict[str, Run | By] = {
     ".venv/bin/python bench/bench_sim_system.py --seconds 5 --rounds 2":
         Run(variant=".venv/bin/python bench/bench_sim_system.py --seconds 1 --rounds 1 "
                     "--fast-rounds 1 --warmup 0", expect=r"arm_sim"),
+    ".venv/bin/python bench/bench_record.py --skip-system --seconds 10 --rounds 2":
+        Run(variant=".venv/bin/python bench/bench_record.py --skip-system --seconds 1 "
+                    "--rounds 1 --messages 2000 --repeat 1 --burst 1",
+            expect=r"recorder, no CORBA \(json\)"),
     ".venv/bin/python bench/bench_lockstep.py --rounds 3":
         Run(variant=".venv/bin/python bench/bench_lockstep.py --only systems --rounds 1 "
                     "--seconds 0.5", expect=r"arm_sim_split"),
