@@ -86,7 +86,7 @@ class InPortCdrServant(OpenRTM__POA.InPortCdr):
         self.received = 0
 
     def put(self, data: bytes) -> Any:
-        if self.direct and not self.port.listened:
+        if self.direct and not self.port._listeners:
             try:
                 self.buffer.put_decoded(self.codec.decode, data)
             except (ValueError, TypeError) as e:
@@ -303,16 +303,9 @@ class DataPortServant(PortServiceBase):
             return direct
         # the reader lives in another process of this lockstep run: a push made while an
         # instant runs travels on the step call (StepMail), any other is a put
-        stepping, post = mail.stepping, mail.post
-        cid = cp.connector_id
-        encode = codec_for(self.port.data_type, little).encode
-        ok = PortStatus.PORT_OK
-
-        def deliver(sample: Any) -> PortStatus:
-            if stepping():
-                post(dest, cid, encode(sample))
-                return ok
-            return direct(sample)
+        deliver = mail.carrier(dest, cp.connector_id,
+                               codec_for(self.port.data_type, little).encode, direct,
+                               PortStatus.PORT_OK)
         deliver.fast_ok = True  # type: ignore[attr-defined]
         return deliver
 

@@ -75,6 +75,8 @@ class StepMail:
         self.tb: Any = None                 # the process's SimTimeBase (set at start)
         self.followers: frozenset[str] = frozenset()   # leader: the processes it steps
         self.inports: dict[str, Any] = {}   # the runtime's connector id -> InPortCdrServant
+        # process -> its box: one list object for the mail's life (a carrier holds it),
+        # emptied in place by take()
         self._boxes: dict[str, list[Any]] = {}
         self._lock = threading.Lock()
         self.refused = 0                    # delivered samples their InPortCdr refused
@@ -102,28 +104,64 @@ class StepMail:
         tb = self.tb
         return tb is not None and tb.stepping == threading.get_ident()
 
-    def post(self, process: str, connector: str, data: bytes) -> None:
+    def box(self, process: str) -> list[Any]:
+        """The box of samples posted for ``process`` (made once, kept)."""
         with self._lock:
             box = self._boxes.get(process)
             if box is None:
                 box = self._boxes[process] = []
-            box.append(Lockstep.Sample(connector, data))
+            return box
+
+    def post(self, process: str, connector: str, data: bytes) -> None:
+        box = self._boxes.get(process)
+        if box is None:
+            box = self.box(process)
+        sample = Lockstep.Sample(connector, data)
+        with self._lock:
+            box.append(sample)
         self.tb.carried += 1
+
+    def carrier(self, process: str, connector: str, encode: Callable[[Any], bytes],
+                direct: Callable[[Any], Any], ok: Any) -> Callable[[Any], Any]:
+        """The deliver function of a writer's flush connector to a reader in ``process``
+        (route() said so): while this thread runs an instant, the sample's CDR (``encode``)
+        is posted for ``process`` and ``ok`` answered; otherwise ``direct(sample)`` (a put).
+        Everything that does not change per sample is looked up here, once per connector.
+        Runs in: the thread that connects; the function runs in the writer's thread."""
+        box = self.box(process)
+        lock = self._lock
+        make = Lockstep.Sample
+        get_ident = threading.get_ident
+        mail = self
+
+        def deliver(sample: Any) -> Any:
+            tb = mail.tb
+            if tb is None or tb.stepping != get_ident():
+                return direct(sample)
+            carried = make(connector, encode(sample))
+            with lock:
+                box.append(carried)
+            tb.carried += 1
+            return ok
+        return deliver
 
     def take(self, process: str) -> list[Any]:
         """What is posted for ``process``, in write order; the box is emptied."""
-        if not self._boxes:
-            return []
+        box = self._boxes.get(process)
+        if not box:                     # nothing posted: no lock, the shared empty list
+            return _NONE
         with self._lock:
-            return self._boxes.pop(process, [])
+            out = box[:]
+            box.clear()
+        return out
 
     def drop(self, connector: str) -> None:
         """A connector was disconnected: what is still posted for it is dropped."""
         with self._lock:
-            for process, box in list(self._boxes.items()):
+            for box in self._boxes.values():
                 kept = [s for s in box if s.connector != connector]
                 self.dropped += len(box) - len(kept)
-                self._boxes[process] = kept
+                box[:] = kept
 
     def deliver(self, samples: list[Any]) -> None:
         """Hand samples another process carried to this one to their InPortCdrServants
@@ -137,8 +175,12 @@ class StepMail:
                 continue
             if servant.put(s.data) is not ok:
                 self.refused += 1
-        if samples and self.tb is not None:
-            self.tb.carried += len(samples)
+        tb = self.tb
+        if tb is not None:
+            tb.carried += len(samples)
+
+
+_NONE: list[Any] = []       # take()'s answer for an empty box: never appended to
 
 
 def _why(e: Exception, timeout: float) -> str:
@@ -158,6 +200,7 @@ class FollowerServant(Lockstep__POA.Follower):
                  mail: StepMail | None = None):
         self.tb = time_base
         self.parts = list(parts)        # SimulationECs, in the order joined with
+        self._single = [[ec] for ec in self.parts]   # a step of one part: its list, made once
         self.on_finish = on_finish
         self.mail = mail
         self.stopping = False
@@ -167,20 +210,28 @@ class FollowerServant(Lockstep__POA.Follower):
         if self.stopping:
             raise Lockstep.Refused("this process is stopping")
         try:
-            ecs = [self.parts[i] for i in parts]
+            if len(parts) == 1:
+                ecs = self._single[parts[0]]
+            else:
+                ecs = [self.parts[i] for i in parts]
         except (IndexError, TypeError):
             raise Lockstep.Refused(f"no part {list(parts)!r}: this process runs "
                                    f"{len(self.parts)}") from None
         mail = self.mail
-        if inbox and mail is not None:
+        if mail is None:
+            try:
+                self.tb.run_step(t, ecs)
+            except LockstepError as e:
+                raise Lockstep.Refused(e.reason) from None
+            return _NONE
+        if inbox:
             mail.deliver(inbox)         # the leader's samples, before the parts run
         try:
             self.tb.run_step(t, ecs)
         except LockstepError as e:
-            if mail is not None:
-                mail.take(MAIN)
+            mail.take(MAIN)
             raise Lockstep.Refused(e.reason) from None
-        return mail.take(MAIN) if mail is not None else []
+        return mail.take(MAIN)
 
     def finish(self, reason: str) -> None:
         log.info("the leader ended the lockstep run: %s", reason)
@@ -199,13 +250,18 @@ class RemoteFollower:
         self.timeout = float(step_timeout)
         self.mail = mail
         omniORB.setClientCallTimeout(ref, max(1, int(self.timeout * 1000)))
+        obj = getattr(ref, "_obj", None)
+        if obj is not None:             # the generated step() minus one Python frame
+            self._invoke, self._desc = obj.invoke, Lockstep.Follower._d_step
+        else:                           # another implementation of the interface (tests)
+            self._invoke, self._desc = (lambda op, desc, args: ref.step(*args)), None
 
     def step(self, t: float, parts: list[Any]) -> None:
-        key = [p.index for p in parts]
+        key = [parts[0].index] if len(parts) == 1 else [p.index for p in parts]
         mail = self.mail
-        inbox = mail.take(self.process) if mail is not None else []
+        inbox = mail.take(self.process) if mail is not None else _NONE
         try:
-            out = self.ref.step(t, key, inbox)
+            out = self._invoke("step", self._desc, (t, key, inbox))
             if out and mail is not None:
                 mail.deliver(out)       # before the next EC in the order runs
         except Lockstep.Refused as e:
