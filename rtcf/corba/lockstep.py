@@ -116,9 +116,8 @@ class StepMail:
         box = self._boxes.get(process)
         if box is None:
             box = self.box(process)
-        sample = Lockstep.Sample(connector, data)
         with self._lock:
-            box.append(sample)
+            box += (connector.encode(), data)
         self.tb.carried += 1
 
     def carrier(self, process: str, connector: str, encode: Callable[[Any], bytes],
@@ -130,7 +129,8 @@ class StepMail:
         Runs in: the thread that connects; the function runs in the writer's thread."""
         box = self.box(process)
         lock = self._lock
-        make = Lockstep.Sample
+        key = connector.encode()
+        extend = box.extend
         get_ident = threading.get_ident
         mail = self
 
@@ -138,15 +138,16 @@ class StepMail:
             tb = mail.tb
             if tb is None or tb.stepping != get_ident():
                 return direct(sample)
-            carried = make(connector, encode(sample))
+            pair = (key, encode(sample))
             with lock:
-                box.append(carried)
+                extend(pair)
             tb.carried += 1
             return ok
         return deliver
 
-    def take(self, process: str) -> list[Any]:
-        """What is posted for ``process``, in write order; the box is emptied."""
+    def take(self, process: str) -> list[bytes]:
+        """What is posted for ``process`` (connector id, payload, ... in write order; the
+        wire's Mail); the box is emptied."""
         box = self._boxes.get(process)
         if not box:                     # nothing posted: no lock, the shared empty list
             return _NONE
@@ -157,30 +158,35 @@ class StepMail:
 
     def drop(self, connector: str) -> None:
         """A connector was disconnected: what is still posted for it is dropped."""
+        key = connector.encode()
         with self._lock:
             for box in self._boxes.values():
-                kept = [s for s in box if s.connector != connector]
-                self.dropped += len(box) - len(kept)
+                kept: list[bytes] = []
+                for i in range(0, len(box) - 1, 2):
+                    if box[i] != key:
+                        kept += box[i:i + 2]
+                self.dropped += (len(box) - len(kept)) // 2
                 box[:] = kept
 
-    def deliver(self, samples: list[Any]) -> None:
-        """Hand samples another process carried to this one to their InPortCdrServants
-        (put(), in order)."""
+    def deliver(self, mail: list[bytes]) -> None:
+        """Hand the samples another process carried to this one (a Mail: connector id,
+        payload, ...) to their InPortCdrServants (put(), in order)."""
         inports = self.inports
         ok = OpenRTM.PORT_OK
-        for s in samples:
-            servant = inports.get(s.connector)
+        it = iter(mail)
+        for key, data in zip(it, it):
+            servant = inports.get(key.decode())
             if servant is None:
                 self.dropped += 1           # disconnected meanwhile: dropped quietly
                 continue
-            if servant.put(s.data) is not ok:
+            if servant.put(data) is not ok:
                 self.refused += 1
         tb = self.tb
         if tb is not None:
-            tb.carried += len(samples)
+            tb.carried += len(mail) >> 1
 
 
-_NONE: list[Any] = []       # take()'s answer for an empty box: never appended to
+_NONE: list[bytes] = []     # take()'s answer for an empty box: never appended to
 
 
 def _why(e: Exception, timeout: float) -> str:
@@ -206,7 +212,7 @@ class FollowerServant(Lockstep__POA.Follower):
         self.stopping = False
         self.ref: Any = None
 
-    def step(self, t: float, parts: list[int], inbox: list[Any]) -> list[Any]:
+    def step(self, t: float, parts: list[int], inbox: list[bytes]) -> list[bytes]:
         if self.stopping:
             raise Lockstep.Refused("this process is stopping")
         try:
