@@ -86,7 +86,7 @@ class InPortCdrServant(OpenRTM__POA.InPortCdr):
         self.received = 0
 
     def put(self, data: bytes) -> Any:
-        if self.direct and not self.port._listeners:
+        if self.direct and not self.port.listened:
             try:
                 self.buffer.put_decoded(self.codec.decode, data)
             except (ValueError, TypeError) as e:
