@@ -19,6 +19,7 @@ from .geometry import pose_from_posx, posx_from_pose, rot_from_quat, rpy_from_ro
 from .motion import Settings
 from .planner import USER_MAX, USER_MIN, WORLD, Plan, Samples
 from .stream import Layer, Stream
+from .worker import InProcess, PlanWorker
 
 MM = 1e-3
 
@@ -128,8 +129,9 @@ class BlendingPlanner(Component):
     | dq (in) | TimedDoubleSeq | rad/s | measured joint velocity (optional): get_current_velj / velx |
     | BlendingPlannerService | service | - | Doosan::BlendingPlannerService (idl/BlendingPlannerService.idl), instance service0 |
 
-    Every motion is planned and its whole path solved through IK outside the cycle (moveb
-    in the caller's thread, the DRL motions in the component's planning thread); a failure
+    Every motion is planned and its whole path solved through IK outside the cycle, in a
+    worker process of the component's own (worker.py; with plan_in_worker NO, moveb in the
+    caller's thread and the DRL motions in the component's planning thread); a failure
     anywhere refuses it before anything moves. Each cycle then plays the next precomputed
     sample of every running motion (stream.py): the EC thread does no planning and no IK.
     """
@@ -171,6 +173,9 @@ class BlendingPlanner(Component):
                               doc="joint acceleration of move_home")
     speed_ramp = Param(float, 0.5, unit="s", bounds=(0.0, 10.0),
                        doc="change_operation_speed reaches its new speed in this time")
+    plan_in_worker = Param(bool, True, read_only=True,
+                           doc="plan in a worker process of the component's own, so planning "
+                               "never holds this process's GIL (NO: in the caller's thread)")
 
     # -- lifecycle (EC thread unless stated) -------------------------------------------------
     @classmethod
@@ -239,6 +244,15 @@ class BlendingPlanner(Component):
         if self.arm is not None:
             self.q_out.value.data = np.array(q)
         self._make_stream(0.01)
+        if self.plan_in_worker:
+            spec = None
+            if self.arm is not None:
+                spec = (self.model, self.chain, list(self.joint_limits),
+                        list(self.joint_speeds))
+            self.planning: PlanWorker | InProcess = PlanWorker(self.instance_name, spec)
+        else:
+            self.planning = InProcess()
+        self.planning.start()
         from .service import BlendingPlannerServiceImpl   # needs the compiled stubs
         self.service = BlendingPlannerServiceImpl(self)
         port = self.add_service_port(ServicePort("BlendingPlannerService"))
@@ -270,8 +284,9 @@ class BlendingPlanner(Component):
         self._drop("the component went to ERROR")
 
     def on_finalize(self) -> None:
-        """Runs in: the manager's thread. Ends the planning thread."""
+        """Runs in: the manager's thread. Ends the planning thread and the worker process."""
         self.service.close()
+        self.planning.close()
 
     def _drop(self, why: str) -> None:
         """Runs in: EC thread. Every motion ends where it is now."""

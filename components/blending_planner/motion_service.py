@@ -3,8 +3,10 @@
     ticket = motions.submit(MoveL(...))            # checks, queues; never blocks
     state, err_type, reason = motions.wait(ticket, UNTIL_DONE, 2.0)   # bounded
 
-A command is checked at once (commands.check: a refusal is a FAILED ticket), then planned in
-the component's planning thread, in the order the commands came (a Doosan program's order),
+A command is checked at once (commands.check: a refusal is a FAILED ticket), then planned by
+the component's planning thread (motion.plan_motion, run in the component's worker process,
+or in the thread itself with plan_in_worker NO), in the order the commands came (a Doosan
+program's order),
 from where everything before it ends; the planned trajectory is handed to the EC thread,
 which starts it at its next cycle, superposed on what still runs (stream.py). Nothing of a
 refused command moves. Clients wait in bounded calls (``wait``): a long plan (IK of every
@@ -28,8 +30,9 @@ import numpy as np
 
 from .commands import (DR_ERROR_RUNTIME, DR_ERROR_STOP, OVERRIDE, Command, MotionError,
                        check)
-from .motion import Start, plan_motion
+from .motion import Start
 from .stream import Layer
+from .worker import WorkerDied
 
 QUEUED, PLANNING, STARTED, BLENDING, DONE, FAILED, STOPPED = 0, 1, 2, 3, 4, -1, -2
 STATE_NAMES = {QUEUED: "QUEUED", PLANNING: "PLANNING", STARTED: "STARTED",
@@ -287,7 +290,10 @@ class MotionCore:
             else:
                 snap = comp.call(self._snapshot, timeout=CALL_TIMEOUT)
             version, q, p, r, arm = snap
-            traj = plan_motion(t.cmd, Start(q, p, r), comp.settings(), arm)
+            try:
+                traj = comp.planning.motion(t.cmd, Start(q, p, r), comp.settings(), arm)
+            except WorkerDied as e:
+                raise MotionError(str(e), DR_ERROR_RUNTIME) from None
             t.traj, t.note = traj, traj.note
             with self._cond:
                 if t.state == STOPPED:

@@ -1,7 +1,8 @@
 """Doosan::BlendingPlannerService servant. Runs in: ORB threads.
 
-moveBlending validates and plans in the calling thread (the core is pure), samples the plan
-at the component's cycle, solves the arm's IK along the whole path, and only then hands the
+moveBlending validates and plans the request, samples the plan at the component's cycle and
+solves the arm's IK along the whole path (worker.prepare_moveb, pure: in the component's
+worker process, or in the calling thread with plan_in_worker NO), and only then hands the
 finished motion to the EC thread (Component.call). Expected refusals are ``False`` plus a
 reason for getLastError (spec PD-0.2: Doosan returns a boolean).
 
@@ -25,7 +26,8 @@ from .drl_calls import DrlCalls
 from .geometry import posx_from_pose, rot_from_quat
 from .motion_service import FAILED, SSTOP, STOPPED, MotionCore
 from .planner import (DR_STATE_BUSY, DR_STATE_IDLE, SYNC, WAIT_DONE, WAIT_FAILED,
-                      WAIT_RUNNING, Request, plan)
+                      WAIT_RUNNING, Request)
+from .worker import WorkerDied
 
 DR_STATE_INIT = 1            # DSR_ROBOT2: a motion is being calculated
 Doosan = stub_module("Doosan")
@@ -192,31 +194,14 @@ class BlendingPlannerCore:
         busy, p0, r0, q0 = self._ec_call(comp.snapshot)
         if busy:
             return "a motion is already running (Doosan: wait for an amoveb to end)"
-        res = plan(req, (p0, r0), comp.frames)
-        if not res.ok:
-            return res.reason
-        pl = res.plan
-        dt = comp.cycle_period()
-        if dt is None:
-            return f"{comp.instance_name} is in no execution context: nothing would move"
-        n = pl.n_samples(dt)
-        if n > comp.max_samples:
-            return (f"the motion lasts {pl.duration:.3f} s = {n} cycles of {dt:g} s, over "
-                    f"max_samples = {comp.max_samples}")
-        samples = pl.sample(dt)
-        q = None
-        if comp.arm is not None:
-            ik = comp.arm.solve_knots(samples.pos, samples.quat, q0, dt)
-            if not ik.ok:
-                k = ik.index
-                seg = pl.segment_at(float(samples.s[k]))
-                pose = [round(v, 3) for v in posx_from_pose(samples.pos[k],
-                                                            rot_from_quat(samples.quat[k]))]
-                return (f"IK fails on segment {seg}, sample {k} of {len(samples)} (t = "
-                        f"{samples.t[k]:.3f} s, s = {samples.s[k]:.2f} mm, pose {pose}): "
-                        f"{ik.reason}")
-            q = ik.q
-        motion = Motion(pl, samples, q)
+        try:
+            got = comp.planning.moveb(comp.instance_name, req, p0, r0, q0, comp.frames,
+                                      comp.cycle_period(), comp.max_samples, comp.arm)
+        except WorkerDied as e:
+            return str(e)
+        if isinstance(got, str):
+            return got
+        motion = Motion(*got)
         why = self._ec_call(lambda: comp.start(motion, p0))
         return why or motion
 

@@ -1,0 +1,297 @@
+"""Planning in a worker process of the component's own (parameter ``plan_in_worker``).
+
+Planning a motion is pure Python and numpy work of 0.1 to a few seconds (the IK of every
+knot of the path). Done in a thread of the component's process it holds the interpreter's
+lock (GIL) for most of that time, and the process's other threads (the EC thread, the
+lockstep steps of a split system) wait for it. ``PlanWorker`` runs the same pure functions
+(``prepare_moveb``, ``motion.plan_motion``) in a child process started with the ``spawn``
+method (a fresh interpreter: the component's process has omniORB threads, which a
+``fork`` would copy in an unknown state); the calling thread waits on a pipe with the lock
+released. ``InProcess`` calls them directly (``plan_in_worker`` NO).
+
+The child loads the arm model once (the component's model, chain, limits and speeds) and
+gets each call's tool offset and singularity handling with the call, so set_tcp and
+set_singularity_handling take effect at the next plan. Same inputs, same code, same numpy:
+the plans are bit for bit those planned in the process (tests compare them).
+
+The child never outlives the component's process: it ends on the pipe's end of file, and a
+thread of its own ends it when its parent process is gone (a parent killed with SIGKILL
+closes no pipe a busy child reads). A child that dies fails the call that waited on it
+(``WorkerDied``, naming the instance and the process) and the next call starts a new one.
+Runs in: ``call`` in any thread but the EC's (one call at a time, the others wait),
+``start`` / ``close`` in the manager's thread; ``_serve`` in the child.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import signal
+import threading
+import time
+import traceback
+from typing import Any
+
+import numpy as np
+
+from .commands import MotionError
+from .geometry import posx_from_pose, rot_from_quat
+from .motion import plan_motion
+from .planner import Request, plan
+
+PARENT_CHECK = 0.2   # [s] between two checks of the child that its parent still lives
+POLL = 0.25          # [s] between two checks of the parent that a busy child still lives
+JOIN_TIMEOUT = 2.0   # [s] a closing child has to end before it is terminated
+
+
+class WorkerDied(Exception):
+    """The worker process ended while (or before) it planned a call."""
+
+
+def prepare_moveb(name: str, req: Request, p0: np.ndarray, r0: np.ndarray,
+                  q0: np.ndarray | None, frames: dict, dt: float | None, max_samples: int,
+                  arm: Any) -> tuple | str:
+    """A moveBlending request planned, sampled at dt and solved through the arm's IK:
+    (plan, samples, q or None), or why it is refused. Runs in: any thread but the EC's
+    (pure; the worker process or the servant's thread)."""
+    res = plan(req, (p0, r0), frames)
+    if not res.ok:
+        return res.reason
+    pl = res.plan
+    if dt is None:
+        return f"{name} is in no execution context: nothing would move"
+    n = pl.n_samples(dt)
+    if n > max_samples:
+        return (f"the motion lasts {pl.duration:.3f} s = {n} cycles of {dt:g} s, over "
+                f"max_samples = {max_samples}")
+    samples = pl.sample(dt)
+    q = None
+    if arm is not None:
+        ik = arm.solve_knots(samples.pos, samples.quat, q0, dt)
+        if not ik.ok:
+            k = ik.index
+            seg = pl.segment_at(float(samples.s[k]))
+            pose = [round(v, 3) for v in posx_from_pose(samples.pos[k],
+                                                        rot_from_quat(samples.quat[k]))]
+            return (f"IK fails on segment {seg}, sample {k} of {len(samples)} (t = "
+                    f"{samples.t[k]:.3f} s, s = {samples.s[k]:.2f} mm, pose {pose}): "
+                    f"{ik.reason}")
+        q = ik.q
+    return pl, samples, q
+
+
+class InProcess:
+    """plan_in_worker NO: the planning functions run in the calling thread."""
+
+    def start(self) -> None:
+        pass
+
+    def moveb(self, name, req, p0, r0, q0, frames, dt, max_samples, arm) -> tuple | str:
+        return prepare_moveb(name, req, p0, r0, q0, frames, dt, max_samples, arm)
+
+    def motion(self, cmd, start, settings, arm) -> Any:
+        return plan_motion(cmd, start, settings, arm)
+
+    def close(self) -> None:
+        pass
+
+
+class PlanWorker:
+    """The planning functions in a child process (see the module's docstring).
+
+    ``arm_spec`` (model, chain, joint_limits, joint_speeds) is what the child loads its arm
+    from, None without an arm."""
+
+    def __init__(self, name: str, arm_spec: tuple | None):
+        self.name = name
+        self.arm_spec = arm_spec
+        self._ctx = multiprocessing.get_context("spawn")
+        self._lock = threading.Lock()
+        self._proc: Any = None
+        self._conn: Any = None
+        self._closed = False
+        self.waiting_on: int | None = None    # pid of the child a call waits on
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    def start(self) -> None:
+        """Start the child (it loads its modules and the arm meanwhile: the first call does
+        not wait for that unless it comes at once). Runs in: the manager's thread."""
+        with self._lock:
+            if self._proc is None or not self._proc.is_alive():
+                self._spawn()
+
+    def _spawn(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        mine, theirs = self._ctx.Pipe(duplex=True)
+        proc = self._ctx.Process(target=_serve, args=(theirs, os.getpid(), self.arm_spec),
+                                 name=f"{self.name}-plan-worker", daemon=True)
+        proc.start()
+        theirs.close()          # the child's end only in the child: its death is our EOF
+        self._proc, self._conn = proc, mine
+
+    def moveb(self, name, req, p0, r0, q0, frames, dt, max_samples, arm) -> tuple | str:
+        return self.call("moveb", (name, req, p0, r0, q0, frames, dt, max_samples),
+                         arm)
+
+    def motion(self, cmd, start, settings, arm) -> Any:
+        return self.call("motion", (cmd, start, settings), arm)
+
+    def call(self, kind: str, args: tuple, arm: Any) -> Any:
+        """Run ``kind`` in the child and return its result, raising what it raised (a
+        MotionError with its type and reason). Raises WorkerDied when the child ends before
+        it answers. Runs in: any thread but the EC's; waits without the GIL."""
+        arm_state = None if arm is None else (arm.tool, bool(arm.avoid))
+        with self._lock:
+            if self._closed:
+                raise WorkerDied(f"{self.name}: its planning worker process is stopped (the "
+                                 "component is finalized)")
+            if self._proc is None or not self._proc.is_alive():
+                self._spawn()
+            proc, conn = self._proc, self._conn
+            try:
+                conn.send((kind, args, arm_state))
+                self.waiting_on = proc.pid
+                while not conn.poll(POLL):
+                    if not proc.is_alive():
+                        break
+                answer = conn.recv()
+            except (EOFError, OSError):
+                self.waiting_on = None
+                proc.join(1.0)
+                code = proc.exitcode
+                how = (f"was killed by signal {-code}" if code is not None and code < 0 else
+                       f"exited with code {code}" if code is not None else "stopped answering")
+                self._conn = None
+                conn.close()
+                raise WorkerDied(f"{self.name}: its planning worker process (pid {proc.pid}) "
+                                 f"{how} while planning this command; the next command "
+                                 "starts a new one") from None
+            self.waiting_on = None
+        tag = answer[0]
+        if tag == "ok":
+            return answer[1]
+        if tag == "motion_error":
+            raise MotionError(answer[1], answer[2])
+        if tag == "raised":
+            exc = answer[1]
+        else:
+            exc = RemoteError(answer[1])
+        exc.add_note(f"raised in {self.name}'s planning worker process:\n{answer[-1]}")
+        raise exc
+
+    def close(self) -> None:
+        """Ask the child to end and join it (terminated after JOIN_TIMEOUT s). Runs in: the
+        manager's thread (on_finalize)."""
+        got = self._lock.acquire(timeout=JOIN_TIMEOUT)
+        try:
+            self._closed = True
+            proc, conn = self._proc, self._conn
+            if proc is None:
+                return
+            if got and conn is not None:
+                try:
+                    conn.send(None)
+                except OSError:
+                    pass
+            proc.join(JOIN_TIMEOUT if got else 0.0)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(JOIN_TIMEOUT)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(JOIN_TIMEOUT)
+            if conn is not None:
+                conn.close()
+            self._conn = None
+        finally:
+            if got:
+                self._lock.release()
+
+
+class RemoteError(Exception):
+    """An exception of the child that does not cross processes intact: its repr is the
+    original's, so a refusal quoting it reads the same."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+# -- the child ------------------------------------------------------------------------------
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK)
+    os._exit(0)
+
+
+def _serve(conn: Any, parent: int, arm_spec: tuple | None) -> None:
+    """The worker process's main loop: one call at a time until None or end of file."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)      # a terminal's Ctrl-C ends the parent
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    base, why = None, ""
+    if arm_spec is not None:
+        from .arm import load_arm
+        model, chain, limits, speeds = arm_spec
+        got = load_arm(model, chain, np.eye(4), limits, speeds)
+        if isinstance(got, str):
+            why = got
+        else:
+            base = got
+    arms: dict[bytes, Any] = {}
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        kind, args, arm_state = msg
+        try:
+            arm = None
+            if arm_state is not None:
+                if base is None:
+                    raise RuntimeError(f"the worker has no arm: {why or 'no model given'}")
+                tool, avoid = arm_state
+                key = np.asarray(tool, dtype=float).tobytes()
+                arm = arms.get(key)
+                if arm is None:
+                    arm = arms[key] = base.with_tool(tool)
+                arm.avoid = avoid
+            if kind == "moveb":
+                out = ("ok", prepare_moveb(*args, arm))
+            elif kind == "motion":
+                out = ("ok", plan_motion(*args, arm))
+            else:
+                raise ValueError(f"unknown call {kind!r}")
+        except MotionError as e:
+            out = ("motion_error", e.reason, e.type)
+        except Exception as e:
+            tb = traceback.format_exc()
+            out = ("raised", e, tb) if _crosses(e) else ("text", repr(e), tb)
+        try:
+            conn.send(out)
+        except (OSError, ValueError):
+            return
+        except Exception:        # a result that does not pickle: say so, keep serving
+            conn.send(("text", f"RuntimeError('the plan did not pickle: "
+                       f"{traceback.format_exc(limit=1)!r}')", ""))
+
+
+def _crosses(e: Exception) -> bool:
+    """``e`` survives pickling with its type and repr."""
+    try:
+        back = pickle.loads(pickle.dumps(e))
+    except Exception:
+        return False
+    return type(back) is type(e) and repr(back) == repr(e)

@@ -1,0 +1,259 @@
+"""Planning in the component's worker process (plan_in_worker): the same plans bit for bit
+as in the process, the same refusals, a killed worker refused by name and replaced, and no
+worker outliving its component's process."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from rtcf.testing import Harness
+from rtcf_components.blending_planner import BlendingPlanner
+from rtcf_components.blending_planner import commands as cm
+from rtcf_components.blending_planner.motion import Settings, Start
+from rtcf_components.blending_planner.motion_service import (DONE, FAILED, STOPPED, UNTIL_DONE,
+                                                              UNTIL_STARTED)
+from rtcf_components.blending_planner.planner import DR_COND_NONE, Request
+from rtcf_components.blending_planner.worker import InProcess, PlanWorker, WorkerDied
+from rtcf_components.scenarios import SQUARE
+
+pytestmark = pytest.mark.slow       # every test starts worker processes
+
+NONE = cm.DR_COND_NONE
+PARAMS = {"joint_limits": [360, 360, 160, 360, 360, 360],
+          "joint_speeds": [120, 120, 180, 225, 225, 225],
+          "user_frames": "101: 559, 34.5, 400, 0, 0, 0"}
+
+
+def harness(worker: bool, rate: float = 1000.0) -> Harness:
+    h = Harness(BlendingPlanner, params={**PARAMS, "plan_in_worker": worker}, rate=rate)
+    h.activate()
+    return h
+
+
+def same(a, b) -> None:
+    """Bit for bit: the same dtype, shape and bytes."""
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    assert a.tobytes() == b.tobytes()
+
+
+def moveb(h, segs, v=150.0, a=600.0, ref=1, sync=1):          # ASYNC: amoveb
+    core = h.comp.service.core
+    ok = core.move_blending(segs, len(segs), [v, DR_COND_NONE], [a, DR_COND_NONE], 0.0, ref,
+                            0, sync)
+    return ok, core.last_error()
+
+
+def run_out(h, limit=100000):
+    n = 0
+    while h.comp.stream.busy:
+        h.step()
+        n += 1
+        assert n < limit
+
+
+def drl(h, cmd):
+    """Submit ``cmd``, run it to its end: (state, DR_Error type, reason, its trajectory)."""
+    m = h.comp.service.motions
+    tid = m.submit(cmd)
+    state, etype, reason = m.wait(tid, UNTIL_STARTED, 60.0)
+    n = 0
+    while state not in (DONE, FAILED, STOPPED):
+        h.step()
+        state, etype, reason = m.status(tid)[:3]
+        n += 1
+        assert n < 100000
+    return state, etype, reason, m._tickets[tid].traj
+
+
+@pytest.fixture
+def pair():
+    hs = [harness(True), harness(False)]
+    yield hs
+    for h in hs:
+        h.close()
+
+
+def test_the_worker_plans_bit_for_bit_as_the_process(pair):
+    w, p = pair
+    assert isinstance(w.comp.planning, PlanWorker) and isinstance(p.comp.planning, InProcess)
+    # moveBlending of the square (TOOL frame, blended corners)
+    for h in pair:
+        ok, why = moveb(h, SQUARE)
+        assert ok, why
+    (pw, sw), (pp, sp) = w.comp.last_plan, p.comp.last_plan
+    for f in ("t", "s", "speed", "pos", "quat"):
+        same(getattr(sw, f), getattr(sp, f))
+    same(w.comp.motion.q, p.comp.motion.q)
+    assert (pw.length, pw.duration, pw.t_acc, pw.v_peak) == \
+        (pp.length, pp.duration, pp.t_acc, pp.v_peak)
+    for h in pair:
+        run_out(h)
+    same(w.comp.stream.q, p.comp.stream.q)
+    # movej, movel (in a user frame), movesx: the trajectories the planning thread got
+    cmds = [cm.MoveJ([10, -20, 100, 5, 60, 15], [60] * 6, [120] * 6, 0.0, 0.0,
+                     cm.ABS, 0),
+            cm.MoveL([100, 50, 120, 0, 180, 0], [200, NONE], [400, NONE], 0.0, 0.0, 101, cm.ABS, 0),
+            cm.MoveSX([[500, 100, 500, 0, 180, 0], [550, -50, 450, 0, 180, 0]],
+                      [150, NONE], [300, NONE], 0.0, 0, cm.ABS, 0)]
+    for cmd in cmds:
+        got = [drl(h, cmd) for h in pair]
+        (sw_, ew, rw, tw), (sp_, ep, rp, tp) = got
+        assert (sw_, ew, rw) == (sp_, ep, rp) and sw_ == DONE, rw
+        for f in ("q", "pos", "quat"):
+            same(getattr(tw, f), getattr(tp, f))
+        assert (tw.duration, tw.t_acc, tw.blend_k, tw.note) == \
+            (tp.duration, tp.t_acc, tp.blend_k, tp.note)
+        same(w.comp.stream.q, p.comp.stream.q)
+
+
+def test_refusals_keep_their_text(pair):
+    w, p = pair
+    far = [[3000, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]]          # out of reach: IK fails
+    bad = [[100, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]]
+    for segs, kw in ((far, {}), (bad, {"v": -1.0})):
+        (okw, why_w), (okp, why_p) = (moveb(h, segs, **kw) for h in pair)
+        assert not okw and not okp and why_w == why_p and why_w
+    cmd = cm.MoveL([5000, 0, 0, 0, 0, 0], [200, NONE], [400, NONE], 0.0, 0.0, 0, cm.REL, 0)
+    (sw, ew, rw, _), (sp, ep, rp, _) = (drl(h, cmd) for h in pair)
+    assert (sw, ew, rw) == (sp, ep, rp) and sw == FAILED and rw
+
+
+def test_an_exception_in_the_worker_reads_as_in_the_process():
+    worker = PlanWorker("bp", None)
+    worker.start()
+    try:
+        start = Start(None, np.zeros(3), np.eye(3))
+        cmd = cm.MoveL([0, 0, 100, 0, 0, 0], [100, NONE], [200, NONE], 0.0, 0.0, 0, cm.REL, 0)
+        for fn in (worker.motion, InProcess().motion):
+            with pytest.raises(AttributeError) as got:
+                fn(cmd, start, None, None)           # no settings: a bug in the caller
+            if fn == worker.motion:
+                in_worker = repr(got.value)
+        assert repr(got.value) == in_worker
+        # a MotionError keeps its DR_Error type and reason
+        st = Settings(0.01)
+        errs = []
+        for fn in (worker.motion, InProcess().motion):
+            with pytest.raises(cm.MotionError) as got:
+                fn(cm.MoveJ([0] * 6, [10] * 6, [10] * 6, 0, 0, 0, 0), start, st,
+                   None)
+            errs.append((got.value.type, got.value.reason))
+        assert errs[0] == errs[1] and errs[0][0] == cm.DR_ERROR_RUNTIME
+    finally:
+        worker.close()
+    assert not worker._proc.is_alive()
+
+
+def _kill_while_planning(h, start_call):
+    """Freeze the worker, start a call, kill the worker -9 once the call waits on it."""
+    planning = h.comp.planning
+    pid = planning.pid
+    os.kill(pid, signal.SIGSTOP)
+    got = {}
+    th = threading.Thread(target=lambda: got.setdefault("r", start_call()))
+    th.start()
+    deadline = time.monotonic() + 30
+    while planning.waiting_on != pid:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
+    th.join(30)
+    assert not th.is_alive()
+    return pid, got["r"]
+
+
+def test_a_killed_worker_fails_the_call_by_name_and_the_next_one_gets_a_new_worker():
+    h = harness(True, rate=100.0)
+    try:
+        name = h.comp.instance_name
+        pid, (ok, why) = _kill_while_planning(h, lambda: moveb(h, SQUARE))
+        assert not ok
+        assert name in why and "planning worker process" in why and str(pid) in why
+        assert "signal 9" in why
+        assert not h.comp.stream.busy                  # nothing moved
+        ok, why = moveb(h, SQUARE)
+        assert ok, why
+        assert h.comp.planning.pid != pid
+        run_out(h)
+        # the same for a DRL motion, refused with DR_ERROR_RUNTIME
+        cmd = cm.MoveL([0, 0, 50, 0, 0, 0], [100, NONE], [200, NONE], 0.0, 0.0, 0, cm.REL, 0)
+        m = h.comp.service.motions
+
+        def submit_and_wait():
+            tid = m.submit(cmd)
+            return m.wait(tid, UNTIL_DONE, 60.0)
+        pid, (state, etype, reason) = _kill_while_planning(h, submit_and_wait)
+        assert state == FAILED and etype == cm.DR_ERROR_RUNTIME
+        assert name in reason and "planning worker process" in reason and str(pid) in reason
+        state, etype, reason, _ = drl(h, cmd)
+        assert state == DONE, reason
+    finally:
+        h.close()
+    assert not h.comp.planning._proc.is_alive()
+
+
+def test_no_worker_without_the_parameter_and_a_refusal_after_finalize():
+    h = harness(False, rate=100.0)
+    try:
+        assert isinstance(h.comp.planning, InProcess)
+    finally:
+        h.close()
+    w = PlanWorker("bp", None)
+    w.start()
+    w.close()
+    with pytest.raises(WorkerDied, match="bp: its planning worker process is stopped"):
+        w.motion(None, None, None, None)
+
+
+def _alive(pid: int) -> bool:
+    """A process that runs (a zombie waiting for its parent's wait() counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+SCRIPT = textwrap.dedent("""
+    import sys, time
+    from rtcf.testing import Harness
+    from rtcf_components.blending_planner import BlendingPlanner
+    h = Harness(BlendingPlanner, params={"use_arm": False}, rate=100.0)
+    h.activate()
+    print(h.comp.planning.pid, flush=True)
+    if sys.argv[1] == "close":
+        h.close()
+    elif sys.argv[1] == "wait":
+        time.sleep(600)
+    print("end", flush=True)
+""")
+
+
+@pytest.mark.parametrize("how", ["kill", "close", "exit"])
+def test_the_worker_never_outlives_its_component(how, tmp_path):
+    script = tmp_path / "comp.py"
+    script.write_text(SCRIPT)
+    proc = subprocess.Popen([sys.executable, str(script), "wait" if how == "kill" else how],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(proc.stdout.readline())
+        if how == "kill":
+            assert _alive(pid)
+            proc.kill()
+        assert proc.wait(60) in ((-signal.SIGKILL,) if how == "kill" else (0,))
+        deadline = time.monotonic() + 30
+        while _alive(pid):
+            assert time.monotonic() < deadline, f"worker {pid} outlived its component"
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
