@@ -4,10 +4,14 @@ Planning a motion is pure Python and numpy work of 0.1 to a few seconds (the IK 
 knot of the path). Done in a thread of the component's process it holds the interpreter's
 lock (GIL) for most of that time, and the process's other threads (the EC thread, the
 lockstep steps of a split system) wait for it. ``PlanWorker`` runs the same pure functions
-(``prepare_moveb``, ``motion.plan_motion``) in a child process started with the ``spawn``
-method (a fresh interpreter: the component's process has omniORB threads, which a
-``fork`` would copy in an unknown state); the calling thread waits on a pipe with the lock
-released. ``InProcess`` calls them directly (``plan_in_worker`` NO).
+(``prepare_moveb``, ``motion.plan_motion``) in a child process: a fresh interpreter
+started by exec, never a ``fork`` (the component's process has omniORB threads, which a fork
+would copy in an unknown state); the calling thread waits on a socket with the lock
+released. The child is started as multiprocessing's ``spawn`` method starts one (the
+parent's sys.path, pickled messages on multiprocessing's ``Connection``) but without its
+preparation step, which imports the parent's main script again in the child: a script
+without an ``if __name__ == "__main__":`` guard (a DRL program, a test's script) would run
+a second time there. ``InProcess`` calls them directly (``plan_in_worker`` NO).
 
 The child loads the arm model once (the component's model, chain, limits and speeds) and
 gets each call's tool offset and singularity handling with the call, so set_tcp and
@@ -24,13 +28,17 @@ Runs in: ``call`` in any thread but the EC's (one call at a time, the others wai
 
 from __future__ import annotations
 
-import multiprocessing
+import json
 import os
 import pickle
 import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 import traceback
+from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
@@ -106,10 +114,9 @@ class PlanWorker:
     def __init__(self, name: str, arm_spec: tuple | None):
         self.name = name
         self.arm_spec = arm_spec
-        self._ctx = multiprocessing.get_context("spawn")
         self._lock = threading.Lock()
-        self._proc: Any = None
-        self._conn: Any = None
+        self._proc: subprocess.Popen | None = None
+        self._conn: Connection | None = None
         self._closed = False
         self.waiting_on: int | None = None    # pid of the child a call waits on
 
@@ -121,18 +128,26 @@ class PlanWorker:
         """Start the child (it loads its modules and the arm meanwhile: the first call does
         not wait for that unless it comes at once). Runs in: the manager's thread."""
         with self._lock:
-            if self._proc is None or not self._proc.is_alive():
+            if self._proc is None or self._proc.poll() is not None:
                 self._spawn()
 
     def _spawn(self) -> None:
         if self._conn is not None:
             self._conn.close()
-        mine, theirs = self._ctx.Pipe(duplex=True)
-        proc = self._ctx.Process(target=_serve, args=(theirs, os.getpid(), self.arm_spec),
-                                 name=f"{self.name}-plan-worker", daemon=True)
-        proc.start()
-        theirs.close()          # the child's end only in the child: its death is our EOF
-        self._proc, self._conn = proc, mine
+        mine, theirs = socket.socketpair()
+        code = (f"import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
+                f"from {__name__} import _main; _main()")
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-c", code, json.dumps(sys.path), str(theirs.fileno()),
+                 str(os.getpid()), json.dumps(self.arm_spec)],
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+        except BaseException:
+            mine.close()
+            raise
+        finally:
+            theirs.close()      # the child's end only in the child: its death is our EOF
+        self._proc, self._conn = proc, Connection(mine.detach())
 
     def moveb(self, name, req, p0, r0, q0, frames, dt, max_samples, arm) -> tuple | str:
         return self.call("moveb", (name, req, p0, r0, q0, frames, dt, max_samples),
@@ -150,20 +165,23 @@ class PlanWorker:
             if self._closed:
                 raise WorkerDied(f"{self.name}: its planning worker process is stopped (the "
                                  "component is finalized)")
-            if self._proc is None or not self._proc.is_alive():
+            if self._proc is None or self._proc.poll() is not None:
                 self._spawn()
             proc, conn = self._proc, self._conn
             try:
                 conn.send((kind, args, arm_state))
                 self.waiting_on = proc.pid
                 while not conn.poll(POLL):
-                    if not proc.is_alive():
+                    if proc.poll() is not None:
                         break
                 answer = conn.recv()
             except (EOFError, OSError):
                 self.waiting_on = None
-                proc.join(1.0)
-                code = proc.exitcode
+                try:
+                    proc.wait(1.0)
+                except subprocess.TimeoutExpired:
+                    pass
+                code = proc.returncode
                 how = (f"was killed by signal {-code}" if code is not None and code < 0 else
                        f"exited with code {code}" if code is not None else "stopped answering")
                 self._conn = None
@@ -185,8 +203,8 @@ class PlanWorker:
         raise exc
 
     def close(self) -> None:
-        """Ask the child to end and join it (terminated after JOIN_TIMEOUT s). Runs in: the
-        manager's thread (on_finalize)."""
+        """Ask the child to end and wait for it (terminated, then killed, after JOIN_TIMEOUT
+        s each). Runs in: the manager's thread (on_finalize)."""
         got = self._lock.acquire(timeout=JOIN_TIMEOUT)
         try:
             self._closed = True
@@ -198,13 +216,13 @@ class PlanWorker:
                     conn.send(None)
                 except OSError:
                     pass
-            proc.join(JOIN_TIMEOUT if got else 0.0)
-            if proc.is_alive():
-                proc.terminate()
-                proc.join(JOIN_TIMEOUT)
-            if proc.is_alive():
-                proc.kill()
-                proc.join(JOIN_TIMEOUT)
+            for end in ((lambda: None) if got else proc.terminate, proc.terminate, proc.kill):
+                end()
+                try:
+                    proc.wait(JOIN_TIMEOUT)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
             if conn is not None:
                 conn.close()
             self._conn = None
@@ -233,6 +251,13 @@ def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(PARENT_CHECK)
     os._exit(0)
+
+
+def _main() -> None:
+    """The child's entry: argv = sys.path (already set by the caller's code), the socket's
+    fd, the parent's pid, the arm spec (JSON)."""
+    fd, parent, spec = int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
+    _serve(Connection(fd), parent, None if spec is None else tuple(spec))
 
 
 def _serve(conn: Any, parent: int, arm_spec: tuple | None) -> None:

@@ -149,7 +149,7 @@ def test_an_exception_in_the_worker_reads_as_in_the_process():
         assert errs[0] == errs[1] and errs[0][0] == cm.DR_ERROR_RUNTIME
     finally:
         worker.close()
-    assert not worker._proc.is_alive()
+    assert worker._proc.poll() is not None
 
 
 def _kill_while_planning(h, start_call):
@@ -197,7 +197,7 @@ def test_a_killed_worker_fails_the_call_by_name_and_the_next_one_gets_a_new_work
         assert state == DONE, reason
     finally:
         h.close()
-    assert not h.comp.planning._proc.is_alive()
+    assert h.comp.planning._proc.poll() is not None
 
 
 def test_no_worker_without_the_parameter_and_a_refusal_after_finalize():
@@ -224,16 +224,25 @@ def _alive(pid: int) -> bool:
 
 SCRIPT = textwrap.dedent("""
     import sys, time
+    import numpy as np
     from rtcf.testing import Harness
     from rtcf_components.blending_planner import BlendingPlanner
+    from rtcf_components.blending_planner import commands as cm
+    from rtcf_components.blending_planner.motion import Settings, Start
+    # no main guard: the worker must not run this script again
     h = Harness(BlendingPlanner, params={"use_arm": False}, rate=100.0)
     h.activate()
+    try:                                   # the worker answers: it runs
+        h.comp.planning.motion(cm.MoveJ([0] * 6, [10] * 6, [10] * 6),
+                               Start(None, np.zeros(3), np.eye(3)), Settings(0.01), None)
+    except cm.MotionError as e:
+        assert "needs the arm model" in e.reason
     print(h.comp.planning.pid, flush=True)
     if sys.argv[1] == "close":
         h.close()
+        assert h.comp.planning._proc.returncode is not None    # waited for
     elif sys.argv[1] == "wait":
         time.sleep(600)
-    print("end", flush=True)
 """)
 
 
