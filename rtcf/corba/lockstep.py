@@ -64,7 +64,8 @@ class StepMail:
 
     ``enabled`` False (rtcf.simulation.step_data NO): this process's writers put as before
     (it still delivers what others carry to it). Runs in: post/take/stepping: the thread
-    running an instant; drop: any thread; deliver: the step's thread.
+    running an instant (one at a time: no lock); drop: any thread; deliver: the step's
+    thread.
     """
 
     def __init__(self, system: str, process: str, enabled: bool = True):
@@ -78,6 +79,7 @@ class StepMail:
         # process -> its box: one list object for the mail's life (a carrier holds it),
         # emptied in place by take()
         self._boxes: dict[str, list[Any]] = {}
+        self._gone: frozenset[bytes] = frozenset()   # connectors dropped since the last take
         self._lock = threading.Lock()
         self.refused = 0                    # delivered samples their InPortCdr refused
         self.dropped = 0                    # samples whose connector had gone
@@ -116,8 +118,7 @@ class StepMail:
         box = self._boxes.get(process)
         if box is None:
             box = self.box(process)
-        with self._lock:
-            box += (connector.encode(), data)
+        box += (connector.encode(), data)
         self.tb.carried += 1
 
     def carrier(self, process: str, connector: str, encode: Callable[[Any], bytes],
@@ -127,10 +128,8 @@ class StepMail:
         is posted for ``process`` and ``ok`` answered; otherwise ``direct(sample)`` (a put).
         Everything that does not change per sample is looked up here, once per connector.
         Runs in: the thread that connects; the function runs in the writer's thread."""
-        box = self.box(process)
-        lock = self._lock
+        extend = self.box(process).extend
         key = connector.encode()
-        extend = box.extend
         get_ident = threading.get_ident
         mail = self
 
@@ -138,35 +137,47 @@ class StepMail:
             tb = mail.tb
             if tb is None or tb.stepping != get_ident():
                 return direct(sample)
-            pair = (key, encode(sample))
-            with lock:
-                extend(pair)
+            extend((key, encode(sample)))
             tb.carried += 1
             return ok
         return deliver
 
     def take(self, process: str) -> list[bytes]:
         """What is posted for ``process`` (connector id, payload, ... in write order; the
-        wire's Mail); the box is emptied."""
+        wire's Mail); the box is emptied. Posting and taking happen in the thread running
+        the instant, one after the other, so the boxes need no lock; a disconnection
+        (drop(), any thread) is applied to them here."""
+        if self._gone:
+            self._drop_gone()
         box = self._boxes.get(process)
-        if not box:                     # nothing posted: no lock, the shared empty list
+        if not box:                     # nothing posted: the shared empty list
             return _NONE
-        with self._lock:
-            out = box[:]
-            box.clear()
+        out = box[:]
+        box.clear()
         return out
 
+    def discard(self, process: str) -> None:
+        """What is posted for ``process`` goes nowhere (the step failed)."""
+        box = self._boxes.get(process)
+        if box:
+            box.clear()
+
     def drop(self, connector: str) -> None:
-        """A connector was disconnected: what is still posted for it is dropped."""
-        key = connector.encode()
+        """A connector was disconnected: what is still posted for it is dropped (by the
+        next take(), in the thread that posts)."""
         with self._lock:
-            for box in self._boxes.values():
-                kept: list[bytes] = []
-                for i in range(0, len(box) - 1, 2):
-                    if box[i] != key:
-                        kept += box[i:i + 2]
-                self.dropped += (len(box) - len(kept)) // 2
-                box[:] = kept
+            self._gone = self._gone | {connector.encode()}
+
+    def _drop_gone(self) -> None:
+        with self._lock:
+            gone, self._gone = self._gone, frozenset()
+        for box in list(self._boxes.values()):
+            kept: list[bytes] = []
+            for i in range(0, len(box) - 1, 2):
+                if box[i] not in gone:
+                    kept += box[i:i + 2]
+            self.dropped += (len(box) - len(kept)) // 2
+            box[:] = kept
 
     def deliver(self, mail: list[bytes]) -> None:
         """Hand the samples another process carried to this one (a Mail: connector id,
@@ -235,7 +246,7 @@ class FollowerServant(Lockstep__POA.Follower):
         try:
             self.tb.run_step(t, ecs)
         except LockstepError as e:
-            mail.take(MAIN)
+            mail.discard(MAIN)
             raise Lockstep.Refused(e.reason) from None
         return mail.take(MAIN)
 
