@@ -23,7 +23,8 @@ user runs it (``python -m rtcf.manager`` processes, CORBA, a private naming serv
    time: a client's ``amoveb`` of the 200 mm blended square of
    ``rtcf_components.scenarios.SQUARE`` at 150 mm/s (how long the call takes to return), while another client polls ControllerManager0's getStatistics at 20 Hz; the
    1 kHz (arm_blending: 100 Hz) EC's overruns before and after (``stats.overruns`` of its
-   EC profile, what rtcat -ll shows).
+   EC profile, what rtcat -ll shows); then, as a control, the overruns in as long again
+   with the poller and no motion (what the machine's load causes without any planning).
 
 Prints medians over ``--rounds`` and the load average; asserts nothing.
 
@@ -319,7 +320,7 @@ def bench_planner(ns: int, rounds: int, work: Path) -> None:
     RTC = stub_module("RTC")
     rows = []
     for comp in ("arm_blending", "arm_sim", "arm_sim_split"):
-        calls, added = [], []
+        calls, added, idle = [], [], []
         for r in range(rounds):
             d = work / f"planner_{comp}_{r}"
             d.mkdir()
@@ -375,16 +376,21 @@ def bench_planner(ns: int, rounds: int, work: Path) -> None:
                 if not ok:
                     raise RuntimeError(f"{comp}: amoveb refused: {bp.last_error()}")
                 bp.move_wait()
+                took = time.perf_counter() - t0
+                added.append(_overruns(watched) - before)
+                # the control: as long again with the poller and no motion (the load's share)
+                before = _overruns(watched)
+                time.sleep(took)
+                idle.append(_overruns(watched) - before)
                 stop.set()
                 poller.join(2)
-                added.append(_overruns(watched) - before)
             finally:
                 os.killpg(proc.pid, 15)
                 proc.wait(30)
         rows.append([comp, float(np.median(calls)) * 1e3, float(np.median(added)),
-                     max(added)])
+                     max(added), float(np.median(idle))])
     print(table(["composition", "amoveb returns after [ms]", "overruns added (median)",
-                 "(max)"], rows, 1))
+                 "(max)", "as long, no motion (median)"], rows, 1))
 
 
 def main() -> None:
