@@ -22,7 +22,6 @@ FRAME_TORSO, FRAME_WORLD, FRAME_ROBOT = 0, 1, 2
 SPACES = {FRAME_TORSO: "FRAME_TORSO", FRAME_WORLD: "FRAME_WORLD", FRAME_ROBOT: "FRAME_ROBOT"}
 ROOT_NAMES = ("Torso",)
 AXIS_MASK_POSITION, AXIS_MASK_ALL = 7, 63   # NAOqi: X=1 Y=2 Z=4 WX=8 WY=16 WZ=32
-BATCH_SLICE = 4096                          # rows per slice of chain_fk_batch
 
 def _fn(chain: Chain, kind: str, tip: np.ndarray | None = None) -> Callable:
     """The compiled formula of one kind for a chain (and a custom tip, keyed by its bytes)."""
@@ -85,13 +84,9 @@ def chain_fk_batch(model: Model, chain: str | Chain, Q: np.ndarray) -> np.ndarra
     Q = np.asarray(Q, dtype=float)
     if Q.ndim != 2 or Q.shape[1] != c.dof:
         raise ValueError(f"{c.name}: expected an (N, {c.dof}) array, got shape {Q.shape}")
-    f = _fn(c, "batch")
-    out = np.zeros((Q.shape[0], 4, 4))
-    out[:, 3, 3] = 1.0
-    # in slices: the formulas' temporaries then stay in the cache (about 40 of them per
-    # slice) instead of 40 arrays of N elements each
-    for k in range(0, Q.shape[0], BATCH_SLICE):
-        f(Q[k:k + BATCH_SLICE], out[k:k + BATCH_SLICE])
+    out = np.empty((Q.shape[0], 4, 4))
+    if Q.shape[0]:
+        _fn(c, "batch")(Q, out)
     return out
 
 
