@@ -215,21 +215,23 @@ def _z_basis(axis: np.ndarray) -> np.ndarray:
     return P
 
 
-BATCH_ROWS = 4096                 # configurations per block of compile_batch (see bench)
+BATCH_ROWS = 1536                 # configurations per block of compile_batch (measured: bench)
 
 
 def compile_batch(X: np.ndarray, axes: np.ndarray, tip: np.ndarray,
                   rows: int = BATCH_ROWS) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """f(Q, out): the effector poses of the N configurations Q (N, n) into out (N, 4, 4),
-    ``rows`` configurations at a time (their scratch stays in the cache).
+    ``rows`` configurations at a time (their scratch then stays in the cache).
 
     Every joint axis is turned into z (Rot(a, q) = P Rz(q) P^T), so the chain is
     A0 Rz(q0) C1 Rz(q1) ... Rz(q_n-1) Cn with the constants Ck = P_k-1^T X_k P_k and
-    Cn = P_n-1^T tip folded now. The 3x4 part of the running product is kept as 4 column
-    blocks of shape (3, rows): a constant Ck is one matrix product Ck^T @ (4, 3 rows) (BLAS),
-    a joint rotation mixes the blocks of columns 0 and 1 (three numpy calls), and the last
-    product (3, rows, 4) @ Cn is written straight into the output's strided rows. The first
-    joint and C1 fold into one constant (12, 4) matrix applied to (cos, sin, -sin, 1).
+    Cn = P_n-1^T tip folded now. The 3x4 part of the running product M is kept as column
+    blocks of shape (3, rows). Multiplying by a constant Ck is one matrix product (BLAS) of
+    a (6, 4) matrix with the 4 blocks: it gives the blocks x, y, z, p of M Ck and also y and
+    -x, so that the rotation by q_k that follows, (x, y) <- (x cos + y sin, y cos - x sin),
+    is three contiguous numpy calls: (x, y) *= cos, (y, -x) *= sin, (x, y) += (y, -x).
+    The first joint and C1 fold into one constant matrix applied to (cos q0, sin q0, 1); the
+    last product (3, rows, 4) @ Cn is written straight into the output's strided rows.
     cos q and sin q come from t = tan(q / 2) over the whole (n, rows) block: numpy's float64
     tan is vectorised where its sin and cos are not, and cos q = 2 / (1 + t^2) - 1,
     sin q = t 2 / (1 + t^2) are exact to a few units in the last place (q / 2 is exact; at
@@ -241,47 +243,49 @@ def compile_batch(X: np.ndarray, axes: np.ndarray, tip: np.ndarray,
     P = [_z_basis(a) for a in axes]
     A0 = X[0] @ P[0] if n else np.eye(4)
     C = [P[k - 1].T @ X[k] @ P[k] for k in range(1, n)] + [(P[n - 1].T if n else np.eye(4)) @ tip]
-    # M1 = A0 Rz(q0) C1: its column block j, row i, is (a0 C1[0,j] + a1 C1[1,j]) cos
-    # + (a1 C1[0,j] - a0 C1[1,j]) sin + (a2 C1[2,j] + a3 C1[3,j]), a_m the columns of A0
-    C1 = C[0]
-    K = np.zeros((4, 3, 4))                        # column j, row i; on (cos, sin, -sin, 1)
-    for j in range(4):
-        K[j, :, 0] = A0[:3, 0] * C1[0, j] + A0[:3, 1] * C1[1, j]
-        K[j, :, 1] = A0[:3, 1] * C1[0, j] - A0[:3, 0] * C1[1, j]
-        K[j, :, 3] = A0[:3, 2] * C1[2, j] + A0[:3, 3] * C1[3, j]
-    K = K.reshape(12, 4)
-    CT = [np.ascontiguousarray(c.T) for c in C[1:-1]]       # C2 ... C(n-1), transposed
-    Cn = np.ascontiguousarray(C[-1])
+    # blocks (x, y, z, p, y, -x) of M C from those of M: rows of C^T
+    six = [np.vstack([c.T, c.T[1], -c.T[0]]) for c in C]
+    # M1 = A0 Rz(q0) C1: its column j is (a0 C1[0,j] + a1 C1[1,j]) cos q0
+    # + (a1 C1[0,j] - a0 C1[1,j]) sin q0 + (a2 C1[2,j] + a3 C1[3,j]), a_m the columns of A0
+    a0, a1, a2, a3 = (A0[:3, m] for m in range(4))
+    K = np.stack([np.column_stack([a0 * c1 + a1 * c2, a1 * c1 - a0 * c2, a2 * c3 + a3 * c4])
+                  for c1, c2, c3, c4 in six[0]])                # (6 blocks, 3 rows, 3)
+    # constants within 1e-14 of 0 or +-1 are taken as exact, as in the formulas above (NAO's
+    # cos(pi / 2) ~ 6e-17 would otherwise multiply down to subnormals: very slow arithmetic)
+    snap = np.vectorize(_snap, otypes=[float])
+    K = snap(K.reshape(18, 3))
+    G = [snap(g) for g in six[1:-1]]              # C2 ... C(n-1)
+    Cn = snap(C[-1])
+    dot, matmul, multiply = np.dot, np.matmul, np.multiply
 
-    def block(Qs, out, CS, H, M, B, tmp):
+    def block(Qs, out, CS, H, M, B):
         m = Qs.shape[0]
-        np.multiply(Qs.T, 0.5, out=H)
+        multiply(Qs.T, 0.5, out=H)
         np.tan(H, out=H)                            # t = tan(q / 2)
         c, s = CS[:, 0], CS[:, 1]
-        np.multiply(H, H, out=c)
+        multiply(H, H, out=c)
         c += 1.0
         np.divide(2.0, c, out=c)                    # 2 / (1 + t^2)
-        np.multiply(H, c, out=s)                    # sin q
+        multiply(H, c, out=s)                       # sin q
         c -= 1.0                                    # cos q
-        np.negative(s, out=CS[:, 2])
-        np.matmul(K, CS[0], out=M.reshape(12, m))   # A0 Rz(q0) C1
-        if n == 1:
-            np.copyto(out[:, :3, :], M.transpose(2, 1, 0))
-            return
+        dot(K, CS[0], out=M.reshape(18, m))         # A0 Rz(q0) C1, and (y, -x)
         for k in range(1, n):
-            np.multiply(M[1::-1], CS[k, 1:3, None], out=tmp)   # (y sin, -x sin)
-            M[0:2] *= CS[k, 0]
-            M[0:2] += tmp                           # (x cos + y sin, y cos - x sin)
+            ck, sk = CS[k, 0], CS[k, 1]
+            multiply(M[0:2], ck, out=M[0:2])
+            multiply(M[4:6], sk, out=M[4:6])
+            M[0:2] += M[4:6]                        # (x cos + y sin, y cos - x sin)
             if k < n - 1:
-                np.matmul(CT[k - 1], M.reshape(4, 3 * m), out=B.reshape(4, 3 * m))
+                dot(G[k - 1], M[:4].reshape(4, 3 * m), out=B.reshape(6, 3 * m))
                 M, B = B, M
-        np.matmul(M.transpose(1, 2, 0), Cn, out=out[:, :3, :].transpose(1, 0, 2))
+        if n == 1:
+            np.copyto(out[:, :3, :], M[:4].transpose(2, 1, 0))
+        else:
+            matmul(M[:4].transpose(1, 2, 0), Cn, out=out[:, :3, :].transpose(1, 0, 2))
 
     def scratch(m):
-        CS = np.empty((n, 4, m))
-        CS[:, 3] = 1.0
-        return (CS, np.empty((n, m)), np.empty((4, 3, m)), np.empty((4, 3, m)),
-                np.empty((2, 3, m)))
+        CS = np.empty((n, 3, m))
+        CS[0, 2] = 1.0
+        return CS, np.empty((n, m)), np.empty((6, 3, m)), np.empty((6, 3, m))
 
     def f(Q: np.ndarray, out: np.ndarray) -> np.ndarray:
         N = Q.shape[0]

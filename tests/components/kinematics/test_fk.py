@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
+import zlib
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from rtcf_components.kinematics import (FRAME_ROBOT, FRAME_TORSO, FRAME_WORLD, M
                         position6d, transform, transform_from_6d)
 from rtcf_components.kinematics.algorithms import (chain_fk_jacobian, robot_frame, rotation_log,
                                    space_transform)
+from rtcf_components.kinematics.codegen import BATCH_ROWS
 from rtcf_components.kinematics.model import MODEL_DIR, model_from_data, read_model_data, rot
 
 PI = math.pi
@@ -368,6 +370,38 @@ def test_batch_equals_single(which, nao, arm):
         chain_fk_batch(nao, "LArm", np.zeros((3, 4)))
     with pytest.raises(ValueError, match="expected 5 joint angles"):
         chain_fk(nao, "LArm", [0.0] * 4)
+
+
+@pytest.mark.parametrize("name", ["nao_h25_v5", "nao_v32", "doosan_m1013"])
+def test_batch_equals_single_every_shipped_chain(name):
+    """chain_fk_batch row by row against chain_fk on every chain of every shipped model:
+    N = 0, 1, a size that is not a multiple of the block size (BATCH_ROWS), two full blocks,
+    non-contiguous Q (every other row, Fortran order, columns of a wider array) and angles
+    beyond the limits and at +-pi, 0 and 3 pi (where tan(q / 2) is huge or zero)."""
+    model = load_model(name)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    for c in model.chains.values():
+        n = c.dof
+        wide = np.zeros((2 * BATCH_ROWS + 2, n + 3))
+        wide[:, :n + 1] = rng.uniform(-1.0, 1.0, size=(len(wide), n + 1))
+        wide[:, :n] += rng.uniform(c.lower, c.upper, size=(len(wide), n))
+        wide[:, n + 1:] = rng.uniform(c.lower[0] - 1.0, c.upper[0] + 1.0, size=(len(wide), 2))
+        special = np.array([[PI] * n, [-PI] * n, [0.0] * n, [3 * PI] * n, [PI / 2] * n])
+        cases = [wide[:0, :n], wide[:1, :n], wide[:BATCH_ROWS + 7, :n],
+                 wide[:2 * BATCH_ROWS, :n].copy(), wide[::2, 1:n + 1],
+                 np.asfortranarray(wide[:37, :n]), special]
+        for Q in cases:
+            B = chain_fk_batch(model, c, Q)
+            assert B.shape == (len(Q), 4, 4)
+            S = np.array([chain_fk(model, c, q) for q in Q]).reshape(len(Q), 4, 4)
+            np.testing.assert_allclose(B, S, atol=1e-14, rtol=0,
+                                       err_msg=f"{name} {c.name}, Q {Q.shape} {Q.strides}")
+            np.testing.assert_array_equal(B[:, 3], np.tile([0.0, 0.0, 0.0, 1.0], (len(Q), 1)))
+        # a list of lists and integer angles are taken as floats
+        Q = [[0] * n, [1] * n]
+        np.testing.assert_allclose(chain_fk_batch(model, c, Q),
+                                   [chain_fk(model, c, [0.0] * n), chain_fk(model, c, [1.0] * n)],
+                                   atol=1e-14, rtol=0)
 
 
 def test_m1013_zero_pose(arm):
