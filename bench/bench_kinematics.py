@@ -18,9 +18,11 @@ Sections (medians over batches; the host is a shared 2-vCPU VM, see bench/README
    ndarray) vs Pinocchio ``forwardKinematics`` + ``updateFramePlacement`` (an SE3; and with
    ``.homogeneous``, a 4x4 like ours) vs ikpy ``forward_kinematics``;
 2. batched FK throughput [configurations/s] at N = 1e4 and --big (1e6): ours
-   ``chain_fk_batch`` (and the same called on slices of 2048 / 1e4 rows) vs Pinocchio called
-   in a loop (FK + frame update per configuration, the result not even stored: favours
-   Pinocchio) vs ikpy in a loop (1e4 only);
+   ``chain_fk_batch`` (and the same called by the caller on slices of 2048 / 1e4 rows; at
+   1e4 also the compiled batch function with blocks of --rows rows, the block size
+   chain_fk_batch uses being codegen.BATCH_ROWS) vs Pinocchio called in a loop (FK + frame
+   update per configuration, the result not even stored: favours Pinocchio) vs ikpy in a
+   loop (1e4 only);
 3. IK on the same --targets reachable targets per chain (FK of seeded uniform configurations
    within the limits), mask 63 (full pose): ours ``solve_ik`` vs a textbook damped least
    squares loop on Pinocchio (computeJointJacobians + getFrameJacobian, fixed damping, full
@@ -66,6 +68,7 @@ from common import US, machine_line, percentiles, table  # noqa: E402
 from rtcf_components.kinematics import (chain_fk, chain_fk_batch, load_model, position6d,  # noqa: E402
                         solve_ik)
 from rtcf_components.kinematics.algorithms import rotation_log  # noqa: E402
+from rtcf_components.kinematics.codegen import BATCH_ROWS, compile_batch  # noqa: E402
 
 POS_TOL, ROT_TOL, MAX_ITER, RESTARTS = 1e-4, 1e-3, 200, 8    # solve_ik's defaults
 DAMPING = {"NAO LArm": 1e-4, "M1013 arm": 1e-2}              # Pinocchio DLS, see above
@@ -227,7 +230,8 @@ def bench_single(case: Case, batches: int, per_batch: int) -> list[list]:
 
 # -- 2. batched FK -----------------------------------------------------------------------------
 
-def bench_batch(case: Case, sizes: list[int], repeats: int) -> list[list]:
+def bench_batch(case: Case, sizes: list[int], repeats: int,
+                block_rows: tuple[int, ...] = ()) -> list[list]:
     """Throughput per size; the contenders run in interleaved rounds (median of the rounds).
     At sizes above 1e4: 3 rounds, Pinocchio once, ikpy not at all."""
     c, model = case.chain, case.model
@@ -246,6 +250,11 @@ def bench_batch(case: Case, sizes: list[int], repeats: int) -> list[list]:
                     out[i:i + chunk] = chain_fk_batch(model, c, Q[i:i + chunk])
             runs[f"ours chain_fk_batch in chunks of {chunk:,} (caller)"] = (
                 chunked, 3 if big else repeats)
+        if not big:
+            for r in block_rows:
+                f = compile_batch(c.X, c.axes, c.tip, rows=r)
+                runs[f"ours, blocks of {r:,} rows"] = (
+                    lambda f=f: f(Q, np.empty((n, 4, 4))), repeats)
         if case.pin:
             pin, pm, data, fid = case.pin, case.pm, case.pdata, case.fid
             fk, upd = pin.forwardKinematics, pin.updateFramePlacement
@@ -502,6 +511,10 @@ def main() -> None:
     ap.add_argument("--per-batch", type=int, default=2000, help="calls per batch")
     ap.add_argument("--damping", type=float, default=None,
                     help="Pinocchio DLS damping (J J^T + damping I); default per chain")
+    ap.add_argument("--rows", default="512,1024,2048,4096",
+                    help="block sizes of the batched FK also timed at N = 1e4 ('' for none)")
+    ap.add_argument("--repeats", type=int, default=15,
+                    help="interleaved rounds of the batched FK at N = 1e4 (median)")
     ap.add_argument("--profile", action="store_true", help="cProfile chain_fk and solve_ik")
     ap.add_argument("--complete", type=int, default=10_000,
                     help="targets per chain of section 4 (IK completeness)")
@@ -535,11 +548,12 @@ def main() -> None:
         rows += bench_single(case, a.batches, a.per_batch)
     print(table(["call", "p50 us", "p90 us", "x pinocchio"], rows, digits=2))
 
-    print("\n## 2. batched FK throughput [configurations/s] (median of runs; ratio to the "
-          "Pinocchio loop)")
+    block_rows = tuple(int(r) for r in a.rows.split(",") if r.strip())
+    print(f"\n## 2. batched FK throughput [configurations/s] (median of runs; ratio to the "
+          f"Pinocchio loop); chain_fk_batch: blocks of {BATCH_ROWS:,} rows")
     rows = []
     for case in cases:
-        rows += bench_batch(case, [10**4, a.big], repeats=7)
+        rows += bench_batch(case, [10**4, a.big], repeats=a.repeats, block_rows=block_rows)
     print(table(["how", "N", "configs/s", "x pinocchio"], rows, digits=1))
 
     print(f"\n## 3. IK, full pose (mask 63), {a.targets} reachable targets per chain "
