@@ -3,9 +3,13 @@
 A chain is a product of constant transforms and joint rotations. Multiplying it out on
 symbols, with the constants folded in and every product by 0 or 1 dropped, leaves a short
 list of scalar formulas per chain. They are compiled once into a Python function that runs on
-floats (math.sin / math.cos: a single configuration) or, unchanged, on numpy arrays (np.sin /
-np.cos: N configurations at once, no Python loop per configuration). This is how the
-constant-folded FK of the design notes gets close to Pinocchio's C++ per call from Python.
+floats (math.sin / math.cos: a single configuration). This is how the constant-folded FK of
+the design notes gets close to Pinocchio's C++ per call from Python.
+
+N configurations at once (compile_batch) take another road: the same formulas on numpy
+arrays cost one or two numpy calls per entry, so there the constants are folded into small
+matrices applied by matrix products to blocks of configurations, with the joint rotations
+in between as a few whole-block numpy calls.
 
 Pure module: imports neither rtcf nor omniORB.
 """
@@ -257,6 +261,7 @@ def compile_batch(X: np.ndarray, axes: np.ndarray, tip: np.ndarray,
     G = [snap(g) for g in six[1:-1]]              # C2 ... C(n-1)
     Cn = snap(C[-1])
     dot, matmul, multiply = np.dot, np.matmul, np.multiply
+    last_row = np.array([0.0, 0.0, 0.0, 1.0])
 
     def block(Qs, out, CS, H, M, B):
         m = Qs.shape[0]
@@ -281,6 +286,7 @@ def compile_batch(X: np.ndarray, axes: np.ndarray, tip: np.ndarray,
             np.copyto(out[:, :3, :], M[:4].transpose(2, 1, 0))
         else:
             matmul(M[:4].transpose(1, 2, 0), Cn, out=out[:, :3, :].transpose(1, 0, 2))
+        out[:, 3] = last_row                        # here, while these rows are in the cache
 
     def scratch(m):
         CS = np.empty((n, 3, m))
@@ -289,10 +295,8 @@ def compile_batch(X: np.ndarray, axes: np.ndarray, tip: np.ndarray,
 
     def f(Q: np.ndarray, out: np.ndarray) -> np.ndarray:
         N = Q.shape[0]
-        out[:, 3, :3] = 0.0
-        out[:, 3, 3] = 1.0
         if n == 0:
-            out[:, :3] = tip[:3]
+            out[:] = tip
             return out
         full = N - N % rows
         if full:
