@@ -22,7 +22,9 @@ Sections (medians over batches; the host is a shared 2-vCPU VM, see bench/README
    1e4 also the compiled batch function with blocks of --rows rows, the block size
    chain_fk_batch uses being codegen.BATCH_ROWS) vs Pinocchio called in a loop (FK + frame
    update per configuration, the result not even stored: favours Pinocchio) vs ikpy in a
-   loop (1e4 only);
+   loop (1e4 only); with --baseline CHECKOUT, that checkout's chain_fk_batch too (before /
+   after in the same rounds); "per round": the median over the interleaved rounds of Pinocchio's time
+   over ours in the same round (steadier than the ratio of the medians on a loaded host);
 3. IK on the same --targets reachable targets per chain (FK of seeded uniform configurations
    within the limits), mask 63 (full pose): ours ``solve_ik`` vs a textbook damped least
    squares loop on Pinocchio (computeJointJacobians + getFrameJacobian, fixed damping, full
@@ -103,8 +105,9 @@ def ikpy_chain(chain):
 class Case:
     """One chain and its peers."""
 
-    def __init__(self, label: str, model, chain: str):
+    def __init__(self, label: str, model, chain: str, baseline=None):
         self.label, self.model = label, model
+        self.baseline = baseline          # (kinematics package, its model) or None
         self.chain = model.chain(chain)
         c = self.chain
         self.pin = None
@@ -242,6 +245,11 @@ def bench_batch(case: Case, sizes: list[int], repeats: int,
         Q = rng.uniform(c.lower, c.upper, size=(n, c.dof))
         big = n > 10**4
         runs = {"ours chain_fk_batch": (lambda: chain_fk_batch(model, c, Q), 3 if big else repeats)}
+        if case.baseline is not None:                # another checkout's, same rounds
+            kin, bmodel = case.baseline
+            bchain = bmodel.chain(c.name)
+            runs["baseline chain_fk_batch"] = (
+                lambda: kin.chain_fk_batch(bmodel, bchain, Q), 3 if big else repeats)
         # the same, called by the caller on cache-sized slices (a proposal for the core)
         for chunk in (2048, 10**4) if big else (2048,):
             def chunked(chunk=chunk):
@@ -283,9 +291,16 @@ def bench_batch(case: Case, sizes: list[int], repeats: int,
                     times[name].append(time.perf_counter() - t0)
         res = {name: n / float(np.median(ts)) for name, ts in times.items()}
         pin_rate = res.get("pinocchio in a loop")
+        pin_ts = times.get("pinocchio in a loop", [])
+        case.paired = getattr(case, "paired", {})
         for name, rate in res.items():
+            # each round times every contender one after the other: the median of the
+            # per-round ratios cancels most of the load that changes from round to round
+            paired = (float(np.median(np.array(pin_ts) / np.array(times[name])))
+                      if len(pin_ts) > 1 and len(times[name]) == len(pin_ts) else None)
+            case.paired[name, n] = paired
             rows.append([f"{case.label}: {name}", f"{n:,}", rate,
-                         rate / pin_rate if pin_rate else None])
+                         rate / pin_rate if pin_rate else None, paired])
         case.batch[n] = res
     return rows
 
@@ -425,7 +440,9 @@ def verdicts(cases: list[Case]) -> list[list]:
         b = case.batch.get(10**4, {})
         if "pinocchio in a loop" in b:
             r = b["ours chain_fk_batch"] / b["pinocchio in a loop"]
-            rows.append([case.label, "batch FK at 1e4 >= 5x Pinocchio loop", f"{r:.1f}x",
+            p = case.paired.get(("ours chain_fk_batch", 10**4))
+            rows.append([case.label, "batch FK at 1e4 >= 5x Pinocchio loop",
+                         f"{r:.1f}x" + (f" ({p:.1f}x per round)" if p else ""),
                          "met" if r >= 5 else f"missed by {5 / r:.2f}x"])
         ours_ok, ours_med = case.ik_res["ours solve_ik (mask 63)"]
         rows.append([case.label, "IK success > 99 %", f"{100 * ours_ok:.1f} %",
@@ -501,6 +518,21 @@ def print_complete(n: int) -> None:
                 bench_complete(n), digits=3))
 
 
+def load_baseline(root: str):
+    """The kinematics package of another checkout (``root``/components/kinematics, e.g. the
+    main branch's), imported under its own name next to ours."""
+    import importlib.util
+    init = Path(root).resolve() / "components" / "kinematics" / "__init__.py"
+    if not init.is_file():
+        raise SystemExit(f"--baseline: no {init}")
+    spec = importlib.util.spec_from_file_location(
+        "baseline_kinematics", init, submodule_search_locations=[str(init.parent)])
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--targets", type=int, default=200, help="IK targets per chain")
@@ -515,6 +547,9 @@ def main() -> None:
                     help="block sizes of the batched FK also timed at N = 1e4 ('' for none)")
     ap.add_argument("--repeats", type=int, default=15,
                     help="interleaved rounds of the batched FK at N = 1e4 (median)")
+    ap.add_argument("--baseline", default=None, metavar="CHECKOUT",
+                    help="also time that checkout's chain_fk_batch in the same rounds "
+                         "(before / after: e.g. a worktree of main)")
     ap.add_argument("--profile", action="store_true", help="cProfile chain_fk and solve_ik")
     ap.add_argument("--complete", type=int, default=10_000,
                     help="targets per chain of section 4 (IK completeness)")
@@ -536,8 +571,11 @@ def main() -> None:
     else:
         peers.append("ikpy: not installed")
     print("# peers: " + ", ".join(peers))
-    cases = [Case("NAO LArm", load_model("nao_h25_v5"), "LArm"),
-             Case("M1013 arm", load_model("doosan_m1013"), "arm")]
+    base = load_baseline(a.baseline) if a.baseline else None
+    cases = [Case("NAO LArm", load_model("nao_h25_v5"), "LArm",
+                  base and (base, base.load_model("nao_h25_v5"))),
+             Case("M1013 arm", load_model("doosan_m1013"), "arm",
+                  base and (base, base.load_model("doosan_m1013")))]
     for case in cases:
         print(f"# {case.label}: {case.chain.dof} joints; peers agree with ours to "
               + ", ".join(f"{k} {v:.1e}" for k, v in case.agreement.items()) + " (max |dT|)")
@@ -554,7 +592,7 @@ def main() -> None:
     rows = []
     for case in cases:
         rows += bench_batch(case, [10**4, a.big], repeats=a.repeats, block_rows=block_rows)
-    print(table(["how", "N", "configs/s", "x pinocchio"], rows, digits=1))
+    print(table(["how", "N", "configs/s", "x pinocchio", "per round"], rows, digits=1))
 
     print(f"\n## 3. IK, full pose (mask 63), {a.targets} reachable targets per chain "
           f"[ms per solve, restarts included]")
