@@ -928,9 +928,10 @@ class SimulationEC(ExecutionContext):
 
     def _sim_cycle(self, t: float, lateness: float) -> None:
         i = self.cycles % HISTORY
-        self._lateness[i] = lateness
-        if self._last_start is not None:
-            self._periods[i] = t - self._last_start
+        self._late_ring[i] = lateness
+        last = self._last_start
+        if last is not None:
+            self._period_ring[i] = t - last
         self._cycle(t, t)
         k = self._k + 1
         self._k = k
