@@ -700,7 +700,10 @@ class SimTimeBase:
         next instant (or ``limit``). Consecutive due parts of one other process (a lockstep
         leader's RemoteParts) go in one step call: one round trip per process and instant.
         A failed step raises LockstepError with ``now`` left at ``t``."""
-        with self._run_lock:
+        # acquire / release rather than `with`: the same steps, half the calls' cost
+        lock = self._run_lock
+        lock.acquire()
+        try:
             if self._holds or (self._paused and self._target is None):
                 return                  # paused while this thread was deciding
             if self.wall_started is None:
@@ -732,6 +735,8 @@ class SimTimeBase:
             self._next_due = due
             self.instants += 1
             self.now = due if due < limit else limit
+        finally:
+            lock.release()
 
     def _step_remote(self, t: float, parts: list["RemotePart"]) -> None:
         """One step call to the process of ``parts`` (all due at ``t``); their grids move on
