@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -83,6 +84,26 @@ class Viewer(threading.Thread):
         self.cpu: dict[str, float] = {}
         self.points = 0
         self.error = ""
+        self.service: Any = None          # selenium's chromedriver service, Chromium under it
+        self.profile: str | None = None
+
+    def kill_browser(self) -> None:
+        """Kills chromedriver and every process under it: for a viewer thread still stuck
+        (in the driver's start, a page that never loads) when its run is over, so that no
+        browser outlives this program."""
+        process = getattr(self.service, "process", None)
+        if process is None:
+            return
+        procs, todo, tree = _procs(), [process.pid], []
+        while todo:
+            pid = todo.pop()
+            tree.append(pid)
+            todo += [p for p, v in procs.items() if v[0] == pid]
+        for pid in tree:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
     def run(self) -> None:
         t_start = time.monotonic()
@@ -107,13 +128,16 @@ class Viewer(threading.Thread):
             from selenium.webdriver.chrome.service import Service
             opts = webdriver.ChromeOptions()
             opts.binary_location = shutil.which("chromium")
-            profile = tempfile.mkdtemp(prefix="bench-web-chromium-")
+            self.profile = profile = tempfile.mkdtemp(prefix="bench-web-chromium-")
             for f in FLAGS + [f"--user-data-dir={profile}"]:
                 opts.add_argument(f)
-            driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")),
-                                      options=opts)
+            self.service = Service(shutil.which("chromedriver"))
+            driver = webdriver.Chrome(service=self.service, options=opts)
             driver.get(url)
+            deadline = time.monotonic() + 30
             while not driver.execute_script("return !!(window.rtcf && rtcf.system)"):
+                if self.done.is_set() or time.monotonic() > deadline:
+                    raise RuntimeError("the page did not show the system within 30 s")
                 time.sleep(0.1)
             if self.plot:
                 driver.execute_script("select(rtcf.system.components.find(c => c.name === "
@@ -128,7 +152,12 @@ class Viewer(threading.Thread):
             self.error = f"{type(e).__name__}: {e}"
         finally:
             if driver is not None:
-                driver.quit()
+                try:
+                    driver.quit()
+                except Exception:               # the browser was killed: nothing to quit
+                    pass
+            if self.profile is not None:
+                shutil.rmtree(self.profile, ignore_errors=True)
 
     def _measure(self, t_start: float, driver: Any) -> None:
         time.sleep(max(0.0, t_start + self.warmup - time.monotonic()))
@@ -171,6 +200,9 @@ def one_run(name: str, mode: str, args: argparse.Namespace, tmp: Path) -> dict:
     finally:
         viewer.done.set()
         viewer.join(30)
+        if viewer.is_alive():
+            viewer.kill_browser()
+            viewer.error = viewer.error or "the browser did not end within 30 s: killed"
     res["viewer"] = viewer
     return res
 

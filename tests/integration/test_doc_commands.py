@@ -469,7 +469,21 @@ def run(text: str, how: Run, folder: Path, port: int) -> tuple[int, str]:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+            _kill_session(proc.pid)
     return rc, out_path.read_text(errors="replace")
+
+
+def _kill_session(sid: int) -> None:
+    """Kills what the command left running in its session (a browser a benchmark's thread
+    never quit, a child whose parent ended): nothing a test starts outlives it."""
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            if int((d / "stat").read_text().rsplit(")", 1)[1].split()[3]) == sid:
+                os.kill(int(d.name), signal.SIGKILL)
+        except (OSError, ValueError, IndexError):
+            pass
 
 
 RUNS = [(text, how) for text, how in HOW.items() if isinstance(how, Run)]
