@@ -226,21 +226,19 @@ class Simulator(Component):
         return None
 
     def _read_commands(self) -> None:
-        """The newest sample of each command port in use (an unconnected port has none).
-        A port with a connection is in use: its connectors are looked at before the call
-        (in_use() also asks for listeners); the same for the out ports in `_write`."""
+        """The newest sample of each command port in use (an unconnected port has none)."""
         sim = self.sim
         port = self.stiff_in
-        if (port.connectors or port.in_use()) and port.read_newest() is _NEW:
+        if port.in_use() and port.read_newest() is _NEW:
             self._take_stiffness(port.value.data)
         port = self.q_in
-        if (port.connectors or port.in_use()) and port.read_newest() is _NEW:
+        if port.in_use() and port.read_newest() is _NEW:
             try:
                 sim.set_position_targets(port.value.data)
             except SimError as e:
                 self._refuse("qRef", e)
         port = self.tau_in
-        if (port.connectors or port.in_use()) and port.read_newest() is _NEW:
+        if port.in_use() and port.read_newest() is _NEW:
             try:
                 sim.set_torques(port.value.data)
             except SimError as e:
@@ -290,5 +288,5 @@ class Simulator(Component):
         for port, tm in self._stamps:
             tm.sec = sec
             tm.nsec = nsec
-            if port.connectors or port.in_use():
+            if port.in_use():
                 port.write()

@@ -63,7 +63,7 @@ class StepMail:
     delivered is dropped quietly; a disconnection also drops what is still posted for it.
 
     ``enabled`` False (rtcf.simulation.step_data NO): this process's writers put as before
-    (it still delivers what others carry to it). Runs in: post/take/stepping: the thread
+    (it still delivers what others carry to it). Runs in: a carrier and take: the thread
     running an instant (one at a time: no lock); drop: any thread; deliver: the step's
     thread.
     """
@@ -101,11 +101,6 @@ class StepMail:
             return process if process in self.followers else None
         return process if process == MAIN else None
 
-    def stepping(self) -> bool:
-        """This thread runs an instant of the process's time base now."""
-        tb = self.tb
-        return tb is not None and tb.stepping == threading.get_ident()
-
     def box(self, process: str) -> list[Any]:
         """The box of samples posted for ``process`` (made once, kept)."""
         with self._lock:
@@ -113,13 +108,6 @@ class StepMail:
             if box is None:
                 box = self._boxes[process] = []
             return box
-
-    def post(self, process: str, connector: str, data: bytes) -> None:
-        box = self._boxes.get(process)
-        if box is None:
-            box = self.box(process)
-        box += (connector.encode(), data)
-        self.tb.carried += 1
 
     def carrier(self, process: str, connector: str, encode: Callable[[Any], bytes],
                 direct: Callable[[Any], Any], ok: Any) -> Callable[[Any], Any]:
@@ -267,18 +255,13 @@ class RemoteFollower:
         self.timeout = float(step_timeout)
         self.mail = mail
         omniORB.setClientCallTimeout(ref, max(1, int(self.timeout * 1000)))
-        obj = getattr(ref, "_obj", None)
-        if obj is not None:             # the generated step() minus one Python frame
-            self._invoke, self._desc = obj.invoke, Lockstep.Follower._d_step
-        else:                           # another implementation of the interface (tests)
-            self._invoke, self._desc = (lambda op, desc, args: ref.step(*args)), None
 
     def step(self, t: float, parts: list[Any]) -> None:
         key = [parts[0].index] if len(parts) == 1 else [p.index for p in parts]
         mail = self.mail
         inbox = mail.take(self.process) if mail is not None else _NONE
         try:
-            out = self._invoke("step", self._desc, (t, key, inbox))
+            out = self.ref.step(t, key, inbox)
             if out and mail is not None:
                 mail.deliver(out)       # before the next EC in the order runs
         except Lockstep.Refused as e:

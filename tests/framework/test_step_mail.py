@@ -23,6 +23,16 @@ def _tb() -> SimpleNamespace:
     return SimpleNamespace(stepping=None, carried=0)
 
 
+def _post(mail: StepMail, process: str, connector: str, data: bytes) -> None:
+    """``data`` posted for ``process`` as a writer's carrier posts it during an instant."""
+    tb = mail.tb
+    before, tb.stepping = tb.stepping, threading.get_ident()
+    try:
+        assert mail.carrier(process, connector, lambda s: s, None, "ok")(data) == "ok"
+    finally:
+        tb.stepping = before
+
+
 def _reader(cid: str = "c1") -> tuple[InPort, InPortCdrServant, list[float]]:
     """An InPort with one CDR connector servant and an ON_RECEIVED listener."""
     port = InPort("in", TimedDoubleSeq)
@@ -51,17 +61,21 @@ def test_routes_leader_to_follower_and_back_never_follower_to_follower_or_other_
 
 
 def test_only_the_thread_running_an_instant_posts():
+    """No time base yet, between instants, and another thread during an instant: a put."""
     mail = StepMail("sys", "main")
-    assert not mail.stepping()                              # no time base yet
+    puts: list[str] = []
+    deliver = mail.carrier("two", "c1", lambda s: b"cdr", lambda s: puts.append(s) or "put",
+                           "ok")
+    assert deliver("a") == "put"                            # no time base yet
     mail.tb = _tb()
-    assert not mail.stepping()                              # between instants
+    assert deliver("b") == "put"                            # between instants
     mail.tb.stepping = threading.get_ident()
-    assert mail.stepping()
-    other: list[bool] = []
-    t = threading.Thread(target=lambda: other.append(mail.stepping()))
+    other: list[str] = []
+    t = threading.Thread(target=lambda: other.append(deliver("c")))
     t.start()
     t.join()
-    assert other == [False]                                 # another thread: a put
+    assert other == ["put"] and puts == ["a", "b", "c"]     # another thread: a put
+    assert deliver("d") == "ok" and mail.take("two") == [b"c1", b"cdr"]
 
 
 def test_a_writers_carrier_posts_while_its_thread_runs_an_instant_else_puts():
@@ -117,9 +131,9 @@ def test_a_malformed_carried_sample_is_refused_as_a_put_and_the_rest_arrive(capl
 def test_a_disconnected_connector_drops_what_was_queued_for_it_quietly():
     mail = StepMail("sys", "main")
     mail.tb = _tb()
-    mail.post("two", "gone", _cdr(1.0))
-    mail.post("two", "kept", _cdr(2.0))
-    mail.post("three", "gone", _cdr(3.0))
+    _post(mail, "two", "gone", _cdr(1.0))
+    _post(mail, "two", "kept", _cdr(2.0))
+    _post(mail, "three", "gone", _cdr(3.0))
     mail.drop("gone")
     assert mail.take("two") == [b"kept", _cdr(2.0)]
     assert mail.take("three") == [] and mail.take("two") == [] and mail.dropped == 2
@@ -149,9 +163,9 @@ def test_the_leader_sends_a_followers_queue_with_its_step_and_delivers_the_reply
     port, servant, heard = _reader("back")
     mail = StepMail("sys", "main")
     mail.tb, mail.inports = _tb(), {"back": servant}
-    mail.post("two", "to", b"a")
-    mail.post("two", "to", b"b")
-    mail.post("three", "x", b"c")
+    _post(mail, "two", "to", b"a")
+    _post(mail, "two", "to", b"b")
+    _post(mail, "three", "x", b"c")
     ref = _Ref([b"back", _cdr(7.0)])
     client = RemoteFollower("two", ref, 1.0, mail)
     client.step(0.01, [SimpleNamespace(index=0, name="e1")])
@@ -171,7 +185,7 @@ def test_a_follower_delivers_its_inbox_before_its_parts_and_returns_what_they_wr
 
         def run_step(self, t, ecs):
             order.append(f"run after {heard}")
-            mail.post("main", "out", b"z")                  # a part's flush write
+            _post(mail, "main", "out", b"z")                  # a part's flush write
 
     mail.tb, mail.inports = _Base(), {"in": servant}
     follower = FollowerServant(mail.tb, ["e1"], lambda reason: None, mail)
