@@ -34,7 +34,8 @@ Sections (medians over batches; the host is a shared 2-vCPU VM, see bench/README
    three use the same tolerances (1e-4 m, 1e-3 rad), at most 200 iterations per start and
    the same 9 start configurations (the middle of the limits, then seeded uniform draws),
    and every answer is judged by our own FK; time per solve includes the restarts.
-4. IK completeness (``--complete N``, default 10,000; ``--only-complete`` runs just this):
+4. IK completeness (``--complete N``, default 10,000, 0 skips it; ``--only-complete`` runs
+   just this):
    ``solve_ik`` with its defaults on N reachable targets of the M1013 and of NAO's legs
    (mask 63) and arms (masks 63 and 7, as tests/components/kinematics/test_ik.py): the
    success rate, median, p99 and worst time per solve.
@@ -552,9 +553,23 @@ def main() -> None:
                          "(before / after: e.g. a worktree of main)")
     ap.add_argument("--profile", action="store_true", help="cProfile chain_fk and solve_ik")
     ap.add_argument("--complete", type=int, default=10_000,
-                    help="targets per chain of section 4 (IK completeness)")
+                    help="targets per chain of section 4 (IK completeness); 0 skips it")
     ap.add_argument("--only-complete", action="store_true", help="run section 4 only")
     a = ap.parse_args()
+    for opt in ("targets", "big", "batches", "per_batch", "repeats"):
+        if getattr(a, opt) < 1:
+            ap.error(f"--{opt.replace('_', '-')}: expected >= 1, got {getattr(a, opt)}")
+    if a.ikpy_targets is not None and a.ikpy_targets < 1:
+        ap.error(f"--ikpy-targets: expected >= 1, got {a.ikpy_targets}")
+    if a.complete < (1 if a.only_complete else 0):
+        ap.error(f"--complete: expected >= {1 if a.only_complete else 0}"
+                 f"{' with --only-complete' if a.only_complete else ''}, got {a.complete}")
+    try:
+        block_rows = tuple(int(r) for r in a.rows.split(",") if r.strip())
+    except ValueError:
+        ap.error(f"--rows: expected block sizes separated by commas, got {a.rows!r}")
+    if any(r < 1 for r in block_rows):
+        ap.error(f"--rows: expected block sizes >= 1, got {a.rows!r}")
     print(machine_line())
     if a.only_complete:
         print_complete(a.complete)
@@ -586,7 +601,6 @@ def main() -> None:
         rows += bench_single(case, a.batches, a.per_batch)
     print(table(["call", "p50 us", "p90 us", "x pinocchio"], rows, digits=2))
 
-    block_rows = tuple(int(r) for r in a.rows.split(",") if r.strip())
     print(f"\n## 2. batched FK throughput [configurations/s] (median of runs; ratio to the "
           f"Pinocchio loop); chain_fk_batch: blocks of {BATCH_ROWS:,} rows")
     rows = []
@@ -602,7 +616,8 @@ def main() -> None:
     print(table(["solver", "targets", "success %", "p50 ms", "p90 ms", "mean ms", "max ms"],
                 rows, digits=3))
 
-    print_complete(a.complete)
+    if a.complete:
+        print_complete(a.complete)
 
     print("\n## where one chain_fk call goes [us] (best of 7 x 20000 calls)")
     rows = []
