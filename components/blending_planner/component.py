@@ -176,6 +176,14 @@ class BlendingPlanner(Component):
     plan_in_worker = Param(bool, True, read_only=True,
                            doc="plan in a worker process of the component's own, so planning "
                                "never holds this process's GIL (NO: in the caller's thread)")
+    plan_timeout = Param(float, 30.0, unit="s", bounds=(0.0, None),
+                         doc="a planning call the worker process has not answered in this "
+                             "time is refused and the worker killed (a new one plans the "
+                             "next call); 0: no limit. Only with plan_in_worker YES")
+    plan_nice = Param(int, 0, bounds=(0, 19), read_only=True,
+                      doc="the worker process's nice increment: on a busy machine the "
+                          "execution contexts' threads get the CPU before the planning. "
+                          "Only with plan_in_worker YES")
 
     # -- lifecycle (EC thread unless stated) -------------------------------------------------
     @classmethod
@@ -249,7 +257,9 @@ class BlendingPlanner(Component):
             if self.arm is not None:
                 spec = (self.model, self.chain, list(self.joint_limits),
                         list(self.joint_speeds))
-            self.planning: PlanWorker | InProcess = PlanWorker(self.instance_name, spec)
+            self.planning: PlanWorker | InProcess = PlanWorker(
+                self.instance_name, spec, timeout=lambda: self.plan_timeout,
+                nice=self.plan_nice)
         else:
             self.planning = InProcess()
         self.planning.start()

@@ -22,6 +22,10 @@ The child never outlives the component's process: it ends on the pipe's end of f
 thread of its own ends it when its parent process is gone (a parent killed with SIGKILL
 closes no pipe a busy child reads). A child that dies fails the call that waited on it
 (``WorkerDied``, naming the instance and the process) and the next call starts a new one.
+A child that does not answer within the time limit (the component's ``plan_timeout``: a
+hung or stopped process, a plan that never ends) fails the call the same way
+(``PlanTimeout``, naming the limit too); it is killed at once, a new one starts at the next
+call.
 Runs in: ``call`` in any thread but the EC's (one call at a time, the others wait),
 ``start`` / ``close`` in the manager's thread; ``_serve`` in the child.
 """
@@ -39,7 +43,7 @@ import threading
 import time
 import traceback
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -55,6 +59,11 @@ JOIN_TIMEOUT = 2.0   # [s] a closing child has to end before it is terminated
 
 class WorkerDied(Exception):
     """The worker process ended while (or before) it planned a call."""
+
+
+class PlanTimeout(WorkerDied):
+    """The worker process did not answer a call within the time limit (plan_timeout): it
+    was killed; the next call starts a new one."""
 
 
 def prepare_moveb(name: str, req: Request, p0: np.ndarray, r0: np.ndarray,
@@ -109,11 +118,18 @@ class PlanWorker:
     """The planning functions in a child process (see the module's docstring).
 
     ``arm_spec`` (model, chain, joint_limits, joint_speeds) is what the child loads its arm
-    from, None without an arm."""
+    from, None without an arm. ``timeout`` [s] (or a function returning it, read at each
+    call: the component's plan_timeout): a call the child has not answered in this time is
+    refused (PlanTimeout) and the child killed; 0 waits without a limit. ``nice``: the
+    child lowers its scheduling priority by this much (os.nice) before it loads anything,
+    so that on a busy machine the threads of the execution contexts get the CPU first."""
 
-    def __init__(self, name: str, arm_spec: tuple | None):
+    def __init__(self, name: str, arm_spec: tuple | None,
+                 timeout: float | Callable[[], float] = 0.0, nice: int = 0):
         self.name = name
         self.arm_spec = arm_spec
+        self.timeout = timeout
+        self.nice = int(nice)
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._conn: Connection | None = None
@@ -140,7 +156,7 @@ class PlanWorker:
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-c", code, json.dumps(sys.path), str(theirs.fileno()),
-                 str(os.getpid()), json.dumps(self.arm_spec)],
+                 str(os.getpid()), json.dumps(self.arm_spec), str(self.nice)],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
         except BaseException:
             mine.close()
@@ -159,8 +175,12 @@ class PlanWorker:
     def call(self, kind: str, args: tuple, arm: Any) -> Any:
         """Run ``kind`` in the child and return its result, raising what it raised (a
         MotionError with its type and reason). Raises WorkerDied when the child ends before
-        it answers. Runs in: any thread but the EC's; waits without the GIL."""
+        it answers, PlanTimeout when it has not answered within the time limit (the child
+        is killed then). The limit counts from the request's sending: a call waiting for
+        another to end is not limited. Runs in: any thread but the EC's; waits without the
+        GIL."""
         arm_state = None if arm is None else (arm.tool, bool(arm.avoid))
+        limit = self.timeout() if callable(self.timeout) else self.timeout
         with self._lock:
             if self._closed:
                 raise WorkerDied(f"{self.name}: its planning worker process is stopped (the "
@@ -171,9 +191,18 @@ class PlanWorker:
             try:
                 conn.send((kind, args, arm_state))
                 self.waiting_on = proc.pid
-                while not conn.poll(POLL):
+                end = time.monotonic() + limit if limit > 0 else None
+                while not conn.poll(POLL if end is None else
+                                    max(0.0, min(POLL, end - time.monotonic()))):
                     if proc.poll() is not None:
                         break
+                    if end is not None and time.monotonic() >= end:
+                        self._give_up(proc, conn)
+                        raise PlanTimeout(
+                            f"{self.name}: its planning worker process (pid {proc.pid}) did "
+                            f"not answer within plan_timeout = {limit:g} s: the command is "
+                            "refused and the process killed; the next command starts a "
+                            "new one")
                 answer = conn.recv()
             except (EOFError, OSError):
                 self.waiting_on = None
@@ -201,6 +230,19 @@ class PlanWorker:
             exc = RemoteError(answer[1])
         exc.add_note(f"raised in {self.name}'s planning worker process:\n{answer[-1]}")
         raise exc
+
+    def _give_up(self, proc: subprocess.Popen, conn: Connection) -> None:
+        """Kill a child that did not answer in time (SIGKILL also ends a stopped one) and
+        forget it: the next call starts a new one. Runs in: the calling thread, lock held."""
+        self.waiting_on = None
+        proc.kill()
+        try:
+            proc.wait(JOIN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            pass
+        conn.close()
+        self._conn = None
+        self._proc = None
 
     def close(self) -> None:
         """Ask the child to end and wait for it (terminated, then killed, after JOIN_TIMEOUT
@@ -255,8 +297,10 @@ def _watch_parent(parent: int) -> None:
 
 def _main() -> None:
     """The child's entry: argv = sys.path (already set by the caller's code), the socket's
-    fd, the parent's pid, the arm spec (JSON)."""
+    fd, the parent's pid, the arm spec (JSON), the nice increment."""
     fd, parent, spec = int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
+    if int(sys.argv[5]) > 0:
+        os.nice(int(sys.argv[5]))
     _serve(Connection(fd), parent, None if spec is None else tuple(spec))
 
 

@@ -20,7 +20,8 @@ from rtcf_components.blending_planner.motion import Settings, Start
 from rtcf_components.blending_planner.motion_service import (DONE, FAILED, STOPPED, UNTIL_DONE,
                                                               UNTIL_STARTED)
 from rtcf_components.blending_planner.planner import DR_COND_NONE, Request
-from rtcf_components.blending_planner.worker import InProcess, PlanWorker, WorkerDied
+from rtcf_components.blending_planner.worker import (InProcess, PlanTimeout, PlanWorker,
+                                                     WorkerDied)
 from rtcf_components.scenarios import SQUARE
 
 pytestmark = pytest.mark.slow       # every test starts worker processes
@@ -31,8 +32,9 @@ PARAMS = {"joint_limits": [360, 360, 160, 360, 360, 360],
           "user_frames": "101: 559, 34.5, 400, 0, 0, 0"}
 
 
-def harness(worker: bool, rate: float = 1000.0) -> Harness:
-    h = Harness(BlendingPlanner, params={**PARAMS, "plan_in_worker": worker}, rate=rate)
+def harness(worker: bool, rate: float = 1000.0, **params) -> Harness:
+    h = Harness(BlendingPlanner, params={**PARAMS, "plan_in_worker": worker, **params},
+                rate=rate)
     h.activate()
     return h
 
@@ -198,6 +200,113 @@ def test_a_killed_worker_fails_the_call_by_name_and_the_next_one_gets_a_new_work
     finally:
         h.close()
     assert h.comp.planning._proc.poll() is not None
+
+
+def _stopped_worker(h):
+    """SIGSTOP the component's worker (started and idle): its pid."""
+    planning = h.comp.planning
+    planning.start()
+    pid = planning.pid
+    os.kill(pid, signal.SIGSTOP)
+    return pid
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def test_a_stopped_worker_is_refused_after_plan_timeout_killed_and_replaced():
+    h = harness(True, rate=100.0, plan_timeout=1.0)
+    pids = []
+    try:
+        name = h.comp.instance_name
+        pid = _stopped_worker(h)
+        pids.append(pid)
+        t0 = time.monotonic()
+        ok, why = moveb(h, SQUARE)
+        assert time.monotonic() - t0 < 20
+        assert not ok
+        assert name in why and str(pid) in why and "plan_timeout = 1 s" in why, why
+        assert _gone(pid)                                # killed, not left stopped
+        assert not h.comp.stream.busy                    # nothing moved
+        assert h.comp.service.core._not_planning.is_set()    # not left planning
+        ok, why = moveb(h, SQUARE)                       # a new worker plans it
+        assert ok, why
+        assert h.comp.planning.pid not in (None, pid)
+        run_out(h)
+        # a DRL motion: refused with DR_ERROR_RUNTIME, the same text
+        cmd = cm.MoveL([0, 0, 50, 0, 0, 0], [100, NONE], [200, NONE], 0.0, 0.0, 0, cm.REL, 0)
+        m = h.comp.service.motions
+        pid = _stopped_worker(h)
+        pids.append(pid)
+        state, etype, reason = m.wait(m.submit(cmd), UNTIL_DONE, 60.0)
+        assert state == FAILED and etype == cm.DR_ERROR_RUNTIME
+        assert name in reason and str(pid) in reason and "plan_timeout = 1 s" in reason
+        assert _gone(pid)
+        state, etype, reason, _ = drl(h, cmd)
+        assert state == DONE, reason
+    finally:
+        for pid in pids:                                 # never leave a stopped process
+            if not _gone(pid):
+                os.kill(pid, signal.SIGKILL)
+        h.close()
+
+
+def test_plan_timeout_0_waits_for_a_slow_worker():
+    w = PlanWorker("bp", None, timeout=0.0)
+    w.start()
+    pid = w.pid
+    os.kill(pid, signal.SIGSTOP)
+    got = {}
+
+    def call():
+        try:
+            w.motion(cm.MoveJ([0] * 6, [10] * 6, [10] * 6),
+                     Start(None, np.zeros(3), np.eye(3)), Settings(0.01), None)
+        except Exception as e:                           # noqa: BLE001 (the answer)
+            got["e"] = e
+    th = threading.Thread(target=call)
+    try:
+        th.start()
+        deadline = time.monotonic() + 30
+        while w.waiting_on != pid:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        th.join(1.5)
+        assert th.is_alive()                             # still waiting: no limit
+        os.kill(pid, signal.SIGCONT)
+        th.join(30)
+        assert not th.is_alive()
+        assert isinstance(got["e"], cm.MotionError)      # answered (no arm in this worker)
+        assert not isinstance(got["e"], PlanTimeout)
+        assert w.pid == pid
+    finally:
+        if not _gone(pid):
+            os.kill(pid, signal.SIGCONT)
+        w.close()
+    assert _gone(pid)
+
+
+def test_plan_nice_lowers_the_workers_priority():
+    w = PlanWorker("bp", None, nice=5)
+    try:
+        with pytest.raises(cm.MotionError):             # answered: os.nice has run
+            w.motion(cm.MoveJ([0] * 6, [10] * 6, [10] * 6),
+                     Start(None, np.zeros(3), np.eye(3)), Settings(0.01), None)
+        with open(f"/proc/{w.pid}/stat") as f:
+            nice = int(f.read().rsplit(")", 1)[1].split()[16])
+        assert nice == min(19, os.nice(0) + 5)
+    finally:
+        w.close()
+
+
+def test_a_negative_plan_timeout_is_refused_by_name():
+    with pytest.raises(Exception, match="plan_timeout"):
+        Harness(BlendingPlanner, params={**PARAMS, "plan_timeout": -1.0}, rate=100.0)
 
 
 def test_no_worker_without_the_parameter_and_a_refusal_after_finalize():
