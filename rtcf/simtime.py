@@ -105,7 +105,10 @@ class SimTimeBase:
     seconds before its wall-clock time, then a busy-wait to it (``spin_yield``: releasing the
     GIL while spinning; ``spin`` 0: the timed wait only; never on a ManualClock), and with
     ``sched_fifo`` the thread runs under SCHED_FIFO at ``priority`` while it paces (not while
-    it runs flat out: factor 0, advance()), where permitted.
+    it runs flat out: factor 0, advance()), where permitted. A lockstep follower's
+    (``driven``) instants run in the ORB thread of the leader's step calls: with
+    ``sched_fifo`` and a factor above 0 that thread is put under SCHED_FIFO at ``priority``
+    at its first step and stays so (the priority of the leader's thread that waits for it).
 
     Runs in: the public methods may be called from any thread unless said otherwise.
     """
@@ -173,6 +176,8 @@ class SimTimeBase:
         # lockstep run made there travel on the step call (rtcf/corba/lockstep.py StepMail)
         self.stepping: int | None = None
         self._last_step = -INF              # follower: the instant of its last step
+        self._fifo_step = threading.local()  # follower: .asked in a step thread once asked
+        self._fifo_warned = False
         # statistics (read by the manager's status line and report)
         self.instants = 0
         self.resyncs = 0
@@ -448,6 +453,17 @@ class SimTimeBase:
         with self._run_lock:
             prev, self._ident = self._ident, threading.get_ident()
             self.stepping = self._ident
+            if self.sched_fifo and not getattr(self._fifo_step, "asked", False):
+                # the step thread at the stepping side's priority: a planning worker or
+                # another busy process of the machine must not delay the instant here
+                self._fifo_step.asked = True
+                asked = self._factor > 0.0
+                self.fifo = set_thread_fifo(asked, self.priority)
+                if asked and not self.fifo and not self._fifo_warned:
+                    self._fifo_warned = True
+                    self.log.warning("exec_cxt.periodic.sched_fifo: SCHED_FIFO is not "
+                                     "permitted here: the lockstep steps run in a normal "
+                                     "thread")
             try:
                 if self.wall_started is None:
                     self.wall_started = self._wall.now()

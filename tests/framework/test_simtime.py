@@ -682,3 +682,49 @@ def test_conf_overrides_the_composition(overrides, key, want):
         data["simulation"] = key
     comp = parse_composition(data, "a.yaml")
     assert Manager(conf(*overrides), corba=False).simulation_factor(comp) == want
+
+
+def test_a_followers_step_thread_runs_under_sched_fifo_and_warns_once_where_refused(
+        rigs, monkeypatch, caplog):
+    """A lockstep follower's instants run in the thread of the leader's step call: with
+    sched_fifo that thread is put under SCHED_FIFO at the time base's priority at its first
+    step (once per thread), as the leader's pacing thread that waits for it; refused (not
+    permitted), one warning and the steps run in a normal thread."""
+    calls, granted = [], [True]
+
+    def fake_fifo(enable, priority=50):
+        calls.append((threading.get_ident(), enable, priority))
+        return enable and granted[0]
+    monkeypatch.setattr("rtcf.simtime.set_thread_fifo", fake_fifo)
+    r = rigs(1.0, rates=(1000.0,), paused=False, driven=True, sched_fifo=True, priority=40)
+    tb = r.tb
+
+    def steps(first: int, n: int) -> int:
+        for k in range(first, first + n):
+            tb.run_step(k / 1000.0, r.ecs)
+        return threading.get_ident()
+
+    me = steps(0, 3)
+    assert calls == [(me, True, 40)] and tb.fifo is True
+    box = []
+    th = threading.Thread(target=lambda: box.append(steps(3, 2)))   # another ORB thread
+    th.start()
+    th.join(30)
+    assert calls[1:] == [(box[0], True, 40)]
+    assert len(r.execs("t1000")) == 5
+    granted[0] = False
+    with caplog.at_level("WARNING"):
+        steps(5, 2)                                    # this thread again: not asked again
+        th = threading.Thread(target=lambda: steps(7, 1))
+        th.start()
+        th.join(30)
+        th = threading.Thread(target=lambda: steps(8, 1))
+        th.start()
+        th.join(30)
+    assert len(calls) == 4 and tb.fifo is False         # the two new threads asked
+    warned = [m for m in caplog.messages if "SCHED_FIFO is not permitted" in m]
+    assert len(warned) == 1, caplog.messages
+    # without sched_fifo nothing is asked
+    r2 = rigs(1.0, rates=(1000.0,), paused=False, driven=True, priority=40)
+    r2.tb.run_step(0.0, r2.ecs)
+    assert len(calls) == 4
