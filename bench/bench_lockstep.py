@@ -101,9 +101,10 @@ OPTIONS: list[str] = []          # --option KEY:VALUE, given to every manager pr
 
 
 def _manager(path: Path, ns: int, *extra: str) -> list[str]:
+    """The command of a manager process; ``extra`` before the --option ones (which win)."""
     opts = [x for o in OPTIONS for x in ("-o", o)]
     return [sys.executable, "-m", "rtcf.manager", str(path), "--quiet",
-            "-o", f"corba.nameservers:localhost:{ns}", *opts, *extra]
+            "-o", f"corba.nameservers:localhost:{ns}", *extra, *opts]
 
 
 class CpuWatch:
@@ -295,6 +296,9 @@ def bench_systems(ns: int, rounds: int, seconds: float, work: Path) -> None:
                  "CPU sum % (simulated part)", "CPU per process (whole run)"], rows, 2))
 
 
+PLANNER_COMPOSITIONS = ("arm_blending", "arm_sim", "arm_sim_split")
+
+
 def _overruns(ref: object) -> int:
     from rtcf.corba.idl import stub_module
     from rtcf.corba.nv import from_nvlist
@@ -307,7 +311,8 @@ def _overruns(ref: object) -> int:
     return total
 
 
-def bench_planner(ns: int, rounds: int, work: Path) -> None:
+def bench_planner(ns: int, rounds: int, work: Path,
+                  comps: tuple[str, ...] = PLANNER_COMPOSITIONS) -> None:
     """amoveb of the blended square with a statistics poller; the EC's overruns."""
     print("\n## amoveb of a 200 mm blended square, getStatistics polled at 20 Hz, paced at "
           "real time")
@@ -319,7 +324,7 @@ def bench_planner(ns: int, rounds: int, work: Path) -> None:
     from rtcf_components.scenarios import SQUARE     # 200 mm, TOOL frame, corners r 30
     RTC = stub_module("RTC")
     rows = []
-    for comp in ("arm_blending", "arm_sim", "arm_sim_split"):
+    for comp in comps:
         calls, added, idle = [], [], []
         for r in range(rounds):
             d = work / f"planner_{comp}_{r}"
@@ -399,11 +404,18 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=10.0,
                     help="simulated seconds of each system run (systems)")
     ap.add_argument("--only", choices=("instant", "systems", "planner"), default=None)
+    ap.add_argument("--compositions", default=",".join(PLANNER_COMPOSITIONS),
+                    help="planner: the compositions to run, comma-separated (default: %(default)s)")
     ap.add_argument("-o", "--option", action="append", default=[], metavar="KEY:VALUE",
                     help="an rtc.conf option for every manager process started (e.g. "
                          "manager.realtime.switch_interval_us:200)")
     args = ap.parse_args()
     OPTIONS[:] = args.option
+    comps = tuple(c for c in args.compositions.split(",") if c)
+    bad = [c for c in comps if c not in PLANNER_COMPOSITIONS]
+    if bad or not comps:
+        ap.error(f"--compositions: {', '.join(bad) or 'none given'}: not one of "
+                 f"{', '.join(PLANNER_COMPOSITIONS)}")
     if OPTIONS:
         print(f"# manager options: {' '.join(OPTIONS)}")
     from rtcf.corba.naming import ensure_naming_service, free_port
@@ -417,7 +429,7 @@ def main() -> None:
             if args.only in (None, "systems"):
                 bench_systems(names.port, args.rounds, args.seconds, work)
             if args.only in (None, "planner"):
-                bench_planner(names.port, args.rounds, work)
+                bench_planner(names.port, args.rounds, work, comps)
     finally:
         names.stop()
     print(machine_line())
