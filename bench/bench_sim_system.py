@@ -58,28 +58,64 @@ PHYSICS = {"nao_sim": ("nao_v5", 0.01), "arm_sim": ("m1013", 0.001)}   # model, 
 SQUARE_VEL = 150.0                                   # mm/s: the arm's square (see --motion)
 
 
+BLOCK = 0.2     # [s] simulated: the bare physics runs in blocks of this, each from the state
+                # the system's physics is in (a held arm, a standing NAO: the same work)
+
+
+def physics_of(system, name: str):
+    """The Simulation inside a running system: the Simulator's, or the DCM's MuJoCo body's."""
+    if name == "nao_sim":
+        return system["DCM0"].robot_body.sim
+    return system["Simulator0"].sim
+
+
 def fast_in_process(name: str, seconds: float, rounds: int = 1,
-                    motion: bool = False) -> list:
-    """Stepped ECs back to back in this process, next to the bare physics of the same model
-    and period in the same run (``rounds`` alternations of ``seconds / rounds`` each):
-    [name, mode, sim s, wall s, RTF, wall us/cycle, CPU us/cycle, bare CPU us/cycle,
-    x physics]. CPU is the process's CPU time (the cycles run in the time base's thread,
-    this one waits): on a loaded machine it counts the work, not the waits for a core.
-    With ``motion`` (arm_sim), the BlendingPlanner streams a blended square (moveBlending,
-    scenarios.runs.SQUARE at SQUARE_VEL) through the whole run."""
+                    motion: bool = False, bare: str = "state") -> list:
+    """Stepped ECs back to back in this process, next to the bare physics of the same
+    system in the same process, ``rounds`` alternations of ``seconds / rounds`` simulated
+    seconds each (the system first in even rounds, the bare physics first in odd ones, so a
+    drift of the machine's speed weighs on both). The bare physics is ``mj_step`` on the
+    system's own MuJoCo model and substeps, on a private MjData, in blocks of BLOCK
+    simulated seconds each started from a copy of the state the system's physics is in
+    (its last torques or targets held: the same work as the system's steps, where a
+    separate arm or NAO left alone would fall and do other work), as many blocks as it takes
+    to run as long as the system's part of the round (the copies not timed). Returns
+    [name, mode, sim s, wall s, RTF, wall us/cycle, CPU us/cycle, bare CPU us/period,
+    x physics (the median of the rounds' ratios), spread (their lowest-highest), x physics
+    of the sums, the rounds' ratios]. CPU is the process's CPU time (the cycles run in the
+    time base's thread, this one waits): on a loaded machine it counts the work, not the
+    waits for a core. Before the first round the system runs 0.05 s (start-up cycles left
+    out). With ``motion`` (arm_sim), the BlendingPlanner streams a blended square
+    (moveBlending, scenarios.runs.SQUARE at SQUARE_VEL) through the whole run. With
+    ``bare="free"`` the bare physics is the yardstick of the figures before 2026-11-27's
+    armcycle pass: a Simulation of the same model from its initial posture, left alone and
+    stepped on from round to round (the arm falls onto its joint limits, the NAO to the
+    floor: more work per step than the held systems do)."""
     import mujoco
 
     from rtcf.testing import SimSystem
-    from rtcf_components.simulator import SimModel, Simulation
     logs = {"nao_sim": ("qLog", "sensorLog"), "arm_sim": ("qLog", "qRefLog")}[name]
-    model_name, period = PHYSICS[name]
-    bare = Simulation(SimModel.load(model_name), period)
-    m, d, substeps = bare.mj_model, bare.mj_data, bare.substeps
-    step = mujoco.mj_step
+    period = PHYSICS[name][1]
+    step, copy = mujoco.mj_step, mujoco.mj_copyData
+    clock = time.process_time
     wall = cpu = bare_cpu = 0.0
     cycles = 0
+    ratios = []
+    bare_periods = 0
+    last_sys = 0.0
     with SimSystem(SYSTEMS[name], params={k: {"path": ""} for k in logs}) as s:
         s.advance(0.05)                                   # start-up cycles excluded
+        mine = physics_of(s, name)        # its model, its substeps, its state: copied
+        if bare == "free":
+            from rtcf_components.simulator import SimModel, Simulation
+            alone = Simulation(SimModel.load(PHYSICS[name][0]), period)
+            m, d, substeps = alone.mj_model, alone.mj_data, alone.substeps
+        else:
+            m, substeps = mine.mj_model, mine.substeps
+            d = mujoco.MjData(m)
+            copy(d, m, mine.mj_data)
+        for _ in range(int(round(0.05 / period))):     # the bare loop's first calls
+            step(m, d, substeps)
         if motion:
             from rtcf_components.scenarios.runs import SQUARE
             core = s["BlendingPlanner0"].service.core
@@ -88,24 +124,45 @@ def fast_in_process(name: str, seconds: float, rounds: int = 1,
                 raise RuntimeError(f"moveBlending refused: {core.last_error()}")
         ecs = list(s.manager.ecs.values())
         chunk = seconds / rounds
-        n_bare = int(round(chunk / period))
-        for _ in range(rounds):
-            c0, t0, p0 = sum(ec.cycles for ec in ecs), time.perf_counter(), time.process_time()
-            s.advance(chunk)
-            wall += time.perf_counter() - t0
-            cpu += time.process_time() - p0
-            cycles += sum(ec.cycles for ec in ecs) - c0
-            p0 = time.process_time()
-            for _ in range(n_bare):
-                step(m, d, substeps)
-            bare_cpu += time.process_time() - p0
+        n_bare = max(1, min(int(round(chunk / period)), int(round(BLOCK / period))))
+        for rnd in range(rounds):
+            r_sys = r_bare = 0.0
+            for part in ((0, 1) if rnd % 2 == 0 else (1, 0)):
+                if part == 0:
+                    c0, t0, p0 = sum(ec.cycles for ec in ecs), time.perf_counter(), clock()
+                    s.advance(chunk)
+                    r_sys = clock() - p0
+                    wall += time.perf_counter() - t0
+                    cycles += sum(ec.cycles for ec in ecs) - c0
+                else:        # blocks of n_bare periods, each from the system's state
+                    k = 0        # now, for as long as the system ran (the last round's when
+                    while True:  # the bare physics comes first)
+                        if bare != "free":
+                            copy(d, m, mine.mj_data)
+                        p0 = clock()
+                        for _ in range(n_bare):
+                            step(m, d, substeps)
+                        r_bare += clock() - p0
+                        k += 1
+                        if r_bare >= (r_sys or last_sys):
+                            break
+            last_sys = r_sys
+            cpu += r_sys
+            bare_cpu += r_bare
+            bare_periods += k * n_bare
+            if r_bare > 0.0:
+                ratios.append((r_sys / (chunk / period)) / (r_bare / (k * n_bare)))
         if motion and s["BlendingPlanner0"].motion is None:
             print(f"# note: the {name} motion ended before the run did")
     per_period = cpu / (seconds / period)
-    bare_per_period = bare_cpu / (n_bare * rounds)
-    how = "in process (SimSystem)" + (", moving" if motion else "")
+    bare_per_period = bare_cpu / bare_periods
+    how = ("in process (SimSystem)" + (", moving" if motion else "")
+           + (", bare free" if bare == "free" else ""))
+    spread = f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "-"
     return [name, how, seconds, wall, seconds / wall, wall / cycles * 1e6,
-            cpu / cycles * 1e6, bare_per_period * 1e6, per_period / bare_per_period]
+            cpu / cycles * 1e6, bare_per_period * 1e6,
+            float(np.median(ratios)) if ratios else None, spread,
+            per_period / bare_per_period, ratios]
 
 
 def simulation_mode_available() -> bool:
@@ -128,15 +185,15 @@ def fast_scripts_run(name: str, seconds: float) -> list:
     if proc.returncode != 0:
         return [name, f"scripts/run failed ({proc.returncode}): "
                 f"{(proc.stderr or proc.stdout).strip()[-200:]}", seconds, wall, None, None,
-                None, None, None]
+                None, None, None, None, None]
     m = re.search(r"simulation: ([\d.]+) s of simulated time in ([\d.]+) s wall",
                   proc.stdout + proc.stderr)
     if m is None:
         return [name, "scripts/run, factor 0: no simulation report", seconds, wall, None,
-                None, None, None, None]
+                None, None, None, None, None, None]
     sim_s, wall_s = float(m.group(1)), float(m.group(2))
     return [name, f"scripts/run, factor 0 (whole command {wall:.2f} s)", sim_s, wall_s,
-            sim_s / wall_s, None, None, None, None]
+            sim_s / wall_s, None, None, None, None, None, None]
 
 
 def paced_in_process(name: str, seconds: float, warmup: float, overrides: list[str]) -> list:
@@ -236,51 +293,71 @@ def realtime_rounds(name: str, seconds: float, rounds: int, warmup: float,
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seconds", type=float, default=10.0, help="per run")
+    ap.add_argument("--seconds", type=float, default=None,
+                    help="per run (default: 20 simulated seconds for fast, 10 for realtime)")
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--fast-rounds", type=int, default=4,
+    ap.add_argument("--fast-rounds", type=int, default=10,
                     help="fast: alternations of the system and its bare physics")
+    ap.add_argument("--bare", choices=("state", "free"), default="state",
+                    help="fast: the bare physics from the system's own state (default) or a "
+                         "model left alone (the yardstick before 2026-11-27's armcycle pass)")
     ap.add_argument("--warmup", type=float, default=6.0)
     ap.add_argument("--only", choices=("fast", "realtime"), action="append")
     ap.add_argument("--system", choices=tuple(SYSTEMS), action="append")
     ap.add_argument("-o", dest="overrides", action="append", default=[])
     args = ap.parse_args()
+    for what, v in (("--seconds", args.seconds), ("--rounds", args.rounds),
+                    ("--fast-rounds", args.fast_rounds)):
+        if v is not None and not v > 0:
+            ap.error(f"{what}: expected a positive number, got {v:g}")
     parts = args.only or ["fast", "realtime"]
     names = args.system or list(SYSTEMS)
     print(machine_line())
     if "fast" in parts:
-        rows = [fast_in_process(n, args.seconds, args.fast_rounds) for n in names]
+        fast_s = args.seconds if args.seconds is not None else 20.0
+        rows = [fast_in_process(n, fast_s, args.fast_rounds, bare=args.bare) for n in names]
         if "arm_sim" in names:
-            rows.append(fast_in_process("arm_sim", args.seconds, args.fast_rounds, True))
+            rows.append(fast_in_process("arm_sim", fast_s, args.fast_rounds, True, args.bare))
         if simulation_mode_available():
-            rows += [fast_scripts_run(n, args.seconds) for n in names]
-        print("simulation time as fast as possible (real-time factor achieved = simulated s "
-              "/ wall s; CPU: the process's CPU time; bare: mj_step of the same model and "
-              "period alternated with the system in the same run; x physics = CPU per "
-              "simulated second / bare CPU per simulated second):")
+            rows += [fast_scripts_run(n, fast_s) for n in names]
+        print(f"simulation time as fast as possible, {fast_s:g} simulated s in "
+              f"{args.fast_rounds} rounds (real-time factor achieved = simulated s / wall s; "
+              f"CPU: the process's CPU time; bare: mj_step of the system's model and period "
+              f"from its state ({args.bare}; see fast_in_process), alternated with the "
+              f"system round by round in the same process; x physics = "
+              f"CPU per simulated second / bare CPU per simulated second, the median of the "
+              f"rounds' ratios, their lowest-highest beside it, and the ratio of the sums):")
         print(table(["system", "how", "sim [s]", "wall [s]", "RTF", "wall/cycle [us]",
-                     "CPU/cycle [us]", "bare CPU/period [us]", "x physics"], rows,
+                     "CPU/cycle [us]", "bare CPU/period [us]", "x physics (median)",
+                     "rounds' spread", "x physics (sums)"], [r[:11] for r in rows],
                     digits=2))
+        for r in rows:
+            if len(r) > 11 and r[11]:
+                print(f"{r[0]} {r[1]}, x physics per round: "
+                      + " ".join(f"{x:.2f}" for x in r[11]))
         targets = {"arm_sim": 8.0, "nao_sim": 1.2}          # the targets, x physics
         for n in names:
-            inproc = next(r for r in rows if r[0] == n and r[1] == "in process (SimSystem)")
+            inproc = next(r for r in rows if r[0] == n and r[1].startswith("in process")
+                          and "moving" not in r[1])
             run = next((r for r in rows if r[0] == n and str(r[1]).startswith("scripts/run")
                         and r[4]), None)
-            line = f"{n}: in process {inproc[8]:.2f}x the physics (target <= {targets[n]:g})"
+            line = (f"{n}: in process {inproc[8]:.2f}x the physics, median of "
+                    f"{args.fast_rounds} rounds ({inproc[9]}; target <= {targets[n]:g})")
             if run is not None:
                 line += (f"; scripts/run's wall per simulated s {inproc[4] / run[4]:.2f}x "
                          f"in process's (target <= 1.2)")
             print(line)
         print()
     if "realtime" in parts:
+        rt_s = args.seconds if args.seconds is not None else 10.0
         all_rows, all_summary = [], []
         for n in names:
-            rows, summary = realtime_rounds(n, args.seconds, args.rounds, args.warmup,
+            rows, summary = realtime_rounds(n, rt_s, args.rounds, args.warmup,
                                             args.overrides)
             all_rows += rows
             all_summary += summary
         lu = bench_system.LATE_US
-        print(f"real time (factor 1), {args.seconds:g} s per run, {args.rounds} rounds:")
+        print(f"real time (factor 1), {rt_s:g} s per run, {args.rounds} rounds:")
         print(table(["run", "round", "cycles", "overruns (total)", "p50 [us]", "p99 [us]",
                      "p99.9 [us]", "max [us]", f">{lu:.0f}us", "CPU [%]"], all_rows))
         print()
