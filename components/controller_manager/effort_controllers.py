@@ -83,19 +83,34 @@ class JointEffortController(JointPositionController):
             raise ControllerError(f"{who}: reference: the hardware streams no joint "
                                   f"reference")
         self.follow_reference = ref
-        self.i_error = np.zeros(n)
-        self.effort = np.zeros(n)
-        self._i_term = np.zeros(n)
-        self._ref = np.zeros(n)
-        self._ref_v = np.zeros(n)
-        self._have = np.zeros(n, dtype=bool)
+        # the state arrays are views of two buffers, so that update() reads each buffer with
+        # one tolist() and writes it with one store: [setpoint | setpoint_velocity] and
+        # [error | i_error | i_term | effort] (chained controllers and commands write the
+        # setpoint arrays in place, as before)
+        self._sp_sv = np.concatenate((self.setpoint, self.setpoint_velocity))
+        self.setpoint, self.setpoint_velocity = self._sp_sv[:n], self._sp_sv[n:]
+        self._out = np.zeros(4 * n)
+        self.error, self.i_error = self._out[:n], self._out[n:2 * n]
+        self._i_term, self.effort = self._out[2 * n:3 * n], self._out[3 * n:]
         # i_error is wound back to i_term / i where i != 0 (control_toolbox); 0 elsewhere
         self._inv_i = np.divide(1.0, self.i, out=np.zeros(n), where=self.i != 0.0)
         # update() works on Python floats (a handful of joints: scalar math costs less than
         # a numpy call per step); the gains as lists, the joints' robot indices as ints
-        self._gains = list(zip(self.p.tolist(), self.i.tolist(), self.d.tolist(),
-                               self.i_clamp.tolist(), self._inv_i.tolist()))
         self._joints = [int(k) for k in self.idx]
+        # per joint j (robot index k): its places in the [setpoint | setpoint_velocity] and
+        # [error | i_error | i_term | effort] lists, and its gains
+        self._per_joint = [(j, k, n + j, 2 * n + j, 3 * n + j, p, i, d, c, -c, inv)
+                           for j, (k, p, i, d, c, inv) in enumerate(zip(
+                               self._joints, self.p.tolist(), self.i.tolist(),
+                               self.d.tolist(), self.i_clamp.tolist(),
+                               self._inv_i.tolist()))]
+        # the effort commands' place in the robot's array: a slice when the joints are
+        # consecutive in the robot's order (a store without an index array), else the index
+        first = self._joints[0]
+        self._dest = (slice(first, first + n) if self._joints == list(range(first, first + n))
+                      else self.idx)
+        # the reference and its velocity in one buffer when the robot state has one
+        self._refs = getattr(robot, "references", None) if ref else None
         return True
 
     def starting(self, time: float) -> None:
@@ -109,37 +124,38 @@ class JointEffortController(JointPositionController):
         np.maximum, NaN passed on). Runs in: EC thread (the manager's tick)."""
         robot = self.robot
         joints = self._joints
-        sp = self.setpoint.tolist()
-        sv = self.setpoint_velocity.tolist()
+        n = len(joints)
+        spv = self._sp_sv.tolist()                    # setpoint, then setpoint_velocity
         if self.follow_reference:
-            ref, ref_v = robot.reference.tolist(), robot.reference_velocity.tolist()
+            refs = self._refs
+            if refs is not None:                      # reference, then its velocity
+                ref = refs.tolist()
+                ref_v, m = ref, len(ref) // 2
+            else:
+                ref, ref_v, m = robot.reference.tolist(), robot.reference_velocity.tolist(), 0
             for j, k in enumerate(joints):
                 r = ref[k]
                 if r - r == 0.0:                          # finite: follow it
-                    sp[j] = r
-                    sv[j] = ref_v[k]
-            self.setpoint[:] = sp
-            self.setpoint_velocity[:] = sv
+                    spv[j] = r
+                    spv[n + j] = ref_v[m + k]
+            self._sp_sv[:] = spv
         pos, vel = robot.position.tolist(), robot.velocity.tolist()
-        i_error = self.i_error.tolist()
-        err, i_term, effort = [0.0] * len(joints), [0.0] * len(joints), [0.0] * len(joints)
-        for j, k in enumerate(joints):
-            p, i, d, clamp, inv_i = self._gains[j]
-            e = sp[j] - pos[k]
+        out = self._out.tolist()                      # error, i_error, i_term, effort
+        for j, k, j1, j2, j3, p, i, d, clamp, neg_clamp, inv_i in self._per_joint:
+            e = spv[j] - pos[k]
             # integral with the clamp of control_toolbox's Pid
-            it = i * (i_error[j] + e * period)
-            it = it if it < clamp or it != it else clamp       # np.minimum(it, clamp)
-            it = it if it > -clamp or it != it else -clamp     # np.maximum(it, -clamp)
-            i_error[j] = it * inv_i
+            it = i * (out[j1] + e * period)
+            if it >= clamp:                           # np.minimum(it, clamp): NaN passes
+                it = clamp
+            if it <= neg_clamp:                       # np.maximum(it, -clamp)
+                it = neg_clamp
             # effort = p e + i_term + d (v_sp - dq)
-            err[j] = e
-            i_term[j] = it
-            effort[j] = p * e + it + (sv[j] - vel[k]) * d
-        self.error[:] = err
-        self.i_error[:] = i_error
-        self._i_term[:] = i_term
-        self.effort[:] = effort
-        robot.effort_command[self.idx] = self.effort
+            out[j] = e
+            out[j1] = it * inv_i
+            out[j2] = it
+            out[j3] = p * e + it + (spv[j1] - vel[k]) * d
+        self._out[:] = out
+        robot.effort_command[self._dest] = self.effort
 
     def state_values(self) -> dict[str, Any]:
         out = JointPositionController.state_values(self)

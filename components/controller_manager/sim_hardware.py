@@ -44,8 +44,12 @@ class ReferenceRobotState(RobotState):
                  upper: Iterable[float] | None = None):
         super().__init__(joint_names, lower, upper)
         n = self.n_joints
-        self.reference = np.full(n, math.nan)          # [rad], NaN until a sample came
-        self.reference_velocity = np.zeros(n)          # [rad/s]
+        # one buffer, [reference | reference_velocity], so that the hardware stores both with
+        # one write and a controller reads both with one tolist()
+        self.references = np.zeros(2 * n)
+        self.reference = self.references[:n]            # [rad], NaN until a sample came
+        self.reference_velocity = self.references[n:]   # [rad/s]
+        self.reference.fill(math.nan)
 
 
 def simulation_of(comp: Any) -> Any:
@@ -88,6 +92,7 @@ class SimulatorHardware:
         self._prev_ref = [0.0] * n
         self._prev_ref_t: float | None = None
         self._t_change = [0.0] * n
+        self._still = False            # every reference velocity computed last was 0
         self.hold = 0.02               # [s] unchanged reference this long: velocity 0
         self.halted = False            # torque-controlled joints are never "not stiff"
         self.command_interfaces = ("effort",)   # what controllers may claim here
@@ -145,10 +150,18 @@ class SimulatorHardware:
             return
         prev, t_chg = self._prev_ref, self._t_change
         values = q.tolist()
+        if self._still and values == prev and self._prev_ref_t is not None:
+            # no joint changed (a NaN never compares equal) and every velocity is 0 already:
+            # they stay 0 (held or not); the copy keeps the sample's bits (-0.0 == 0.0)
+            np.copyto(ref, q)
+            self._prev_ref_t = time
+            return
+        both = getattr(robot, "references", None)    # [reference | reference_velocity]
         if self._prev_ref_t is None:
             prev[:] = values
             t_chg[:] = [time] * len(values)
             robot.reference_velocity.fill(0.0)
+            np.copyto(ref, q)
         else:
             vel = robot.reference_velocity.tolist()
             hold = self.hold
@@ -162,22 +175,24 @@ class SimulatorHardware:
                 w = vel[j]
                 if time - t_chg[j] > hold or w - w != 0.0:   # held, or NaN / +-inf: 0
                     vel[j] = 0.0
-            robot.reference_velocity[:] = vel
-        np.copyto(ref, q)
+            self._still = not any(vel)
+            if both is not None and both.size == 2 * len(values):
+                both[:] = values + vel                 # one store: the same bits as copyto
+            else:
+                robot.reference_velocity[:] = vel
+                np.copyto(ref, q)
         self._prev_ref_t = time
 
     def write(self, robot: RobotState, time: float) -> None:
         """The effort commands as joint torques (NaN: 0). Runs in: EC thread."""
         if self.sim is None:
             return
-        cmd = self._cmd
-        values = robot.effort_command.tolist()
-        total = sum(values)
-        if total - total == 0.0:            # every command finite: NaN or inf shows in the sum
-            cmd[:] = values
-        else:                               # NaN: 0 (no controller); +-inf: the largest float
-            np.copyto(cmd, robot.effort_command)
-            np.nan_to_num(cmd, copy=False, nan=0.0)
+        cmd = robot.effort_command
+        total = sum(cmd.tolist())
+        if total - total != 0.0:            # a NaN or inf shows in the sum (else: passed as is,
+            cmd = self._cmd                 # the simulation copies it)
+            np.copyto(cmd, robot.effort_command)   # NaN: 0 (no controller); +-inf: the
+            np.nan_to_num(cmd, copy=False, nan=0.0)    # largest float
         if self._identity:
             self.sim.set_torques(cmd)
         else:

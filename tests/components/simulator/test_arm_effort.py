@@ -177,3 +177,25 @@ def test_reference_velocity_gives_the_elementwise_formula_bit_for_bit():
             vel, prev, t_change = want
             assert robot.reference_velocity.tobytes() == vel.tobytes(), (trial, step)
             assert robot.reference.tobytes() == q.tobytes()
+
+
+def test_a_repeated_reference_gives_the_elementwise_formula_bit_for_bit():
+    # samples repeated for longer than the hold (the short path once every velocity is 0),
+    # then a signed zero for a zero, a NaN repeated, a change after a long repeat
+    names = [f"j{k}" for k in range(6)]
+    hw, robot = SimulatorHardware(names), ReferenceRobotState(names)
+    q, t = np.array([0.0, 0.5, -0.25, 1.0, 0.0, 2.0]), 0.0
+    hw._take_reference(robot, q, t)
+    prev, t_change, vel = q.copy(), np.full(6, t), np.zeros(6)
+    samples = [q] * 30 + [np.array([0.1, 0.5, -0.25, 1.0, 0.0, 2.0])] * 30
+    samples += [np.array([-0.0, 0.5, -0.25, 1.0, -0.0, 2.0])] * 30
+    samples += [np.array([np.nan, 0.5, -0.25, 1.0, 0.0, 2.0])] * 30
+    samples += [np.array([0.2, 0.5, -0.25, 1.0, 0.0, 2.5])] * 30
+    for step, s in enumerate(samples):
+        t += 1e-3
+        want = _reference_velocity_elementwise(s, prev, t_change, vel, t, hw.hold)
+        hw._take_reference(robot, s.copy(), t)
+        vel, prev, t_change = want
+        assert robot.reference_velocity.tobytes() == vel.tobytes(), step
+        assert robot.reference.tobytes() == s.tobytes(), step
+    assert hw._still
