@@ -35,6 +35,8 @@ from .robot import RobotState
 
 __all__ = ["ReferenceRobotState", "SimulatorHardware", "simulation_of"]
 
+_NEW = ReadStatus.NEW          # looked up once (an enum member through its class costs more)
+
 
 class ReferenceRobotState(RobotState):
     """A RobotState with a streamed joint reference (``reference`` [rad],
@@ -83,6 +85,7 @@ class SimulatorHardware:
         self.q_ref = q_ref
         self.owner: Any = None          # the Simulator component (or a Simulation)
         self.sim: Any = None            # its Simulation, looked up each tick
+        self._owner_is_sim = False
         self._idx = np.arange(n, dtype=np.intp)
         self._tau = np.zeros(0)
         self._cmd = np.zeros(n)
@@ -117,11 +120,14 @@ class SimulatorHardware:
         self._identity = len(names) == len(self.joint_names) and \
             bool(np.array_equal(self._idx, np.arange(len(names))))
         self.owner = simulator
+        self._owner_is_sim = simulation_of(simulator) is simulator    # a Simulation itself
 
     # -- manager thread (robot.Hardware) ---------------------------------------------------
     def read(self, robot: RobotState, time: float) -> None:
         """Measured state, and the newest qRef sample. Runs in: EC thread."""
-        sim = self.sim = simulation_of(self.owner)
+        owner = self.owner
+        # the Simulator's Simulation (made at its activation, may come after ours)
+        sim = self.sim = owner if self._owner_is_sim else getattr(owner, "sim", None)
         self.halted = sim is None
         if sim is None:
             return
@@ -134,7 +140,7 @@ class SimulatorHardware:
             np.take(s.q, self._idx, out=robot.position)
             np.take(s.dq, self._idx, out=robot.velocity)
             np.take(s.tau, self._idx, out=robot.effort)
-        if self.q_ref is not None and self.q_ref.read_newest() is ReadStatus.NEW:
+        if self.q_ref is not None and self.q_ref.read_newest() is _NEW:
             self._take_reference(robot, self.q_ref.value.data, time)
 
     def _take_reference(self, robot: Any, q: np.ndarray, time: float) -> None:

@@ -18,6 +18,8 @@ from .algorithms import (FRAME_ROBOT, FRAME_TORSO, FRAME_WORLD, IKResult, chain_
                          space_transform, transform, transform_from_6d, warm_up)
 from .model import Model, ModelError, load_model
 
+_NEW = ReadStatus.NEW          # looked up once (an enum member through its class costs more)
+
 
 def _getter(index: np.ndarray) -> Callable[[list], tuple]:
     """A chain's joint angles out of the body's list of angles, as a tuple."""
@@ -82,6 +84,7 @@ class Kinematics(Component):
         self.n_joints = n
         self.q_in = self.add_in_port("q", TimedDoubleSeq)
         self.cmd_in = self.add_in_port("qCommand", TimedDoubleSeq)
+        self._inputs = ((self.q_in, "sensors"), (self.cmd_in, "commands"))
         # per chain: its out port and a getter of its joint angles from the body's list
         self.pose_ports = [(c, self.add_out_port(pose_port_name(c.name), TimedPose3D),
                             _getter(c.index)) for c in self.robot.chains.values()]
@@ -108,8 +111,8 @@ class Kinematics(Component):
         """Runs in: EC thread. Take the newest angles, then write the pose of every chain
         whose port has a reader (a connection or a listener): computed again only when the
         angles or the pose parameters changed, else the previous pose stamped anew."""
-        for port, source in ((self.q_in, "sensors"), (self.cmd_in, "commands")):
-            if port.in_use() and port.read_newest() is ReadStatus.NEW:
+        for port, source in self._inputs:
+            if port.in_use() and port.read_newest() is _NEW:
                 self._publish(source, port.value.data)
         q = None
         gen, filled, S, ql = self._gen, self._filled, None, None
@@ -167,7 +170,7 @@ class Kinematics(Component):
         a, b = self._bufs[source]
         np.copyto(a, data)
         self._latest[source] = a
-        self._bufs[source] = [b, a]
+        self._bufs[source] = (b, a)
         self._gen += 1
 
     # -- the model API (any thread: answers from the last completed cycle) ------------------
