@@ -78,7 +78,7 @@ class _Gen:
         self.little = little
         self.env = env
         self.res: int | None = 0 if static else None
-        self.enc: list[str] = []
+        self.enc: list[Any] = []      # statements, or ("emit", bytes expression)
         self.dnew: list[str] = []
         self.dinto: list[str] = []
         self.group: list[tuple[str, str, str]] = []  # (kind, encode expr, decode local)
@@ -98,6 +98,10 @@ class _Gen:
     def both(self, line: str) -> None:
         self.dnew.append(line)
         self.dinto.append(line)
+
+    def emit(self, expr: str) -> None:
+        """Bytes the encoder appends: ``expr`` evaluates to them."""
+        self.enc.append(("emit", expr))
 
     def _struct_at(self, kinds: list[str], start: int) -> struct.Struct:
         """The struct of a scalar run starting at an offset = start (mod 8); its leading
@@ -130,7 +134,7 @@ class _Gen:
             self.enc.append(f"    st = {sname}[len(out) & 7]")
             self.both(f"    st = {sname}[o & 7]")
         enc_exprs = ", ".join(g[1] for g in self.group)
-        self.enc.append(f"    out += {sref}.pack({enc_exprs})")
+        self.emit(f"{sref}.pack({enc_exprs})")
         targets = ", ".join(g[2] for g in self.group)
         sz = str(size) if size is not None else "st.size"
         self.both(f"    if o + {sz} > n: raise _need({where!r}, o, {sz}, n)")
@@ -154,7 +158,7 @@ class _Gen:
         if self.res is not None:
             pad = (-self.res) % size
             if pad:
-                self.enc.append(f"    if {enc_count}: out += {_ZEROS[:pad]!r}")
+                self.emit(f"({_ZEROS[:pad]!r} if {enc_count} else b'')")
                 self.both(f"    if {count}: o += {pad}")
         else:
             self.enc.append(f"    if {enc_count}: out += _ZEROS[:(-len(out)) & {m}]")
@@ -208,7 +212,8 @@ class _Gen:
         b = self.name("b")
         self.enc.append(f"    {b} = _latin1({src}, {dnew!r})")
         ln = self.length(f"len({b}) + 1")
-        self.enc.append(f"    out += {b}; out += b'\\0'")
+        self.emit(b)
+        self.emit("b'\\0'")
         v = self.name("v")
         self.both(f"    {v}, o = _read_str(data, o, n, {ln}, {self.cls.__name__!r})")
         self.dnew.append(f"    {dnew} = {v}")
@@ -241,7 +246,7 @@ class _Gen:
             ln = self.length(f"{v}.shape[0]")
             after_len = self.res
             self.align_body(size, f"{v}.shape[0]", ln)
-            self.enc.append(f"    out += {v}.tobytes()")
+            self.emit(f"{v}.tobytes()")
             e = self.name("e")
             self.both(f"    {e} = o + {ln} * {size}")
             self.both(f"    if {e} > n: raise _need({where!r}, o, {ln} * {size}, n)")
@@ -252,14 +257,31 @@ class _Gen:
                 read = f"_np.frombuffer(data, {dw}, {ln}, o)"
                 self.dnew.append(f"    {dnew} = {read}.astype({dn})")
             c = self.name("c")
-            self.dinto += [
-                f"    {c} = {dinto}",
-                f"    if type({c}) is _ndarray and {c}.ndim == 1 and {c}.shape[0] == {ln} "
-                f"and ({c}.dtype is {dn} or {c}.dtype == {dn}) and {c}.flags.writeable:",
-                f"        _np.copyto({c}, {read})",
-                "    else:",
-                f"        {dinto} = {read}.astype({dn})",
-            ]
+            if elem != "boolean" and wire == native:
+                # The payload's bytes are the array's: copied through a memoryview (a
+                # fraction of frombuffer + copyto). The view refuses a read-only or
+                # non-contiguous array (TypeError) and a length that differs (ValueError):
+                # those take the general way.
+                self.dinto += [
+                    f"    {c} = {dinto}",
+                    f"    if type({c}) is _ndarray and {c}.ndim == 1 "
+                    f"and ({c}.dtype is {dn} or {c}.dtype == {dn}):",
+                    "        try:",
+                    f"            _mv({c}).cast('B')[:] = data[o:{e}]",
+                    "        except (TypeError, ValueError):",
+                    f"            {dinto} = _seq_into({c}, data, {dw}, {dn}, {ln}, o)",
+                    "    else:",
+                    f"        {dinto} = {read}.astype({dn})",
+                ]
+            else:
+                self.dinto += [
+                    f"    {c} = {dinto}",
+                    f"    if type({c}) is _ndarray and {c}.ndim == 1 and {c}.shape[0] == {ln} "
+                    f"and ({c}.dtype is {dn} or {c}.dtype == {dn}) and {c}.flags.writeable:",
+                    f"        _np.copyto({c}, {read})",
+                    "    else:",
+                    f"        {dinto} = {read}.astype({dn})",
+                ]
             self.both(f"    o = {e}")
             # A non-empty body of 8-byte elements ends 8-aligned; an empty one ends right
             # after the length: the residue is known only when both agree.
@@ -267,7 +289,7 @@ class _Gen:
         elif elem == "char":
             self.enc.append(f"    {v} = _latin1(''.join({src}), {where!r})")
             ln = self.length(f"len({v})")
-            self.enc.append(f"    out += {v}")
+            self.emit(v)
             self._bytes_body(ln, where, dnew, dinto, "list(data[o:o + {ln}].decode('latin-1'))")
         elif elem in ("string", "wstring", "wchar") or elem in dt.TYPES:
             self.enc.append(f"    {v} = list({src})")
@@ -391,6 +413,17 @@ def _dec_wstring(data: Any, o: int, n: int, little: bool) -> tuple[str, int]:
     return s, o + ln
 
 
+def _seq_into(c: np.ndarray, data: Any, wire: np.dtype, native: np.dtype, count: int,
+              o: int) -> np.ndarray:
+    """A numeric sequence's body decoded into ``c`` when it can hold it (a writeable 1-D
+    array of ``count`` elements of ``native``), else into a new array; returns the array."""
+    read = np.frombuffer(data, wire, count, o)
+    if c.shape[0] == count and c.flags.writeable:
+        np.copyto(c, read)
+        return c
+    return read.astype(native)
+
+
 def _base_env() -> dict[str, Any]:
     return {"_np": np, "_ndarray": np.ndarray, "_U1": np.dtype("u1"), "_ZEROS": _ZEROS,
             "_new": object.__new__, "_need": _need, "_fail": _fail, "_latin1": _latin1,
@@ -398,23 +431,61 @@ def _base_env() -> dict[str, Any]:
             "_read_many": _read_many, "_enc_wchar": _enc_wchar, "_dec_wchar": _dec_wchar,
             "_enc_wstring": _enc_wstring, "_dec_wstring": _dec_wstring,
             "_U32True": struct.Struct("<I"), "_U32False": struct.Struct(">I"),
-            "_struct_error": struct.error}
+            "_struct_error": struct.error, "_mv": memoryview, "_seq_into": _seq_into}
 
 
-def _generate(cls: type, little: bool, static: bool) -> tuple[Callable, Callable, Callable]:
-    """Source-generate (enc(out, s), dec_new(data, o, n), dec_into(data, o, n, x))."""
+def _generate(cls: type, little: bool, static: bool) -> tuple[Callable, ...]:
+    """Source-generate the codec functions of ``cls``: ``enc(out, s)`` appends to a
+    bytearray, ``dec_new(data, o, n) -> (value, o)``, and, for a whole payload,
+    ``encode(s) -> bytes`` and ``decode(data, x=None) -> value`` (into ``x`` in place when
+    given) with the checks and the error wording of ``Codec``."""
     env = _base_env()
     g = _Gen(cls, little, static, env)
     env["_CLS"] = cls
     g.dnew.append("    x = _new(_CLS)")
     g.members(cls, "s", "x", "x")
     g.flush_all()
-    src = "\n".join(["def enc(out, s):", *g.enc, "    return out",
-                     "def dec_new(data, o, n):", *g.dnew, "    return x, o",
-                     "def dec_into(data, o, n, x):", *g.dinto, "    return o"])
-    exec(compile(src, f"<cdr codec {cls.__name__}>", "exec"), env)  # noqa: S102
+    name = cls.__name__
+    appended = [f"    out += {item[1]}" if isinstance(item, tuple) else item for item in g.enc]
+    # An encoder whose every offset is known here builds its bytes in one expression; one
+    # that asks the stream's length (or appends in a loop) fills a bytearray.
+    if any("out" in item for item in g.enc if isinstance(item, str)):
+        body = ["out = bytearray()", *(line[4:] for line in appended), "return bytes(out)"]
+    else:
+        pieces = [item[1] for item in g.enc if isinstance(item, tuple)]
+        body = [item[4:] for item in g.enc if isinstance(item, str)]
+        body.append("return " + (" + ".join(pieces) if pieces else "b''"))
+    src = "\n".join([
+        "def enc(out, s):", *appended, "    return out",
+        "def dec_new(data, o, n):", *g.dnew, "    return x, o",
+        "def encode(s):",
+        "    try:",
+        *("        " + line for line in body),
+        "    except _struct_error as exc:",
+        f"        raise ValueError(f'cannot encode {name}: {{exc}}') from None",
+        "def decode(data, x=None):",
+        "    n = len(data)",
+        "    try:",
+        "        if x is None:",
+        "            x, o = dec_new(data, 0, n)",
+        "        else:",
+        "            if type(x) is not _CLS:",
+        "                raise TypeError(f'decode into {type(x).__name__}, expected "
+        f"{name}')",
+        "            o = 0",
+        *("        " + line for line in g.dinto),
+        "    except _struct_error as exc:",
+        f"        raise ValueError(f'CDR {name}: {{exc}}') from None",
+        "    except UnicodeDecodeError as exc:",
+        f"        raise ValueError(f'CDR {name}: bad text: {{exc}}') from None",
+        "    if o != n:",
+        f"        raise ValueError(f'CDR {name}: {{n - o}} trailing bytes after the value "
+        "(decoded {o} of {n})')",
+        "    return x",
+    ])
+    exec(compile(src, f"<cdr codec {name}>", "exec"), env)  # noqa: S102
     env["__source__"] = src
-    return env["enc"], env["dec_new"], env["dec_into"]
+    return env["enc"], env["dec_new"], env["encode"], env["decode"]
 
 
 _F8 = np.dtype("<f8")
@@ -465,7 +536,7 @@ _element_cache: dict[tuple[type, bool], tuple[Callable, Callable]] = {}
 def _element_codec(cls: type, little: bool) -> tuple[Callable, Callable]:
     key = (cls, little)
     if key not in _element_cache:
-        enc, dec_new, _ = _generate(cls, little, static=False)
+        enc, dec_new = _generate(cls, little, static=False)[:2]
         _element_cache[key] = (enc, dec_new)
     return _element_cache[key]
 
@@ -479,37 +550,13 @@ class Codec:
     writer's EC or publisher thread, ORB threads for put()).
     """
 
-    __slots__ = ("cls", "little", "_enc", "_dec_new", "_dec_into")
+    __slots__ = ("cls", "little", "encode", "decode")
 
     def __init__(self, cls: type, little: bool = True):
         self.cls = cls
         self.little = little
-        self._enc, self._dec_new, self._dec_into = _generate(cls, little, static=True)
-
-    def encode(self, sample: Any) -> bytes:
-        try:
-            return bytes(self._enc(bytearray(), sample))
-        except struct.error as exc:
-            raise ValueError(f"cannot encode {self.cls.__name__}: {exc}") from None
-
-    def decode(self, data: bytes | bytearray | memoryview, out: Any = None) -> Any:
-        n = len(data)
-        try:
-            if out is None:
-                out, o = self._dec_new(data, 0, n)
-            else:
-                if type(out) is not self.cls:
-                    raise TypeError(f"decode into {type(out).__name__}, expected "
-                                    f"{self.cls.__name__}")
-                o = self._dec_into(data, 0, n, out)
-        except struct.error as exc:
-            raise ValueError(f"CDR {self.cls.__name__}: {exc}") from None
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"CDR {self.cls.__name__}: bad text: {exc}") from None
-        if o != n:
-            raise ValueError(f"CDR {self.cls.__name__}: {n - o} trailing bytes after the "
-                             f"value (decoded {o} of {n})")
-        return out
+        # Generated functions kept as attributes: a call is one frame, no bound method.
+        _, _, self.encode, self.decode = _generate(cls, little, static=True)
 
     def __repr__(self) -> str:
         return f"Codec({self.cls.__name__}, {'little' if self.little else 'big'})"

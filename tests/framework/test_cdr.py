@@ -193,6 +193,48 @@ def test_decode_into_reuses_arrays():
         codec.decode(codec.encode(src), dt.TimedLongSeq())
 
 
+@pytest.mark.parametrize("little", [True, False])
+def test_decode_into_arrays_it_cannot_fill(little):
+    """Arrays the in-place copy must not write into get a new array (or, a writeable
+    strided view of the right length, the values in place); the value decodes the same."""
+    codec = cdr.codec_for(dt.TimedDoubleSeq, little)
+    src = dt.TimedDoubleSeq(dt.Time(1, 2), [1.5, -2.0, 3.25])
+    data = codec.encode(src)
+    frozen = np.zeros(3)
+    frozen.flags.writeable = False
+    strided = np.zeros(6)[::2]
+    grid = np.zeros((3, 1))
+    others = [frozen, np.zeros(3, np.int64), np.zeros(4), grid, np.zeros(0), strided]
+    for arr in others:
+        out = dt.TimedDoubleSeq(data=arr)
+        out.data = arr
+        codec.decode(data, out)
+        assert out == src and out.data.dtype == np.float64 and out.data.ndim == 1
+        assert out.data is strided or out.data is not arr
+    assert not frozen.any() and not grid.any()
+    assert strided.tolist() == [1.5, -2.0, 3.25]
+    same = np.zeros(3)
+    out = dt.TimedDoubleSeq(data=same)
+    out.data = same
+    codec.decode(data, out)
+    assert out.data is same and same.tolist() == [1.5, -2.0, 3.25]
+    empty = codec.encode(dt.TimedDoubleSeq())
+    assert codec.decode(empty, out).data.shape == (0,)
+
+
+def test_decode_into_refuses_bad_payloads_unchanged():
+    codec = cdr.codec_for(dt.TimedLongSeq)
+    data = codec.encode(dt.TimedLongSeq(data=[1, 2, 3]))
+    out = dt.TimedLongSeq(data=np.zeros(3, np.int32))
+    for bad in (data[:-1], data[:10], data + b"\0"):
+        with pytest.raises(ValueError, match="CDR TimedLongSeq"):
+            codec.decode(bad, out)
+    too_long = struct.pack("<III", 0, 0, 1000) + data[12:]
+    with pytest.raises(ValueError, match="needs 4000 bytes"):
+        codec.decode(too_long, out)
+    assert codec.decode(memoryview(data), out).data.tolist() == [1, 2, 3]
+
+
 def test_decoded_arrays_are_owned_and_native():
     codec = cdr.codec_for(dt.TimedFloatSeq, little=False)
     data = codec.encode(dt.TimedFloatSeq(data=[1.5, -2.0]))
