@@ -138,7 +138,7 @@ class JointEffortController(JointPositionController):
                 if r - r == 0.0:                          # finite: follow it
                     spv[j] = r
                     spv[n + j] = ref_v[m + k]
-            self._sp_sv[:] = spv
+            self._sp_sv[...] = spv
         pos, vel = robot.position.tolist(), robot.velocity.tolist()
         out = self._out.tolist()                      # error, i_error, i_term, effort
         for j, k, j1, j2, j3, p, i, d, clamp, neg_clamp, inv_i in self._per_joint:
@@ -154,7 +154,7 @@ class JointEffortController(JointPositionController):
             out[j1] = it * inv_i
             out[j2] = it
             out[j3] = p * e + it + (spv[j1] - vel[k]) * d
-        self._out[:] = out
+        self._out[...] = out
         robot.effort_command[self._dest] = self.effort
 
     def state_values(self) -> dict[str, Any]:

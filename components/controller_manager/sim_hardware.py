@@ -133,9 +133,9 @@ class SimulatorHardware:
             return
         s = sim.sensors
         if self._identity:                  # the model's joints in the manager's order
-            robot.position[:] = s.q
-            robot.velocity[:] = s.dq
-            robot.effort[:] = s.tau
+            robot.position[...] = s.q       # [...] =: the same copy as [:] =, fewer steps
+            robot.velocity[...] = s.dq
+            robot.effort[...] = s.tau
         else:
             np.take(s.q, self._idx, out=robot.position)
             np.take(s.dq, self._idx, out=robot.velocity)
@@ -183,7 +183,7 @@ class SimulatorHardware:
                     vel[j] = 0.0
             self._still = not any(vel)
             if both is not None and both.size == 2 * len(values):
-                both[:] = values + vel                 # one store: the same bits as copyto
+                both[...] = values + vel               # one store: the same bits as copyto
             else:
                 robot.reference_velocity[:] = vel
                 np.copyto(ref, q)
