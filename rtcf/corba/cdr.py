@@ -7,7 +7,10 @@ needs no ORB value conversion.
 
 Each codec is generated once per (type, byte order) as straight-line Python: runs of scalars
 become one precomputed ``struct.Struct`` (one per possible start offset modulo 8 when the
-offset is not known in advance), numeric sequences are one ``numpy.frombuffer``/``tobytes``.
+offset is not known in advance), a numeric sequence is one ``tobytes`` on the way out and, on
+the way in, one byte copy into the reader's array when the stream's byte order is the
+machine's (``numpy.frombuffer`` otherwise). ``Codec.encode`` and ``Codec.decode`` are the
+generated functions themselves, with the checks and errors in them.
 
 Wire facts mirrored from omniORB (checked by tests/framework/test_cdr.py):
 * a sequence's length is a u32; its elements are aligned to their size only when the
@@ -243,9 +246,11 @@ class _Gen:
             self.enc.append(f"    if type({v}) is not _ndarray or ({v}.dtype is not {dw} "
                             f"and {v}.dtype != {dw}) or {v}.ndim != 1:")
             self.enc.append(f"        {v} = _np.ascontiguousarray({v}, {dw}).reshape(-1)")
-            ln = self.length(f"{v}.shape[0]")
+            m = self.name("m")
+            self.enc.append(f"    {m} = len({v})")
+            ln = self.length(m)
             after_len = self.res
-            self.align_body(size, f"{v}.shape[0]", ln)
+            self.align_body(size, m, ln)
             self.emit(f"{v}.tobytes()")
             e = self.name("e")
             self.both(f"    {e} = o + {ln} * {size}")
@@ -276,7 +281,7 @@ class _Gen:
             else:
                 self.dinto += [
                     f"    {c} = {dinto}",
-                    f"    if type({c}) is _ndarray and {c}.ndim == 1 and {c}.shape[0] == {ln} "
+                    f"    if type({c}) is _ndarray and {c}.ndim == 1 and len({c}) == {ln} "
                     f"and ({c}.dtype is {dn} or {c}.dtype == {dn}) and {c}.flags.writeable:",
                     f"        _np.copyto({c}, {read})",
                     "    else:",
