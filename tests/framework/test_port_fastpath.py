@@ -162,3 +162,46 @@ def test_several_connectors_a_refusing_reader_and_stamps():
     c3 = connect(o2, i2, {"timestamp_policy": "on_write"})
     assert "write" not in o2.__dict__ and "read" in i2.__dict__
     disconnect(c3.id, o2)
+
+
+@pytest.mark.parametrize("full", ["do_nothing", "block"])
+def test_fast_read_over_a_buffer_that_refuses_or_waits_matches_the_methods(full):
+    # overwrite buffers have their put folded into write and their take into read; the
+    # other full policies keep the buffer's own put / take (block: take wakes a writer)
+    (fo, fi, fc), (so, si, sc) = _twin_ports({"buffer.length": 3,
+                                              "buffer.write.full_policy": full,
+                                              "buffer.write.timeout": 0.0})
+    assert "read" in fi.__dict__ and "read_newest" in fi.__dict__
+    rng = random.Random(7)
+    for k in range(300):
+        r = rng.random()
+        if r < 0.55:
+            fo.value.data[...] = so.value.data[...] = k
+            assert fo.write() is OutPort.write(so)
+        elif r < 0.8:
+            assert fi.read() is InPort.read(si)
+        else:
+            assert fi.read_newest() is InPort.read_newest(si)
+        assert fi.value.data.tolist() == si.value.data.tolist()
+        assert _state(fc.buffer) == _state(sc.buffer)
+    for out, c in ((fo, fc), (so, sc)):
+        disconnect(c.id, out)
+
+
+@pytest.mark.parametrize("fill", [0, 2, 3])
+def test_fast_write_failing_copy_leaves_the_state_the_method_leaves(fill):
+    (fo, fi, fc), (so, si, sc) = _twin_ports({"buffer.length": 3})
+    for k in range(fill):
+        assert fo.write(_sample(k)) is OutPort.write(so, _sample(k)) is True
+    bad = _sample(9)
+    bad.data = object()             # np.array(object(), dtype=float) raises
+    with pytest.raises(TypeError):
+        fo.write(bad)
+    with pytest.raises(TypeError):
+        OutPort.write(so, bad)
+    assert fo.writes == so.writes == fill + 1
+    assert _state(fc.buffer) == _state(sc.buffer)
+    assert fi.read_newest() is InPort.read_newest(si)
+    assert fi.value.data.tolist() == si.value.data.tolist()
+    for out, c in ((fo, fc), (so, sc)):
+        disconnect(c.id, out)
