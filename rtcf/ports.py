@@ -810,8 +810,8 @@ class InPort(Port):
         """With one buffer, no puller, no blocking read, nothing stamped at read and no
         listener, ``read`` and ``read_newest`` are functions built for that buffer
         (instance attributes over the methods): the same takes in the same order, the same
-        answers (a buffer that never waits has its take folded in). Otherwise the methods. Runs in: the thread that connects, disconnects or
-        changes listeners."""
+        answers (a buffer that never waits has its take folded in). Otherwise the methods.
+        Runs in: the thread that connects, disconnects or changes listeners."""
         if (len(self._buffers) != 1 or not self._plain or self._stamp_on_read
                 or self._listeners):
             self.__dict__.pop("read", None)
