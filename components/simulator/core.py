@@ -375,6 +375,9 @@ class Simulation:
         # a few joints (the M1013's 6): the velocity count on Python floats, a loop cheaper
         # than the two numpy calls of the screening below
         self._vlim_list = self._vlim.tolist() if n <= SCALAR_JOINTS else None
+        # the same for the torque clamp of set_torques (a compare per joint, no ufuncs)
+        self._effort_list = (np.array(model.effort_limit).tolist() if n <= SCALAR_JOINTS
+                             else None)
         self._scratch = np.zeros(n)
         self._over = np.zeros(n, dtype=bool)
         self._shape = (n,)
@@ -517,6 +520,27 @@ class Simulation:
     def set_torques(self, tau) -> None:
         """Joint torque inputs [N m], clamped at +-effort_limit (each clamped joint counts
         in `saturations`). Runs in: owner thread. SimError on a wrong length or NaN/inf."""
+        lim = self._effort_list
+        if lim is not None and type(tau) is np.ndarray and tau.dtype == _F64 \
+                and tau.shape == self._shape:
+            # a few joints given as a float64 array: the same checks and clamp on Python
+            # floats, the same bits written (a clamped value is the limit itself)
+            vals = tau.tolist()
+            if not math.isfinite(sum(vals)):
+                raise SimError(f"tau: expected finite numbers, got {_show(vals)}")
+            ctrl = self._ctrl_motor
+            ctrl[...] = tau
+            i = 0
+            for v in vals:
+                hi = lim[i]
+                if v > hi:
+                    ctrl[i] = hi
+                    self.saturations += 1
+                elif v < -hi:
+                    ctrl[i] = -hi
+                    self.saturations += 1
+                i += 1
+            return
         t = _vector(tau, self.n, "tau")
         c = self._scratch
         np.minimum(t, self._effort, out=c)

@@ -429,3 +429,29 @@ def test_divergence_is_reported_and_the_state_is_not_silently_reset(monkeypatch,
     assert sim.diverged is None and sim.time == 0.0
     run(sim, 0.01)
     assert sim.diverged is None and sim.sensors.q[0] == 0.0
+
+
+def test_a_few_joints_clamp_on_floats_as_the_arrays_do(arm):
+    """Up to SCALAR_JOINTS joints, a float64 array of torques takes the scalar path: the
+    same ctrl bits and saturation count as the array path (a list takes that one), and a
+    NaN or inf refused before anything is written."""
+    fast, slow = Simulation(arm, 0.001), Simulation(arm, 0.001)
+    lim = np.asarray(arm.effort_limit)
+    rng = np.random.default_rng(7)
+    cases = [rng.uniform(-2, 2, 6) * lim for _ in range(50)]
+    cases += [lim.copy(), -lim, np.nextafter(lim, np.inf), np.nextafter(-lim, -np.inf),
+              np.array([-0.0, 0.0, -0.0, 0.0, -0.0, 0.0]), np.zeros(6)]
+    for tau in cases:
+        fast.set_torques(tau)
+        slow.set_torques(tau.tolist())
+        assert fast.mj_data.ctrl.tobytes() == slow.mj_data.ctrl.tobytes()
+        assert fast.saturations == slow.saturations
+    assert fast.saturations > 0
+    before, count = fast.mj_data.ctrl.copy(), fast.saturations
+    for bad in (math.nan, math.inf, -math.inf):
+        tau = np.full(6, 1e9)
+        tau[3] = bad
+        with pytest.raises(SimError, match="tau: expected finite numbers"):
+            fast.set_torques(tau)
+    assert fast.mj_data.ctrl.tobytes() == before.tobytes() and fast.saturations == count
+    fast.set_torques(np.zeros(6)[::1])               # and it goes on
