@@ -473,7 +473,9 @@ class RemoteLeader:
         follower writes its final report after), the last ones it told."""
         try:
             st = self.ref.state()
-        except (CORBA.COMM_FAILURE, CORBA.TRANSIENT, CORBA.OBJECT_NOT_EXIST, CORBA.TIMEOUT):
+        except CORBA.SystemException:
+            # gone in any of its ways: the process (COMM_FAILURE, TRANSIENT), its servant
+            # (OBJECT_NOT_EXIST) or its adapter while the ORB still answers (OBJ_ADAPTER)
             return self._last
         self._last = (bool(st.paused), float(st.real_time_factor))
         return self._last

@@ -219,6 +219,13 @@ def _gone(pid: int) -> bool:
         return True
 
 
+def limit(h, seconds: float) -> None:
+    """plan_timeout set as a client sets it, applied at the next cycle."""
+    h.comp.params.set("plan_timeout", seconds)
+    h.step()
+    assert h.comp.plan_timeout == seconds
+
+
 def test_a_stopped_worker_is_refused_after_plan_timeout_killed_and_replaced():
     h = harness(True, rate=100.0, plan_timeout=1.0)
     pids = []
@@ -234,10 +241,14 @@ def test_a_stopped_worker_is_refused_after_plan_timeout_killed_and_replaced():
         assert _gone(pid)                                # killed, not left stopped
         assert not h.comp.stream.busy                    # nothing moved
         assert h.comp.service.core._not_planning.is_set()    # not left planning
-        ok, why = moveb(h, SQUARE)                       # a new worker plans it
+        # a new worker plans it (it loads the arm first: on a busy machine that and the plan
+        # may take longer than 1 s, so a generous limit while a live worker plans)
+        limit(h, 120.0)
+        ok, why = moveb(h, SQUARE)
         assert ok, why
         assert h.comp.planning.pid not in (None, pid)
         run_out(h)
+        limit(h, 1.0)
         # a DRL motion: refused with DR_ERROR_RUNTIME, the same text
         cmd = cm.MoveL([0, 0, 50, 0, 0, 0], [100, NONE], [200, NONE], 0.0, 0.0, 0, cm.REL, 0)
         m = h.comp.service.motions
@@ -247,6 +258,7 @@ def test_a_stopped_worker_is_refused_after_plan_timeout_killed_and_replaced():
         assert state == FAILED and etype == cm.DR_ERROR_RUNTIME
         assert name in reason and str(pid) in reason and "plan_timeout = 1 s" in reason
         assert _gone(pid)
+        limit(h, 120.0)
         state, etype, reason, _ = drl(h, cmd)
         assert state == DONE, reason
     finally:
