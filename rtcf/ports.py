@@ -810,7 +810,8 @@ class InPort(Port):
         """With one buffer, no puller, no blocking read, nothing stamped at read and no
         listener, ``read`` and ``read_newest`` are functions built for that buffer
         (instance attributes over the methods): the same takes in the same order, the same
-        answers (a buffer that never waits has its take folded in). Otherwise the methods.
+        answers (read_newest over a buffer that never waits has its take folded in).
+        Otherwise the methods.
         Runs in: the thread that connects, disconnects or changes listeners."""
         if (len(self._buffers) != 1 or not self._plain or self._stamp_on_read
                 or self._listeners):
@@ -820,19 +821,19 @@ class InPort(Port):
         port = self
         buf = self._buffers[0]
         new, old, no_data = _NEW, _OLD, _NO_DATA
+        take = buf.take
+
+        def read() -> ReadStatus:
+            if buf._count:
+                out = take(port.value)
+                if out is not None:
+                    port.value = out
+                    port._received = True
+                    return new
+            return old if port._received else no_data
+
         if buf._blocking:
             # a ``block`` full policy: take() tells a waiting writer (its method)
-            take = buf.take
-
-            def read() -> ReadStatus:
-                if buf._count:
-                    out = take(port.value)
-                    if out is not None:
-                        port.value = out
-                        port._received = True
-                        return new
-                return old if port._received else no_data
-
             def read_newest() -> ReadStatus:
                 status = old if port._received else no_data
                 while buf._count:
@@ -844,32 +845,11 @@ class InPort(Port):
                     status = new
                 return status
         else:
-            # the buffer's take (RingBuffer._plain_take) folded in: one call per read
+            # read_newest, what cycle code calls, with the buffer's take
+            # (RingBuffer._plain_take) folded in: one call per read
             acquire, release = buf._lock.acquire, buf._lock.release
             slots = buf._slots
             length = buf.length
-
-            def read() -> ReadStatus:
-                if buf._count:
-                    acquire()
-                    try:
-                        count = buf._count
-                        if count:
-                            head = buf._head
-                            out = slots[head]
-                            slots[head] = port.value
-                            head += 1
-                            buf._head = head if head != length else 0
-                            buf._count = count - 1
-                        else:
-                            out = None
-                    finally:
-                        release()
-                    if out is not None:
-                        port.value = out
-                        port._received = True
-                        return new
-                return old if port._received else no_data
 
             def read_newest() -> ReadStatus:
                 status = old if port._received else no_data
