@@ -173,6 +173,12 @@ def _build(args: argparse.Namespace, argv: list[str] | None, conf: rtcconf.Conf,
     mgr.check(composition)                 # the whole system, before the ORB
     from . import realtime
     mgr.realtime = realtime.before_start(conf, mgr.log)
+
+    def raise_threads() -> None:
+        raised = realtime.raise_for_ecs(conf, mgr.log)
+        if raised is not None:
+            mgr.realtime["threads_fifo"] = raised
+    mgr.before_ecs_start = raise_threads
     if mgr.corba_enabled:
         from .corba.runtime import CorbaRuntime
         mgr.corba = CorbaRuntime(mgr, connect_naming=False)

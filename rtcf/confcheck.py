@@ -26,7 +26,7 @@ from typing import Mapping
 from .errors import ConfigError, show_value
 from .overrun import OVERRUN_POLICIES
 from .rtcconf import Conf, defaults, where
-from .validate import RATE_MAX, RATE_MIN, check_allowed, parse_yes_no
+from .validate import EC_PRIORITY, RATE_MAX, RATE_MIN, check_allowed, parse_yes_no
 
 __all__ = ["KNOWN_KEYS", "KNOWN_PREFIXES", "check_conf", "unknown_key_warnings"]
 
@@ -165,6 +165,11 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
         if value is None or value < 0:
             bad("rtcf.simulation.real_time_factor",
                 "expected a number >= 0 (0 = as fast as possible, 1 = real time)")
+    text = given("manager.realtime.thread_priority")
+    if text is not None and (not text.isdigit() or int(text) >= EC_PRIORITY):
+        bad("manager.realtime.thread_priority",
+            f"expected an integer from 0 to {EC_PRIORITY - 1} (below the EC threads' "
+            f"SCHED_FIFO priority {EC_PRIORITY}; 0 = normal threads)")
     text = present("exec_cxt.periodic.overrun_policy")
     if text is not None and text not in OVERRUN_POLICIES:
         bad("exec_cxt.periodic.overrun_policy",

@@ -23,7 +23,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from . import log as rlog
 from . import rtcconf
@@ -50,6 +50,9 @@ class Manager:
         self.conf = rtcconf.merge_conf(rtcconf.defaults(), conf or {})
         self.components: dict[str, Component] = {}
         self.realtime: dict[str, object] = {}
+        # called once before the first EC starts (a manager process sets it: the real-time
+        # settings of its other threads, rtcf.realtime.raise_for_ecs)
+        self.before_ecs_start: Callable[[], None] | None = None
         self._overruns_logged: dict[str, tuple[int, float]] = {}
         self.ecs: dict[str, ExecutionContext] = {}
         self.connectors: list[Any] = []
@@ -194,6 +197,9 @@ class Manager:
             # freeze the heap built so far before any EC thread runs (a full collection of
             # the start-up heap would hold the GIL for tens of ms inside a cycle)
             self.realtime["gc_freeze"] = realtime.freeze_heap(self.conf)
+            hook, self.before_ecs_start = self.before_ecs_start, None
+            if hook is not None:
+                hook()
             # simulation: held at its current time (0) until every EC runs and every
             # component is active, so that each run starts alike
             tb = self.time_base

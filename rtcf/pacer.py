@@ -27,6 +27,7 @@ from typing import Callable
 
 from .clock import Clock, ManualClock
 from .overrun import RESYNC_LAG
+from .validate import EC_PRIORITY
 
 
 def spin_until(now: Callable[[], float], deadline: float, yield_gil: bool = False) -> float:
@@ -45,7 +46,7 @@ def spin_until(now: Callable[[], float], deadline: float, yield_gil: bool = Fals
     return t
 
 
-def set_thread_fifo(enable: bool, priority: int = 50) -> bool:
+def set_thread_fifo(enable: bool, priority: int = EC_PRIORITY) -> bool:
     """Put the calling thread under SCHED_FIFO at ``priority`` (enable) or back under
     SCHED_OTHER; True when the thread runs under SCHED_FIFO afterwards (False where it is
     not permitted: the thread then runs as a normal one). Runs in: the thread itself."""
@@ -57,6 +58,14 @@ def set_thread_fifo(enable: bool, priority: int = 50) -> bool:
     except (PermissionError, OSError, AttributeError):
         pass
     return False
+
+
+def thread_is_realtime() -> bool:
+    """True when the calling thread runs under SCHED_FIFO or SCHED_RR."""
+    try:
+        return os.sched_getscheduler(0) in (os.SCHED_FIFO, os.SCHED_RR)
+    except (AttributeError, OSError):
+        return False
 
 
 class Pacer:

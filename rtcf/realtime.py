@@ -15,6 +15,19 @@ realtime tools do for a C++ process, carried over to a CPython one).
 * ``manager.realtime.switch_interval_us`` (see rtcconf defaults): the interpreter's switch
   interval; when an EC thread wakes while another thread holds the GIL, it waits up to this
   long for it.
+* ``manager.realtime.thread_priority`` (1; with ``exec_cxt.periodic.sched_fifo``): just before
+  the ECs start, every thread of the process (the main one, omniORB's, a component's own)
+  is put under SCHED_FIFO at this priority, below the EC threads' (50).
+  An EC thread under SCHED_FIFO still waits for the GIL whenever another thread of its
+  process holds it (an ORB thread answering getStatistics, a service call); a normal thread
+  holding it can be preempted by any busy process of the machine, and the EC thread then
+  waits until that thread gets a CPU again: a priority inversion that no SCHED_FIFO on the
+  EC thread alone removes. At priority 1 no normal process preempts the holder. Threads made
+  later inherit the policy of the thread that made them (omniORB makes a connection's
+  thread from its listener's; a component's from the main thread); EC threads set their
+  own when they start (SCHED_FIFO at 50 while paced, normal flat out). 0 leaves every
+  thread normal. Child processes of rtcf (the planning worker, the web view, the naming
+  reaper) start as normal processes again (:func:`normal_scheduling`).
 
 Runs in: the manager's main thread, before the ECs start.
 """
@@ -31,6 +44,8 @@ import sys
 from typing import Mapping
 
 from . import rtcconf
+from .errors import ConfigError
+from .validate import EC_PRIORITY
 
 MCL_CURRENT, MCL_FUTURE = 1, 2
 
@@ -62,6 +77,69 @@ def before_start(conf: Mapping[str, str], log: logging.Logger) -> dict[str, obje
     if rtcconf.get_bool(conf, "manager.realtime.mlockall", True):
         done["mlockall"] = lock_memory(log)
     return done
+
+
+def raise_threads(priority: int, log: logging.Logger, skip: set[int] | None = None) -> int:
+    """Put every thread of this process that runs under SCHED_OTHER, except the native
+    thread ids in ``skip``, under SCHED_FIFO at ``priority``; returns how many were. Threads
+    under another policy (an EC thread under SCHED_FIFO, a SCHED_BATCH or SCHED_IDLE one)
+    are left as they are. Where it is not permitted, one info line and what was raised so
+    far. Runs in: the manager's main thread, before the ECs start."""
+    try:
+        tids = [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        return 0                                  # not Linux: nothing to raise
+    keep = set(skip or ())
+    raised = 0
+    for tid in tids:
+        if tid in keep:
+            continue
+        try:
+            if os.sched_getscheduler(tid) != os.SCHED_OTHER:
+                continue
+            os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(priority))
+            raised += 1
+        except ProcessLookupError:
+            continue                              # the thread ended meanwhile
+        except (PermissionError, OSError) as e:
+            log.info("manager.realtime.thread_priority: the process's other threads stay "
+                     "normal threads (SCHED_FIFO not permitted: %s)", e)
+            return raised
+    return raised
+
+
+def raise_for_ecs(conf: Mapping[str, str], log: logging.Logger) -> int | None:
+    """manager.realtime.thread_priority applied (with exec_cxt.periodic.sched_fifo): the
+    number of threads raised, None when it does not apply."""
+    if not rtcconf.get_bool(conf, "exec_cxt.periodic.sched_fifo", False):
+        return None
+    priority = thread_priority(conf)
+    if priority == 0:
+        return None
+    return raise_threads(priority, log)
+
+
+def thread_priority(conf: Mapping[str, str]) -> int:
+    """manager.realtime.thread_priority, checked: an integer 0 to EC_PRIORITY - 1
+    (ConfigError naming the key and where it was set otherwise)."""
+    key = "manager.realtime.thread_priority"
+    priority = rtcconf.get_int(conf, key, 1, ge=0)
+    if priority >= EC_PRIORITY:
+        raise ConfigError(f"{rtcconf.where(conf, key)}: {key}: expected an integer from 0 "
+                          f"to {EC_PRIORITY - 1} (below the EC threads' SCHED_FIFO priority "
+                          f"{EC_PRIORITY}), got {priority}")
+    return priority
+
+
+def normal_scheduling() -> None:
+    """Put the calling thread back under SCHED_OTHER when it runs under a real-time policy
+    (a child process started by a SCHED_FIFO thread inherits its policy). Runs in: a
+    child's main thread, first thing."""
+    try:
+        if os.sched_getscheduler(0) in (os.SCHED_FIFO, os.SCHED_RR):
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass
 
 
 def freeze_heap(conf: Mapping[str, str]) -> bool:

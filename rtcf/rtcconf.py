@@ -313,6 +313,10 @@ _DEFAULTS: dict[str, str] = {
     "manager.realtime.mlockall": "YES",
     "manager.realtime.gc_freeze": "YES",
     "manager.realtime.switch_interval_us": "5000",
+    # with exec_cxt.periodic.sched_fifo: the process's other threads (the ORB's) under
+    # SCHED_FIFO at this priority, below the EC threads' 50, so that no busy process
+    # preempts a thread holding the GIL an EC thread waits for (0: normal threads)
+    "manager.realtime.thread_priority": "1",
     "manager.name": "manager",
     "manager.is_master": "NO",
     "manager.corba_servant": "YES",

@@ -57,7 +57,7 @@ from .component import Component, run_command
 from .errors import ConfigError, show_value
 from .execution import HISTORY, ExecutionContext
 from .overrun import check_policy, next_deadline
-from .pacer import Pacer, set_thread_fifo
+from .pacer import Pacer, set_thread_fifo, thread_is_realtime
 from .lifecycle import LifeCycleState, ReturnCode
 from .errors import LockstepError
 from .log import get_logger
@@ -545,6 +545,8 @@ class SimTimeBase:
         me = threading.current_thread()
         ident = self._ident = threading.get_ident()
         self.fifo = self._fifo_asked = False     # a new thread starts as a normal one
+        if self.sched_fifo and thread_is_realtime():
+            set_thread_fifo(False, self.priority)   # made by a raised thread (rtcf.realtime)
         try:
             self._loop()
         except BaseException:

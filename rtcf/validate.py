@@ -22,6 +22,7 @@ from typing import Any
 # cycle of a 1 Hz (or faster) EC.
 RATE_MIN = 1.0
 RATE_MAX = 10_000.0
+EC_PRIORITY = 50          # the SCHED_FIFO priority of EC threads (rtcf.execution, rtcf.simtime)
 
 CALL_TIMEOUT_MIN, CALL_TIMEOUT_MAX = 0.001, 60.0   # [s] dataport.call_timeout
 

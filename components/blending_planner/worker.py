@@ -151,7 +151,12 @@ class PlanWorker:
         if self._conn is not None:
             self._conn.close()
         mine, theirs = socket.socketpair()
-        code = (f"import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
+        # a normal process before it imports anything: a SCHED_FIFO thread of the manager
+        # (manager.realtime.thread_priority) may start it, and numpy's BLAS threads made
+        # at import would inherit that policy
+        code = (f"import os; os.sched_getscheduler(0) == os.SCHED_OTHER or "
+                f"os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0)); "
+                f"import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
                 f"from {__name__} import _main; _main()")
         try:
             proc = subprocess.Popen(

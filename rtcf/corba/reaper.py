@@ -18,6 +18,7 @@ answers gets its name back. Each call waits at most 3 s.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 
@@ -70,6 +71,11 @@ def _alive(obj) -> bool:
 
 def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is for the manager
+    try:    # started by a SCHED_FIFO thread of the manager: run as a normal process
+        if os.sched_getscheduler(0) != os.SCHED_OTHER:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass
     entries: dict[tuple[str, str], tuple[str, str]] = {}
     for line in sys.stdin:
         try:

@@ -83,3 +83,75 @@ def test_status_line_shows_interval_overruns_and_worst_lateness():
     ec.cycles = 4
     line = m.status_line()
     assert "late max 0.04 ms" in line and "overruns +0 (2 total)" in line
+
+
+class FakeThreads:
+    """/proc/self/task and the scheduler calls of rtcf.realtime on a table of threads."""
+
+    def __init__(self, monkeypatch, policies: dict[int, int], refuse: int | None = None):
+        self.policies = dict(policies)
+        self.set: list[tuple[int, int, int]] = []
+        os_ = realtime.os
+        monkeypatch.setattr(os_, "listdir", lambda path: [str(t) for t in self.policies]
+                            if path == "/proc/self/task" else [])
+
+        def get(tid: int) -> int:
+            if tid not in self.policies:
+                raise ProcessLookupError(tid)
+            return self.policies[tid]
+
+        def put(tid: int, policy: int, param) -> None:
+            if tid == refuse:
+                raise PermissionError(1, "Operation not permitted")
+            self.set.append((tid, policy, param.sched_priority))
+            self.policies[tid] = policy
+        monkeypatch.setattr(os_, "sched_getscheduler", get)
+        monkeypatch.setattr(os_, "sched_setscheduler", put)
+
+
+def test_raise_threads_puts_the_normal_threads_under_fifo_and_leaves_the_others(monkeypatch):
+    os_ = realtime.os
+    fake = FakeThreads(monkeypatch, {10: os_.SCHED_OTHER, 11: os_.SCHED_FIFO,
+                                     12: os_.SCHED_OTHER, 13: os_.SCHED_IDLE,
+                                     14: os_.SCHED_OTHER})
+    n = realtime.raise_threads(1, logging.getLogger("rt"), skip={14})
+    assert n == 2
+    assert fake.set == [(10, os_.SCHED_FIFO, 1), (12, os_.SCHED_FIFO, 1)]
+    assert fake.policies[11] == os_.SCHED_FIFO and fake.policies[13] == os_.SCHED_IDLE
+    assert fake.policies[14] == os_.SCHED_OTHER
+
+
+def test_raise_threads_where_not_permitted_says_so_once_and_stops(monkeypatch, caplog):
+    os_ = realtime.os
+    fake = FakeThreads(monkeypatch, {10: os_.SCHED_OTHER, 11: os_.SCHED_OTHER,
+                                     12: os_.SCHED_OTHER}, refuse=11)
+    with caplog.at_level(logging.INFO):
+        assert realtime.raise_threads(1, logging.getLogger("rt")) == 1
+    assert fake.set == [(10, os_.SCHED_FIFO, 1)]
+    assert caplog.text.count("thread_priority") == 1
+    assert "not permitted" in caplog.text
+
+
+def test_raise_for_ecs_applies_only_with_sched_fifo_and_a_priority(monkeypatch):
+    os_ = realtime.os
+    fake = FakeThreads(monkeypatch, {10: os_.SCHED_OTHER})
+    log = logging.getLogger("rt")
+    assert realtime.raise_for_ecs(conf(), log) is None                 # sched_fifo NO
+    assert realtime.raise_for_ecs(conf(exec_cxt__periodic__sched_fifo="YES",
+                                       manager__realtime__thread_priority="0"), log) is None
+    assert fake.set == []
+    assert realtime.raise_for_ecs(conf(exec_cxt__periodic__sched_fifo="YES",
+                                       manager__realtime__thread_priority="7"), log) == 1
+    assert fake.set == [(10, os_.SCHED_FIFO, 7)]
+
+
+@pytest.mark.parametrize("value", ["50", "99", "-1", "1.5", "one", ""])
+def test_a_thread_priority_at_or_above_the_ecs_or_not_an_integer_is_refused(value):
+    from rtcf.confcheck import check_conf
+    c = conf(exec_cxt__periodic__sched_fifo="YES", manager__realtime__thread_priority=value)
+    if value:                         # empty: the default when read, refused by the check
+        with pytest.raises(Exception, match="manager.realtime.thread_priority"):
+            realtime.thread_priority(c)
+    with pytest.raises(Exception, match="manager.realtime.thread_priority: expected an "
+                       "integer from 0 to 49"):
+        check_conf(c)                           # before anything starts

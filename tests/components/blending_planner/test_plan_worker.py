@@ -387,3 +387,41 @@ def test_the_worker_never_outlives_its_component(how, tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def _fifo_permitted() -> bool:
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+    except (AttributeError, OSError):
+        return False
+    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    return True
+
+
+def test_a_worker_started_by_a_sched_fifo_thread_plans_as_a_normal_process():
+    """A manager's ORB threads run under SCHED_FIFO (manager.realtime.thread_priority): a
+    worker one of them starts must not inherit it, nor its BLAS threads made at import."""
+    if not _fifo_permitted():
+        pytest.skip("SCHED_FIFO is not permitted here")
+    w = PlanWorker("bp", None)
+    made: list[BaseException] = []
+
+    def start_from_a_fifo_thread() -> None:
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+            w.start()
+        except BaseException as e:          # noqa: BLE001 (reported below)
+            made.append(e)
+    t = threading.Thread(target=start_from_a_fifo_thread)
+    t.start()
+    t.join()
+    try:
+        assert not made
+        with pytest.raises(cm.MotionError):             # answered: its imports are done
+            w.motion(cm.MoveJ([0] * 6, [10] * 6, [10] * 6),
+                     Start(None, np.zeros(3), np.eye(3)), Settings(0.01), None)
+        policies = {int(tid): os.sched_getscheduler(int(tid))
+                    for tid in os.listdir(f"/proc/{w.pid}/task")}
+        assert policies and set(policies.values()) == {os.SCHED_OTHER}, policies
+    finally:
+        w.close()

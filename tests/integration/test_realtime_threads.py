@@ -1,0 +1,88 @@
+"""manager.realtime.thread_priority in a running manager (rtcf.realtime): with
+exec_cxt.periodic.sched_fifo, every thread of the process runs under SCHED_FIFO, the EC
+threads at 50 and all the others (the main thread, omniORB's, those made later for a new
+client connection) at the priority asked for, so that no busy process preempts a thread
+holding the GIL an EC thread waits for; 0 leaves them normal threads. Read from
+/proc/<pid>/task while the manager runs."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from integration_support import wait_until
+
+pytestmark = pytest.mark.slow    # starts manager processes
+
+SYSTEM = """
+name: rtthreads
+components:
+  - {type: StepWriter, module: steplog, name: w}
+  - {type: StepReader, module: steplog, name: r}
+connections:
+  - {from: w.out, to: r.in}
+execution_contexts:
+  - {name: fast, kind: periodic, rate: 200, members: [w, r]}
+"""
+
+
+def _fifo_permitted() -> bool:
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+    except (AttributeError, OSError):
+        return False
+    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    return True
+
+
+def _threads(pid: int) -> dict[int, tuple[int, int]]:
+    """tid -> (policy, SCHED_FIFO priority) of each thread of pid."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            out[int(tid)] = (os.sched_getscheduler(int(tid)),
+                             os.sched_getparam(int(tid)).sched_priority)
+        except ProcessLookupError:
+            pass
+    return out
+
+
+@pytest.fixture
+def fifo_permitted() -> None:
+    if not _fifo_permitted():
+        pytest.skip("SCHED_FIFO is not permitted here")
+
+
+def test_every_thread_of_a_sched_fifo_manager_runs_under_fifo_below_its_ec(
+        launch, fifo_permitted):
+    m = launch(SYSTEM, ["w", "r"], "exec_cxt.periodic.sched_fifo:YES",
+               "manager.realtime.thread_priority:3")
+    ec = wait_until(lambda: any(p == (os.SCHED_FIFO, 50)
+                                for p in _threads(m.pid).values()), timeout=10)
+    assert ec, _threads(m.pid)
+    m.ref("w").get_component_profile()     # a new client connection: a thread made now
+    time.sleep(0.2)
+    threads = _threads(m.pid)
+    assert threads[m.pid] == (os.SCHED_FIFO, 3)                  # the main thread
+    ecs = [t for t, p in threads.items() if p == (os.SCHED_FIFO, 50)]
+    others = {t: p for t, p in threads.items() if t not in ecs}
+    assert len(ecs) == 1 and len(others) >= 3, threads          # omniORB's are there
+    assert set(others.values()) == {(os.SCHED_FIFO, 3)}, threads
+
+
+def test_thread_priority_0_leaves_the_other_threads_normal(launch, fifo_permitted):
+    m = launch(SYSTEM, ["w", "r"], "exec_cxt.periodic.sched_fifo:YES",
+               "manager.realtime.thread_priority:0")
+    assert wait_until(lambda: any(p == (os.SCHED_FIFO, 50)
+                                  for p in _threads(m.pid).values()), timeout=10)
+    threads = _threads(m.pid)
+    normal = [t for t, p in threads.items() if p[0] == os.SCHED_OTHER]
+    assert len(normal) == len(threads) - 1, threads
+
+
+def test_without_sched_fifo_no_thread_is_raised(launch):
+    m = launch(SYSTEM, ["w", "r"], "exec_cxt.periodic.sched_fifo:NO")
+    time.sleep(0.3)
+    assert {p[0] for p in _threads(m.pid).values()} == {os.SCHED_OTHER}
