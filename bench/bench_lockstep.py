@@ -338,11 +338,13 @@ def bench_planner(ns: int, rounds: int, work: Path,
                 client = NamingClient(init_orb({}), f"127.0.0.1:{ns}")
                 host = socket.gethostname()
                 deadline = time.monotonic() + 60
-                while True:
+                while True:       # every process binds its own names: wait for both
                     try:
                         bp_ref = client.resolve(f"{host}.host_cxt/BlendingPlanner0.rtc")
                         bp_ref = bp_ref._narrow(RTC.RTObject)
                         bp_ref.get_component_profile()
+                        if comp != "arm_blending":
+                            client.resolve(f"{host}.host_cxt/ControllerManager0.rtc")
                         break
                     except Exception:
                         if time.monotonic() > deadline or proc.poll() is not None:
