@@ -79,8 +79,12 @@ def warm_up(model: Model) -> None:
 
 
 def chain_fk_batch(model: Model, chain: str | Chain, Q: np.ndarray) -> np.ndarray:
-    """(N, n) configurations -> (N, 4, 4) effector poses; vectorised over N (in blocks of
-    codegen.BATCH_ROWS configurations). Equal to chain_fk row by row to rounding (~1e-15)."""
+    """(N, n) configurations -> (N, 4, 4) effector poses. chain_fk's formulas compiled by
+    numba in a loop over the configurations (codegen.compile_batch_jit; without numba, numpy
+    on blocks of codegen.BATCH_ROWS configurations). Equal to chain_fk row by row to rounding
+    (~1e-15). The first call for a chain in a process imports numba and compiles its kernel
+    (about a second) or loads it from numba's cache (codegen.jit_cache_dir): call it once
+    outside a cycle. Runs in: any thread (the GIL is released while the kernel runs)."""
     c = _chain(model, chain)
     Q = np.asarray(Q, dtype=float)
     if Q.ndim != 2 or Q.shape[1] != c.dof:

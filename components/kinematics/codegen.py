@@ -6,17 +6,26 @@ list of scalar formulas per chain. They are compiled once into a Python function
 floats (math.sin / math.cos: a single configuration). This is how the constant-folded FK of
 the design notes gets close to Pinocchio's C++ per call from Python.
 
-N configurations at once (compile_batch) take another road: the same formulas on numpy
-arrays cost one or two numpy calls per entry, so there the constants are folded into small
-matrices applied by matrix products to blocks of configurations, with the joint rotations
-in between as a few whole-block numpy calls.
+N configurations at once (compile_batch) take another road. With numba installed (a
+requirement of the package; imported on the first batch only), the same formulas are
+compiled to machine code as a loop over the configurations (compile_batch_jit). Without it,
+the constants are folded into small matrices applied by matrix products to blocks of
+configurations, with the joint rotations in between as a few whole-block numpy calls (the
+same formulas on numpy arrays would cost one or two numpy calls per entry).
 
 Pure module: imports neither rtcf nor omniORB.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import math
+import os
+import sys
+import threading
+import warnings
+from pathlib import Path
 from typing import Callable, Union
 
 import numpy as np
@@ -154,8 +163,8 @@ def compile_chain(X: np.ndarray, axes: np.ndarray, tip: np.ndarray, kind: str) -
     - "pose6d": f(q) -> (x, y, z, wx, wy, wz) of the effector, R = Rz(wz) Ry(wy) Rx(wx),
       no array built (the cheapest per-cycle call);
     - "frames": f(q) -> (n+1, 4, 4): every joint frame, then the effector;
-    - "batch": f(Q, out) fills out (N, 4, 4) for Q of shape (N, n) (compile_batch: numpy
-      on blocks of configurations, not these formulas).
+    - "batch": f(Q, out) fills out (N, 4, 4) for Q of shape (N, n) (compile_batch: these
+      formulas compiled by numba, or numpy on blocks of configurations without it).
     """
     if kind == "batch":
         return compile_batch(X, axes, tip)
@@ -222,8 +231,29 @@ def _z_basis(axis: np.ndarray) -> np.ndarray:
 BATCH_ROWS = 1536                 # configurations per block of compile_batch (measured: bench)
 
 
-def compile_batch(X: np.ndarray, axes: np.ndarray, tip: np.ndarray,
-                  rows: int = BATCH_ROWS) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+def compile_batch(X: np.ndarray, axes: np.ndarray, tip: np.ndarray, rows: int = BATCH_ROWS,
+                  jit: bool | None = None) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """f(Q, out): the effector poses of the N configurations Q (N, n) into out (N, 4, 4).
+    ``jit``: True, the formulas compiled by numba (compile_batch_jit; ImportError without
+    numba); False, the numpy block code (compile_batch_numpy); None (the default), numba
+    when it can be imported and compiles, else numpy. Both agree with compile_chain's
+    "pose" to ~1e-15."""
+    global jit_error
+    if rows < 1:
+        raise ValueError(f"rows: expected >= 1, got {rows}")
+    if jit is None:
+        try:
+            return compile_batch_jit(X, axes, tip, rows)
+        except ImportError as e:      # numba not installed: the numpy code, the same results
+            jit_error = f"numba: {e}"
+        except Exception as e:        # numba there but failing: the same, and say why here
+            jit_error = f"numba failed: {type(e).__name__}: {e}"
+        return compile_batch_numpy(X, axes, tip, rows)
+    return (compile_batch_jit if jit else compile_batch_numpy)(X, axes, tip, rows)
+
+
+def compile_batch_numpy(X: np.ndarray, axes: np.ndarray, tip: np.ndarray,
+                        rows: int = BATCH_ROWS) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """f(Q, out): the effector poses of the N configurations Q (N, n) into out (N, 4, 4),
     ``rows`` configurations at a time (their scratch then stays in the cache).
 
@@ -307,4 +337,132 @@ def compile_batch(X: np.ndarray, axes: np.ndarray, tip: np.ndarray,
             block(Q[full:], out[full:], *scratch(N - full))
         return out
 
+    return f
+
+
+# -- the same formulas compiled by numba ------------------------------------------------------
+
+jit_error: str | None = None      # why compile_batch last fell back to numpy (None: it did not)
+jit_cache_error: str | None = None  # why the last kernel was compiled in memory, not cached
+_JIT_LOCK = threading.Lock()      # one compile at a time, each kernel compiled once a process
+_JIT_KERNELS: dict[str, Callable] = {}
+
+
+def jit_cache_dir() -> Path:
+    """Where the generated kernels are written, so that numba can cache their machine code
+    next to them (in __pycache__; in NUMBA_CACHE_DIR when that is set):
+    $XDG_CACHE_HOME/rtcf/fk, by default ~/.cache/rtcf/fk. Nothing is written into the
+    installed package. Where this cannot be written, kernels are compiled in memory, in
+    every process."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "rtcf" / "fk"
+
+
+def jit_source(X: np.ndarray, axes: np.ndarray, tip: np.ndarray) -> str:
+    """A module defining fk(T, out): chain_source's formulas in a loop over the
+    configurations; T (n, N) holds tan(q_k / 2), out (N, 4, 4) C-contiguous. cos and sin come
+    from t = tan(q / 2) as in compile_batch_numpy (numpy's tan is vectorised, a call of the
+    C library's sin and cos per joint and configuration costs about twice the whole kernel)."""
+    n = len(X)
+    lines, E, _, _ = chain_source(X, axes, tip)
+    assert all(ln.startswith(f"    c{k} = cos(q{k})") for k, ln in enumerate(lines[:n]))
+    body = [f"h = T[{k}, i]; d = 2.0 / (1.0 + h * h); c{k} = d - 1.0; s{k} = h * d"
+            for k in range(n)]
+    body += [ln.strip() for ln in lines[n:]]
+    body += [f"out[i, {i}, {j}] = {_fmt(E[i][j])}" for i in range(3) for j in range(4)]
+    body += ["out[i, 3, 0] = 0.0; out[i, 3, 1] = 0.0; out[i, 3, 2] = 0.0; out[i, 3, 3] = 1.0"]
+    return ("# Generated by rtcf_components.kinematics.codegen.jit_source: the effector poses\n"
+            f"# of a chain of {n} joints, one configuration per row. Safe to delete.\n"
+            "from numba import njit\n\n\n"
+            '@njit("void(float64[:, ::1], float64[:, :, ::1])", cache=True, nogil=True,\n'
+            '      error_model="numpy")\n'
+            "def fk(T, out):\n"
+            "    for i in range(T.shape[1]):\n"
+            + "".join(f"        {b}\n" for b in body))
+
+
+def _write_source(src: str, key: str) -> Path | None:
+    """The kernel's file in jit_cache_dir(), written unless it is there already with this
+    text (its time stamp is what numba's cache checks); None when it cannot be written."""
+    d = jit_cache_dir()
+    path = d / f"fk_{key}.py"
+    try:
+        if path.is_file() and path.read_text() == src:
+            return path
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = d / f".fk_{key}.{os.getpid()}.{threading.get_ident()}.tmp"
+        tmp.write_text(src)
+        os.replace(tmp, path)              # whole, even with several processes at once
+        return path
+    except OSError:
+        return None
+
+
+def _jit_kernel(src: str) -> Callable:
+    """The compiled fk of a jit_source text: this process's, numba's disk cache, or compiled
+    now (seconds). numba's warnings (e.g. about its cache) are not shown."""
+    global jit_cache_error
+    key = hashlib.sha256(src.encode()).hexdigest()[:24]
+    with _JIT_LOCK:
+        fn = _JIT_KERNELS.get(key)
+        if fn is not None:
+            return fn
+        import numba  # noqa: F401  (ImportError without it: compile_batch falls back)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            path = _write_source(src, key)
+            if path is not None:
+                name = f"rtcf_fk_{key}"
+                try:
+                    spec = importlib.util.spec_from_file_location(name, path)
+                    mod = importlib.util.module_from_spec(spec)
+                    # numba's cached code refers to its module by name (imports it)
+                    sys.modules[name] = mod
+                    spec.loader.exec_module(mod)
+                    fn = mod.fk
+                except Exception as e:    # e.g. no place numba may cache in: in memory
+                    sys.modules.pop(name, None)
+                    jit_cache_error = f"{path}: {type(e).__name__}: {e}"
+                    fn = None
+            else:
+                jit_cache_error = f"{jit_cache_dir()}: cannot be written"
+            if fn is None:
+                env: dict = {}
+                code = src.replace("cache=True", "cache=False")
+                exec(compile(code, f"<fk batch jit {key}>", "exec"), env)  # our own text
+                fn = env["fk"]
+        _JIT_KERNELS[key] = fn
+        return fn
+
+
+def compile_batch_jit(X: np.ndarray, axes: np.ndarray, tip: np.ndarray,
+                      rows: int = BATCH_ROWS) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """f(Q, out) as compile_batch_numpy's, by chain_source's formulas compiled by numba
+    (jit_source) in a loop over the configurations: no temporary arrays, the GIL released.
+    ``rows`` configurations at a time get their tan(q / 2) from numpy first. The first call
+    for a chain in a process imports numba and compiles (seconds) or loads its kernel from
+    numba's cache (jit_cache_dir); ImportError without numba."""
+    n = len(X)
+    if rows < 1:
+        raise ValueError(f"rows: expected >= 1, got {rows}")
+    if n == 0:
+        return compile_batch_numpy(X, axes, tip, rows)
+    kernel = _jit_kernel(jit_source(X, axes, tip))
+    multiply, tan = np.multiply, np.tan
+
+    def f(Q: np.ndarray, out: np.ndarray) -> np.ndarray:
+        N = Q.shape[0]
+        dst = out if out.flags.c_contiguous and out.dtype == np.float64 else np.empty((N, 4, 4))
+        T = np.empty((n, min(rows, N)))
+        for k in range(0, N, rows):
+            m = min(rows, N - k)
+            h = T if m == T.shape[1] else np.empty((n, m))
+            multiply(Q[k:k + m].T, 0.5, out=h)
+            tan(h, out=h)
+            kernel(h, dst[k:k + m])
+        if dst is not out:
+            out[...] = dst
+        return out
+
+    f.kernel = kernel
     return f
