@@ -10,8 +10,13 @@ check positions to that precision (1e-7 m, well inside 0.1 mm) and angles to 1e-
 from __future__ import annotations
 
 import copy
+import importlib.util
 import math
+import os
+import subprocess
+import sys
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,7 +26,8 @@ from rtcf_components.kinematics import (FRAME_ROBOT, FRAME_TORSO, FRAME_WORLD, M
                         position6d, transform, transform_from_6d)
 from rtcf_components.kinematics.algorithms import (chain_fk_jacobian, robot_frame, rotation_log,
                                    space_transform)
-from rtcf_components.kinematics.codegen import BATCH_ROWS
+from rtcf_components.kinematics import codegen
+from rtcf_components.kinematics.codegen import BATCH_ROWS, compile_batch
 from rtcf_components.kinematics.model import MODEL_DIR, model_from_data, read_model_data, rot
 
 PI = math.pi
@@ -402,6 +408,99 @@ def test_batch_equals_single_every_shipped_chain(name):
         np.testing.assert_allclose(chain_fk_batch(model, c, Q),
                                    [chain_fk(model, c, [0.0] * n), chain_fk(model, c, [1.0] * n)],
                                    atol=1e-14, rtol=0)
+
+
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed (pip install numba)")
+@pytest.mark.parametrize("name", ["nao_h25_v5", "nao_v32", "doosan_m1013"])
+def test_batch_numba_and_numpy_paths_agree(name):
+    """The numba kernel and the numpy block code (the fallback) on every shipped chain: the
+    same poses to rounding, each within 1e-14 of chain_fk (one size over a block boundary,
+    angles up to 3 pi), and the numba path is the one chain_fk_batch takes."""
+    model = load_model(name)
+    rng = np.random.default_rng(zlib.crc32(name.encode()) + 1)
+    for c in model.chains.values():
+        Q = rng.uniform(c.lower - 1.0, c.upper + 1.0, size=(BATCH_ROWS + 3, c.dof))
+        Q[:3] = [[PI] * c.dof, [3 * PI] * c.dof, [-PI / 2] * c.dof]
+        fj = compile_batch(c.X, c.axes, c.tip, jit=True)
+        fn = compile_batch(c.X, c.axes, c.tip, jit=False)
+        assert hasattr(fj, "kernel") and not hasattr(fn, "kernel")
+        J = fj(Q, np.empty((len(Q), 4, 4)))
+        N = fn(Q, np.empty((len(Q), 4, 4)))
+        np.testing.assert_allclose(J, N, atol=1e-14, rtol=0, err_msg=f"{name} {c.name}")
+        S = np.array([chain_fk(model, c, q) for q in Q[:200]])
+        np.testing.assert_allclose(J[:200], S, atol=1e-14, rtol=0, err_msg=f"{name} {c.name}")
+        # an output that is not C-contiguous is filled all the same
+        out = np.zeros((len(Q), 4, 4), order="F")
+        assert fj(Q, out) is out
+        np.testing.assert_array_equal(out, J)
+        assert hasattr(codegen.compile_chain(c.X, c.axes, c.tip, "batch"), "kernel")
+
+
+def test_batch_without_numba_falls_back_to_numpy(monkeypatch):
+    """With numba not importable, compile_batch gives the numpy block code (the same poses)
+    and says why in codegen.jit_error; jit=True then raises ImportError."""
+    monkeypatch.setitem(sys.modules, "numba", None)       # import numba: ImportError
+    monkeypatch.setattr(codegen, "_JIT_KERNELS", {})
+    monkeypatch.setattr(codegen, "jit_error", None)
+    model = load_model("nao_h25_v5")
+    c = model.chain("LArm")
+    f = compile_batch(c.X, c.axes, c.tip)
+    assert not hasattr(f, "kernel") and "numba" in codegen.jit_error
+    Q = np.random.default_rng(5).uniform(c.lower, c.upper, size=(50, c.dof))
+    np.testing.assert_allclose(f(Q, np.empty((50, 4, 4))),
+                               [chain_fk(model, c, q) for q in Q], atol=1e-14, rtol=0)
+    with pytest.raises(ImportError):
+        compile_batch(c.X, c.axes, c.tip, jit=True)
+    with pytest.raises(ValueError, match="rows: expected >= 1, got 0"):
+        compile_batch(c.X, c.axes, c.tip, rows=0)
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed (pip install numba)")
+def test_batch_numba_without_a_writable_cache_dir(monkeypatch, tmp_path, capfd):
+    """A cache directory that cannot be made (here a file stands in its way: root may write
+    anywhere): the kernel is compiled in memory, the results the same, nothing printed."""
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file, not a directory")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    monkeypatch.setattr(codegen, "_JIT_KERNELS", {})
+    monkeypatch.setattr(codegen, "jit_cache_error", None)
+    model = load_model("nao_h25_v5")
+    c = model.chain("Head")
+    f = compile_batch(c.X, c.axes, c.tip, jit=True)
+    assert str(blocker) in codegen.jit_cache_error
+    Q = np.random.default_rng(6).uniform(c.lower, c.upper, size=(20, c.dof))
+    np.testing.assert_allclose(f(Q, np.empty((20, 4, 4))),
+                               [chain_fk(model, c, q) for q in Q], atol=1e-14, rtol=0)
+    assert blocker.read_text() == "a file, not a directory"
+    assert capfd.readouterr() == ("", "")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed (pip install numba)")
+def test_numba_is_imported_by_the_first_batch_only_and_prints_nothing(tmp_path):
+    """Importing the kinematics package (and rtcf) does not import numba; the first
+    chain_fk_batch does, compiles into an empty cache directory (its kernel file and numba's
+    cache there), and nothing is printed."""
+    code = ("import sys, numpy as np\n"
+            "import rtcf\n"
+            "from rtcf_components.kinematics import load_model, chain_fk_batch\n"
+            "m = load_model('nao_h25_v5')\n"
+            "assert 'numba' not in sys.modules\n"
+            "chain_fk_batch(m, 'Head', np.zeros((4, 2)))\n"
+            "assert 'numba' in sys.modules\n")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    for _ in range(2):                     # compiled, then loaded from the cache
+        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    kernels = list((tmp_path / "rtcf" / "fk").glob("fk_*.py"))
+    assert len(kernels) == 1
+    assert list((tmp_path / "rtcf" / "fk" / "__pycache__").glob("fk_*.nbi"))
 
 
 def test_m1013_zero_pose(arm):
