@@ -18,9 +18,10 @@ Sections (medians over batches; the host is a shared 2-vCPU VM, see bench/README
    ndarray) vs Pinocchio ``forwardKinematics`` + ``updateFramePlacement`` (an SE3; and with
    ``.homogeneous``, a 4x4 like ours) vs ikpy ``forward_kinematics``;
 2. batched FK throughput [configurations/s] at N = 1e4 and --big (1e6): ours
-   ``chain_fk_batch`` (and the same called by the caller on slices of 2048 / 1e4 rows; at
-   1e4 also the compiled batch function with blocks of --rows rows, the block size
-   chain_fk_batch uses being codegen.BATCH_ROWS) vs Pinocchio called in a loop (FK + frame
+   ``chain_fk_batch`` (numba's kernel; and the same called by the caller on slices of 2048 /
+   1e4 rows; the numpy block code, its fallback without numba; at 1e4 also the compiled batch
+   function with blocks of --rows rows, the block size chain_fk_batch uses being
+   codegen.BATCH_ROWS; --cpu: timed by CPU time) vs Pinocchio called in a loop (FK + frame
    update per configuration, the result not even stored: favours Pinocchio) vs ikpy in a
    loop (1e4 only); with --baseline CHECKOUT, that checkout's chain_fk_batch too (before /
    after in the same rounds); "per round": the median over the interleaved rounds of Pinocchio's time
@@ -71,6 +72,7 @@ from common import US, machine_line, percentiles, table  # noqa: E402
 from rtcf_components.kinematics import (chain_fk, chain_fk_batch, load_model, position6d,  # noqa: E402
                         solve_ik)
 from rtcf_components.kinematics.algorithms import rotation_log  # noqa: E402
+from rtcf_components.kinematics import codegen  # noqa: E402
 from rtcf_components.kinematics.codegen import BATCH_ROWS, compile_batch  # noqa: E402
 
 POS_TOL, ROT_TOL, MAX_ITER, RESTARTS = 1e-4, 1e-3, 200, 8    # solve_ik's defaults
@@ -235,13 +237,20 @@ def bench_single(case: Case, batches: int, per_batch: int) -> list[list]:
 # -- 2. batched FK -----------------------------------------------------------------------------
 
 def bench_batch(case: Case, sizes: list[int], repeats: int,
-                block_rows: tuple[int, ...] = ()) -> list[list]:
+                block_rows: tuple[int, ...] = (), clock=time.perf_counter) -> list[list]:
     """Throughput per size; the contenders run in interleaved rounds (median of the rounds).
-    At sizes above 1e4: 3 rounds, Pinocchio once, ikpy not at all."""
+    At sizes above 1e4: 3 rounds, Pinocchio once, ikpy not at all. ``clock``: wall time, or
+    this thread's CPU time (--cpu). Before the rounds, one call of chain_fk_batch (numba's
+    import and the kernel's compile or cache load: case.first_batch, in seconds of wall
+    time) and one of the numpy block code."""
     c, model = case.chain, case.model
     rng = np.random.default_rng(3)
     rows = []
     case.batch = {}
+    t0 = time.perf_counter()
+    chain_fk_batch(model, c, np.zeros((1, c.dof)))
+    case.first_batch = time.perf_counter() - t0
+    numpy_batch = compile_batch(c.X, c.axes, c.tip, jit=False)
     for n in sizes:
         Q = rng.uniform(c.lower, c.upper, size=(n, c.dof))
         big = n > 10**4
@@ -251,6 +260,8 @@ def bench_batch(case: Case, sizes: list[int], repeats: int,
             bchain = bmodel.chain(c.name)
             runs["baseline chain_fk_batch"] = (
                 lambda: kin.chain_fk_batch(bmodel, bchain, Q), 3 if big else repeats)
+        runs["ours, numpy block code (the fallback without numba)"] = (
+            lambda: numpy_batch(Q, np.empty((n, 4, 4))), 3 if big else repeats)
         # the same, called by the caller on cache-sized slices (a proposal for the core)
         for chunk in (2048, 10**4) if big else (2048,):
             def chunked(chunk=chunk):
@@ -287,9 +298,9 @@ def bench_batch(case: Case, sizes: list[int], repeats: int,
             for name, (fn, reps) in runs.items():
                 if r < reps:
                     gc.collect()
-                    t0 = time.perf_counter()
+                    t0 = clock()
                     fn()
-                    times[name].append(time.perf_counter() - t0)
+                    times[name].append(clock() - t0)
         res = {name: n / float(np.median(ts)) for name, ts in times.items()}
         pin_rate = res.get("pinocchio in a loop")
         pin_ts = times.get("pinocchio in a loop", [])
@@ -548,6 +559,9 @@ def main() -> None:
                     help="block sizes of the batched FK also timed at N = 1e4 ('' for none)")
     ap.add_argument("--repeats", type=int, default=15,
                     help="interleaved rounds of the batched FK at N = 1e4 (median)")
+    ap.add_argument("--cpu", action="store_true",
+                    help="time the batched FK by this thread's CPU time (time.thread_time), "
+                         "not wall time: steadier on a shared host")
     ap.add_argument("--baseline", default=None, metavar="CHECKOUT",
                     help="also time that checkout's chain_fk_batch in the same rounds "
                          "(before / after: e.g. a worktree of main)")
@@ -602,11 +616,18 @@ def main() -> None:
     print(table(["call", "p50 us", "p90 us", "x pinocchio"], rows, digits=2))
 
     print(f"\n## 2. batched FK throughput [configurations/s] (median of runs; ratio to the "
-          f"Pinocchio loop); chain_fk_batch: blocks of {BATCH_ROWS:,} rows")
+          f"Pinocchio loop; {'CPU' if a.cpu else 'wall'} time); chain_fk_batch: blocks of "
+          f"{BATCH_ROWS:,} rows")
     rows = []
     for case in cases:
-        rows += bench_batch(case, [10**4, a.big], repeats=a.repeats, block_rows=block_rows)
+        rows += bench_batch(case, [10**4, a.big], repeats=a.repeats, block_rows=block_rows,
+                            clock=time.thread_time if a.cpu else time.perf_counter)
     print(table(["how", "N", "configs/s", "x pinocchio", "per round"], rows, digits=1))
+    print("# chain_fk_batch: " + ("numba kernels" if codegen.jit_error is None else
+                                  f"numpy block code ({codegen.jit_error})")
+          + "; its first call per chain in this process (wall time; numba's import, then "
+          "the kernel compiled or loaded from " + str(codegen.jit_cache_dir()) + "): "
+          + ", ".join(f"{case.label} {case.first_batch:.3f} s" for case in cases))
 
     print(f"\n## 3. IK, full pose (mask 63), {a.targets} reachable targets per chain "
           f"[ms per solve, restarts included]")
