@@ -609,6 +609,10 @@ def main() -> None:
         print(f"# {case.label}: {case.chain.dof} joints; peers agree with ours to "
               + ", ".join(f"{k} {v:.1e}" for k, v in case.agreement.items()) + " (max |dT|)")
 
+    # as a real-time manager does: what exists now is not walked by the collections before
+    # each timed run (numba's objects join on its import: codegen._jit_kernel)
+    gc.collect()
+    gc.freeze()
     print("\n## 1. single FK call [us] (median, p90; ratio to Pinocchio SE3)")
     rows = []
     for case in cases:

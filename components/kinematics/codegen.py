@@ -18,6 +18,7 @@ Pure module: imports neither rtcf nor omniORB.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import importlib.util
 import math
@@ -400,7 +401,10 @@ def _write_source(src: str, key: str) -> Path | None:
 
 def _jit_kernel(src: str) -> Callable:
     """The compiled fk of a jit_source text: this process's, numba's disk cache, or compiled
-    now (seconds). numba's warnings (e.g. about its cache) are not shown."""
+    now (seconds). numba's warnings (e.g. about its cache) are not shown. Importing numba
+    adds ~90k long-lived objects to the heap (a full collection then took 50 ms of CPU
+    instead of 6 at load 13): where the process has frozen its heap (gc.freeze, as
+    rtcf.realtime does before the ECs start), they are frozen with it (no collection)."""
     global jit_cache_error
     key = hashlib.sha256(src.encode()).hexdigest()[:24]
     with _JIT_LOCK:
@@ -432,6 +436,8 @@ def _jit_kernel(src: str) -> Callable:
                 exec(compile(code, f"<fk batch jit {key}>", "exec"), env)  # our own text
                 fn = env["fk"]
         _JIT_KERNELS[key] = fn
+        if gc.get_freeze_count():         # a process that froze its start-up heap (a real-
+            gc.freeze()                   # time manager): numba's ~90k objects join it
         return fn
 
 

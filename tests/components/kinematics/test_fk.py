@@ -484,14 +484,18 @@ def test_batch_numba_without_a_writable_cache_dir(monkeypatch, tmp_path, capfd):
 def test_numba_is_imported_by_the_first_batch_only_and_prints_nothing(tmp_path):
     """Importing the kinematics package (and rtcf) does not import numba; the first
     chain_fk_batch does, compiles into an empty cache directory (its kernel file and numba's
-    cache there), and nothing is printed."""
-    code = ("import sys, numpy as np\n"
+    cache there), and nothing is printed. In a process with a frozen heap, numba's objects
+    are frozen too."""
+    code = ("import gc, sys, numpy as np\n"
             "import rtcf\n"
             "from rtcf_components.kinematics import load_model, chain_fk_batch\n"
             "m = load_model('nao_h25_v5')\n"
             "assert 'numba' not in sys.modules\n"
+            "gc.freeze()\n"
             "chain_fk_batch(m, 'Head', np.zeros((4, 2)))\n"
-            "assert 'numba' in sys.modules\n")
+            "assert 'numba' in sys.modules\n"
+            # numba's objects frozen with the heap (as rtcf.realtime leaves it)
+            "assert len(gc.get_objects()) < 1000, len(gc.get_objects())\n")
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
     env.pop("NUMBA_CACHE_DIR", None)
     for _ in range(2):                     # compiled, then loaded from the cache
