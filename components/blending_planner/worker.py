@@ -322,6 +322,10 @@ def _serve(conn: Any, parent: int, arm_spec: tuple | None) -> None:
             why = got
         else:
             base = got
+            try:      # the batched FK's compiled kernel (numba) loaded now, while no
+                base.fk_batch(np.zeros((1, base.n)))    # command waits, not in the first
+            except Exception:                            # plan (~0.5 s CPU cached)
+                pass
     arms: dict[bytes, Any] = {}
     while True:
         try:

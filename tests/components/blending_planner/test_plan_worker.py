@@ -425,3 +425,22 @@ def test_a_worker_started_by_a_sched_fifo_thread_plans_as_a_normal_process():
         assert policies and set(policies.values()) == {os.SCHED_OTHER}, policies
     finally:
         w.close()
+
+
+def test_the_worker_loads_the_batched_fk_kernel_before_the_first_command():
+    """The compiled batched FK (numba, about half a second of CPU to load in a new process)
+    is loaded by the worker as it starts, not by the first motion a client asks for."""
+    pytest.importorskip("numba")
+    h = harness(True)
+    try:
+        pid = h.comp.planning.pid
+
+        def loaded() -> bool:
+            with open(f"/proc/{pid}/maps") as f:
+                return "llvmlite" in f.read()
+        deadline = time.monotonic() + 120
+        while not loaded():
+            assert time.monotonic() < deadline, "the worker never loaded the FK kernel"
+            time.sleep(0.1)
+    finally:
+        h.close()
