@@ -914,6 +914,52 @@ class InPort(Port):
         deliver.unlistened = put  # type: ignore[attr-defined]
         return deliver
 
+    def decoder(self, buffer: RingBuffer, decode: Callable[[Any, DataType], Any],
+                other: Callable[[Any], bool], bad: Callable[[Any, Exception], bool]
+                ) -> Callable[[Any], bool]:
+        """A function of an encoded payload for ``buffer`` (one of this port's): while no
+        listener watches the port, ``decode(data, slot)`` straight into the buffer's next
+        slot as ``buffer.put_decoded(decode, data)`` does, in one call, True; a decode
+        error (ValueError, TypeError) answers ``bad(data, error)`` (in a full buffer the
+        oldest sample is lost, as with put_decoded); while a listener watches, ``other(data)``.
+        A buffer that is not overwrite, or stamps at receipt: ``other`` itself.
+        Runs in: the thread that connects; the function, in the delivering thread."""
+        if buffer.full_policy != "overwrite" or buffer.stamp_received or buffer._blocking:
+            return other
+        listeners = self._listeners         # the same dict for the port's life
+        acquire, release = buffer._lock.acquire, buffer._lock.release
+        slots = buffer._slots               # the same list for the buffer's life
+        length = buffer.length
+
+        def put(data: Any) -> bool:
+            if listeners:
+                return other(data)
+            acquire()
+            try:
+                count = buffer._count
+                if count == length:
+                    idx = buffer._head
+                    head = idx + 1
+                    buffer._head = head if head != length else 0
+                    buffer.overwritten += 1
+                    try:
+                        decode(data, slots[idx])
+                    except BaseException:
+                        buffer._count = count - 1     # the oldest is lost all the same
+                        raise
+                else:
+                    idx = buffer._head + count
+                    if idx >= length:
+                        idx -= length
+                    decode(data, slots[idx])
+                    buffer._count = count + 1
+            except (ValueError, TypeError) as e:
+                return bad(data, e)
+            finally:
+                release()
+            return True
+        return put
+
 
 # -- connectors ---------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ OutPortCdr whose buffer is empty (get raises BAD_PARAM) is no data this cycle.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from omniORB import CORBA
 
@@ -83,30 +83,45 @@ class InPortCdrServant(OpenRTM__POA.InPortCdr):
         self.direct = props.full_policy == "overwrite"   # decode straight into the buffer
         self.lock = threading.Lock()
         self.bad = Throttled(log, 5.0)
-        self.received = 0
 
     def put(self, data: bytes) -> Any:
         if self.direct and not self.port.listened:
             try:
                 self.buffer.put_decoded(self.codec.decode, data)
             except (ValueError, TypeError) as e:
-                self.bad.warning("%s: rejected a malformed %s payload (%d bytes): %s",
-                                 self.port.full_name, self.port.data_type.__name__,
-                                 len(data), e)
-                return OpenRTM.PORT_ERROR
-            self.received += 1
+                return self._malformed(data, e)
             return _OK
         with self.lock:
             try:
                 self.codec.decode(data, self.scratch)
             except (ValueError, TypeError) as e:
-                self.bad.warning("%s: rejected a malformed %s payload (%d bytes): %s",
-                                 self.port.full_name, self.port.data_type.__name__,
-                                 len(data), e)
-                return OpenRTM.PORT_ERROR
+                return self._malformed(data, e)
             status = self.deliver(self.scratch)
-        self.received += 1
         return _STATUS[int(status)]
+
+    def _malformed(self, data: bytes, e: Exception) -> Any:
+        self.bad.warning("%s: rejected a malformed %s payload (%d bytes): %s",
+                         self.port.full_name, self.port.data_type.__name__, len(data), e)
+        return OpenRTM.PORT_ERROR
+
+    def receiver(self) -> Callable[[bytes], bool]:
+        """put() as a function made once, what StepMail hands a carried payload to: True
+        when the sample was taken. With an overwrite buffer and no listener on the port the
+        payload is decoded straight into the buffer in one call (InPort.decoder);
+        otherwise it is put(). The same errors and warnings as put(). Runs in: the thread
+        that connects; the function: the delivering thread."""
+        put = self.put
+        malformed = self._malformed
+
+        def other(data: bytes) -> bool:
+            return put(data) is _OK
+
+        def bad(data: bytes, e: Exception) -> bool:
+            malformed(data, e)
+            return False
+        if not self.direct:
+            return other
+        return self.port.decoder(self.buffer, self.codec.decode, other, bad)
 
 
 class OutPortCdrServant(OpenRTM__POA.OutPortCdr):
@@ -195,6 +210,7 @@ class DataPortServant(PortServiceBase):
             mail = self._mail()
             if mail is not None:          # where this reader lives in a lockstep run
                 nv_set(cp.properties, PROCESS_PROPERTY, mail.address())
+                mail.receive(cid, servant.receiver())
         elif isinstance(self.port, OutPort) and pull:
             buffer = RingBuffer(self.port.data_type, cprops)
             servant = OutPortCdrServant(self.port, buffer, little)

@@ -76,6 +76,9 @@ class StepMail:
         self.tb: Any = None                 # the process's SimTimeBase (set at start)
         self.followers: frozenset[str] = frozenset()   # leader: the processes it steps
         self.inports: dict[str, Any] = {}   # the runtime's connector id -> InPortCdrServant
+        # connector id (bytes, as on the wire) -> what its payloads are handed to (the
+        # InPortCdrServant's receiver(), registered at connect)
+        self._receivers: dict[bytes, Callable[[bytes], bool]] = {}
         # process -> its box: one list object for the mail's life (a carrier holds it),
         # emptied in place by take()
         self._boxes: dict[str, list[Any]] = {}
@@ -130,6 +133,12 @@ class StepMail:
             return ok
         return deliver
 
+    def receive(self, connector: str, receiver: Callable[[bytes], bool]) -> None:
+        """A reader of this process connected: ``receiver`` (its InPortCdrServant's
+        receiver(): True when the sample was taken) gets the payloads carried to
+        ``connector`` from now on. Runs in: the thread that connects."""
+        self._receivers[connector.encode()] = receiver
+
     def take(self, process: str) -> list[bytes]:
         """What is posted for ``process`` (connector id, payload, ... in write order; the
         wire's Mail); the box is emptied. Posting and taking happen in the thread running
@@ -153,8 +162,10 @@ class StepMail:
     def drop(self, connector: str) -> None:
         """A connector was disconnected: what is still posted for it is dropped (by the
         next take(), in the thread that posts)."""
+        key = connector.encode()
+        self._receivers.pop(key, None)
         with self._lock:
-            self._gone = self._gone | {connector.encode()}
+            self._gone = self._gone | {key}
 
     def _drop_gone(self) -> None:
         with self._lock:
@@ -169,22 +180,29 @@ class StepMail:
 
     def deliver(self, mail: list[bytes]) -> None:
         """Hand the samples another process carried to this one (a Mail: connector id,
-        payload, ...) to their InPortCdrServants (put(), in order)."""
-        inports = self.inports
-        ok = OpenRTM.PORT_OK
-        it = iter(mail)
-        for key, data in zip(it, it):
-            servant = inports.get(key.decode())
-            if servant is None:
-                self.dropped += 1           # disconnected meanwhile: dropped quietly
+        payload, ...) to their InPortCdrServants (their receiver(), else put(); in
+        order)."""
+        receivers = self._receivers
+        n = len(mail)
+        for i in range(0, n - 1, 2):
+            receive = receivers.get(mail[i])
+            if receive is None:
+                servant = self.inports.get(mail[i].decode())
+                if servant is None:
+                    self.dropped += 1       # disconnected meanwhile: dropped quietly
+                    continue
+                if servant.put(mail[i + 1]) is not _PORT_OK:
+                    self.refused += 1
                 continue
-            if servant.put(data) is not ok:
+            if not receive(mail[i + 1]):
                 self.refused += 1
         tb = self.tb
         if tb is not None:
-            tb.carried += len(mail) >> 1
+            tb.carried += n >> 1
 
 
+_PORT_OK = OpenRTM.PORT_OK
+_D_STEP = Lockstep.Follower._d_step     # the step operation's descriptor (generated stub)
 _NONE: list[bytes] = []     # take()'s answer for an empty box: never appended to
 
 
@@ -255,15 +273,16 @@ class RemoteFollower:
         self.timeout = float(step_timeout)
         self.mail = mail
         omniORB.setClientCallTimeout(ref, max(1, int(self.timeout * 1000)))
+        self._invoke = ref._obj.invoke      # the generated step() minus one Python frame
+        self._take = mail.take if mail is not None else (lambda process: _NONE)
+        self._deliver = mail.deliver if mail is not None else (lambda out: None)
 
     def step(self, t: float, parts: list[Any]) -> None:
         key = [parts[0].index] if len(parts) == 1 else [p.index for p in parts]
-        mail = self.mail
-        inbox = mail.take(self.process) if mail is not None else _NONE
         try:
-            out = self.ref.step(t, key, inbox)
-            if out and mail is not None:
-                mail.deliver(out)       # before the next EC in the order runs
+            out = self._invoke("step", _D_STEP, (t, key, self._take(self.process)))
+            if out:
+                self._deliver(out)      # before the next EC in the order runs
         except Lockstep.Refused as e:
             raise LockstepError(self.process, [p.name for p in parts], t, e.reason) from None
         except CORBA.Exception as e:

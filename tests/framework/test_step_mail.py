@@ -115,7 +115,7 @@ def test_carried_samples_reach_the_reader_in_write_order_through_its_put_and_lis
     got = []
     while (sample := servant.buffer.take(TimedDoubleSeq())) is not None:
         got.append(float(sample.data[0]))
-    assert got == [1.0, 2.0, 3.0] and servant.received == 3 and mail.tb.carried == 3
+    assert got == [1.0, 2.0, 3.0] and mail.tb.carried == 3
 
 
 def test_a_malformed_carried_sample_is_refused_as_a_put_and_the_rest_arrive(caplog):
@@ -124,7 +124,7 @@ def test_a_malformed_carried_sample_is_refused_as_a_put_and_the_rest_arrive(capl
     mail.tb, mail.inports = _tb(), {"c1": servant}
     assert servant.put(b"\x01\x02") == OpenRTM.PORT_ERROR     # what a put answers
     mail.deliver([b"c1", b"\x01\x02", b"c1", _cdr(4.0)])
-    assert mail.refused == 1 and heard == [4.0] and servant.received == 1
+    assert mail.refused == 1 and heard == [4.0]
     assert "malformed" in caplog.text
 
 
@@ -145,13 +145,17 @@ def test_a_disconnected_connector_drops_what_was_queued_for_it_quietly():
 
 
 class _Ref:
-    """A follower's Follower object as the leader's client calls it."""
+    """A follower's Follower object as the leader's client calls it (its ``_obj.invoke``,
+    what the generated stub's step() calls)."""
 
     def __init__(self, answer: list) -> None:
         self.calls: list[tuple] = []
         self.answer = answer
+        self._obj = self
 
-    def step(self, t, parts, inbox):
+    def invoke(self, operation, descriptor, args):
+        assert operation == "step"
+        t, parts, inbox = args
         self.calls.append((t, list(parts), list(inbox)))
         return self.answer
 
@@ -193,3 +197,70 @@ def test_a_follower_delivers_its_inbox_before_its_parts_and_returns_what_they_wr
     assert order == ["run after [8.0]"]
     assert back == [b"out", b"z"]
     assert mail.take("main") == []
+
+
+def _quiet_reader(cid: str, length: str = "1") -> tuple[InPort, InPortCdrServant]:
+    """An InPort with one CDR connector servant on an overwrite buffer, no listener."""
+    port = InPort("in", TimedDoubleSeq)
+    props = ConnectorProps({"buffer.length": length, "buffer.write.full_policy": "overwrite"})
+    return port, InPortCdrServant(port, cid, RingBuffer(TimedDoubleSeq, props), props, True)
+
+
+def _taken(servant: InPortCdrServant) -> list[float]:
+    got = []
+    while (sample := servant.buffer.take(TimedDoubleSeq())) is not None:
+        got.append(float(sample.data[0]))
+    return got
+
+
+def test_a_registered_receiver_decodes_into_the_buffer_and_tells_listeners_once_there_are():
+    port, servant = _quiet_reader("c1", "2")
+    mail = StepMail("sys", "two")
+    mail.tb = _tb()
+    mail.receive("c1", servant.receiver())
+    mail.deliver([b"c1", _cdr(1.0), b"c1", _cdr(2.0), b"c1", _cdr(3.0)])
+    assert _taken(servant) == [2.0, 3.0] and servant.buffer.overwritten == 1
+    assert mail.tb.carried == 3 and mail.refused == 0
+    heard: list[float] = []                 # a listener added later: put()'s way again
+    remove = port.add_listener(PortEvent.ON_RECEIVED,
+                               lambda p, c, s: heard.append(float(s.data[0])))
+    mail.deliver([b"c1", _cdr(4.0)])
+    assert heard == [4.0] and _taken(servant) == [4.0]
+    remove()
+    mail.deliver([b"c1", _cdr(5.0)])
+    assert heard == [4.0] and _taken(servant) == [5.0]
+
+
+def test_a_malformed_payload_through_a_receiver_is_refused_and_warned_and_the_rest_arrive(
+        caplog):
+    port, servant = _quiet_reader("c1", "2")
+    mail = StepMail("sys", "two")
+    mail.tb = _tb()
+    mail.receive("c1", servant.receiver())
+    mail.deliver([b"c1", _cdr(1.0), b"c1", b"\x01\x02", b"c1", _cdr(2.0)])
+    assert mail.refused == 1 and "malformed" in caplog.text
+    assert _taken(servant) == [1.0, 2.0]
+    # in a full buffer a malformed sample loses the oldest, as a put does
+    mail.deliver([b"c1", _cdr(3.0), b"c1", _cdr(4.0), b"c1", b"\x01"])
+    assert mail.refused == 2 and _taken(servant) == [4.0]
+
+
+def test_a_receiver_of_a_buffer_that_is_not_overwrite_is_the_servants_put():
+    port = InPort("in", TimedDoubleSeq)
+    props = ConnectorProps({"buffer.length": "1", "buffer.write.full_policy": "do_nothing"})
+    servant = InPortCdrServant(port, "c1", RingBuffer(TimedDoubleSeq, props), props, True)
+    mail = StepMail("sys", "two")
+    mail.tb = _tb()
+    mail.receive("c1", servant.receiver())
+    mail.deliver([b"c1", _cdr(1.0), b"c1", _cdr(2.0)])
+    assert mail.refused == 1 and _taken(servant) == [1.0]      # BUFFER_FULL: refused
+
+
+def test_a_dropped_connector_forgets_its_receiver():
+    port, servant = _quiet_reader("c1")
+    mail = StepMail("sys", "two")
+    mail.tb = _tb()
+    mail.receive("c1", servant.receiver())
+    mail.drop("c1")
+    mail.deliver([b"c1", _cdr(1.0)])
+    assert mail.dropped == 1 and _taken(servant) == []
