@@ -479,13 +479,20 @@ class SimTimeBase:
                 self.instants += 1
                 self._last_step = t
             self.now = t
-            for ec in parts:
-                ec._sim_cycle(t, 0.0)
+            if len(parts) == 1:
+                parts[0]._sim_cycle(t, 0.0)
+            else:
+                for ec in parts:
+                    ec._sim_cycle(t, 0.0)
             # now: every cycle of this process before it has run (its next instant)
-            due = INF
-            for ec in self._ecs:
-                if ec._next < due:
-                    due = ec._next
+            ecs = self._ecs
+            if len(ecs) == 1:
+                due = ecs[0]._next
+            else:
+                due = INF
+                for ec in ecs:
+                    if ec._next < due:
+                        due = ec._next
             self._next_due = due
             if due < INF:
                 self.now = due

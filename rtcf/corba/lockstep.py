@@ -226,6 +226,8 @@ class FollowerServant(Lockstep__POA.Follower):
         self._single = [[ec] for ec in self.parts]   # a step of one part: its list, made once
         self.on_finish = on_finish
         self.mail = mail
+        # what the mail's take(MAIN) reads, held here (the same list for the mail's life)
+        self._box = mail.box(MAIN) if mail is not None else []
         self.stopping = False
         self.ref: Any = None
 
@@ -254,7 +256,14 @@ class FollowerServant(Lockstep__POA.Follower):
         except LockstepError as e:
             mail.discard(MAIN)
             raise Lockstep.Refused(e.reason) from None
-        return mail.take(MAIN)
+        if mail._gone:                  # mail.take(MAIN), written out
+            mail._drop_gone()
+        box = self._box
+        if not box:
+            return _NONE
+        out = box[:]
+        box.clear()
+        return out
 
     def finish(self, reason: str) -> None:
         log.info("the leader ended the lockstep run: %s", reason)
@@ -274,13 +283,23 @@ class RemoteFollower:
         self.mail = mail
         omniORB.setClientCallTimeout(ref, max(1, int(self.timeout * 1000)))
         self._invoke = ref._obj.invoke      # the generated step() minus one Python frame
-        self._take = mail.take if mail is not None else (lambda process: _NONE)
+        # what the mail's take(process) reads, held here (the same list for the mail's life)
+        self._box = mail.box(process) if mail is not None else []
         self._deliver = mail.deliver if mail is not None else (lambda out: None)
 
     def step(self, t: float, parts: list[Any]) -> None:
         key = [parts[0].index] if len(parts) == 1 else [p.index for p in parts]
+        mail = self.mail
+        if mail is not None and mail._gone:
+            mail._drop_gone()
+        box = self._box                 # mail.take(process), written out
+        if box:
+            inbox = box[:]
+            box.clear()
+        else:
+            inbox = _NONE
         try:
-            out = self._invoke("step", _D_STEP, (t, key, self._take(self.process)))
+            out = self._invoke("step", _D_STEP, (t, key, inbox))
             if out:
                 self._deliver(out)      # before the next EC in the order runs
         except Lockstep.Refused as e:
