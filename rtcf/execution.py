@@ -31,6 +31,7 @@ from .lifecycle import LifeCycleState, Request, ReturnCode, TRANSITIONS, is_fail
 from .log import get_logger
 from .overrun import OVERRUN_POLICIES, next_deadline
 from .pacer import Pacer, set_thread_fifo, spin_until
+from .ports import update_port_locks
 from .validate import RATE_MAX, RATE_MIN, check_rate
 
 __all__ = ["ExecutionContext", "PeriodicEC", "SteppedEC", "Member", "check_rate",
@@ -130,6 +131,34 @@ class ExecutionContext:
     # -- membership ----------------------------------------------------------------------
     def add_component(self, comp: Component, owned: bool = False) -> int:
         """Attach ``comp`` (Inactive here); returns this EC's handle for it."""
+        # its ports' buffers shared with another EC's members take the lock before this
+        # EC's thread may use them; after the change, decided again (update_port_locks)
+        self._port_locks(comp, joining=self)
+        try:
+            return self._add(comp, owned)
+        finally:
+            self._port_locks(comp)
+
+    def _port_locks(self, comp: Component, joining: Any = None) -> None:
+        for ec in update_port_locks(comp, joining):
+            ec.quiesce()
+
+    def quiesce(self) -> None:
+        """Return once no cycle of this EC is under way (at once in its own thread, or when
+        it is not running). Runs in: any thread."""
+        if not self._running or self.in_ec_thread():
+            return
+        try:
+            if self._thread_alive():
+                self._run_in_thread(lambda: None)     # runs between two cycles
+            else:
+                with self.exclusive():
+                    pass
+        except TimeoutError:
+            self.log.warning("execution context %r: no pause between cycles within 10 s",
+                             self.name)
+
+    def _add(self, comp: Component, owned: bool) -> int:
         with self._lock:
             if id(comp) in self._by_comp:
                 raise LifecycleError(f"{comp.instance_name} already takes part in "
@@ -182,6 +211,7 @@ class ExecutionContext:
         if comp._primary_ec is self:
             comp._primary_ec = comp.ecs[0] if comp.ecs else None
             comp._drain_commands()
+        self._port_locks(comp)
         self._notify_state()
 
     def members(self) -> list[Component]:

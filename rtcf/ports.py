@@ -188,6 +188,9 @@ class RingBuffer:
         self._cond = threading.Condition(self._lock) if self._blocking else None
         self.overwritten = 0  # unread samples lost to the overwrite policy
         self.dropped = 0      # samples refused by do_nothing / block timeout
+        # True while one thread at a time puts and takes (writer and reader in one EC:
+        # set_unlocked); put / take then skip the lock
+        self.unlocked = False
         if not self._blocking:
             # the policies that never wait get put / take built once, without the
             # per-call policy branches (same steps, same order, same results)
@@ -197,6 +200,21 @@ class RingBuffer:
 
     def __len__(self) -> int:
         return self._count
+
+    def set_unlocked(self, flag: bool) -> bool:
+        """Build put / take without (True) or with (False) the lock; True when that
+        changed something. Only for buffers whose policies never wait. Lock-free is safe
+        only while every put and take runs in one thread at a time (the writer's and the
+        reader's components members of one EC and of no other: update_port_locks decides).
+        Runs in: the thread that connects or changes EC membership."""
+        flag = bool(flag) and not self._blocking
+        if flag == self.unlocked:
+            return False
+        self.unlocked = flag
+        self.take = self._plain_take()  # type: ignore[method-assign]
+        if self.full_policy == "overwrite" and not self.stamp_received:
+            self.put = self._overwrite_put()  # type: ignore[method-assign]
+        return True
 
     def put(self, sample: DataType) -> PortStatus:
         """Copy ``sample`` into the next slot (stamped now for on_received)."""
@@ -237,6 +255,31 @@ class RingBuffer:
         length = self.length      # items in it, never replaces it)
         ok = PortStatus.PORT_OK
 
+        def free_put(sample: DataType) -> PortStatus:
+            # put's steps without the lock (set_unlocked)
+            count = self._count
+            if count == length:
+                idx = self._head
+                head = idx + 1
+                self._head = head if head != length else 0
+                self.overwritten += 1
+                try:
+                    slots[idx].assign(sample)
+                except BaseException:
+                    self._count = count - 1
+                    raise
+            else:
+                idx = self._head + count
+                if idx >= length:
+                    idx -= length
+                slots[idx].assign(sample)
+                self._count = count + 1
+            return ok
+
+        if self.unlocked:
+            free_put.ring = self  # type: ignore[attr-defined]
+            return free_put
+
         def put(sample: DataType) -> PortStatus:
             acquire()
             try:
@@ -268,6 +311,22 @@ class RingBuffer:
         acquire, release = self._lock.acquire, self._lock.release
         slots = self._slots
         length = self.length
+
+        def free_take(into_swap: DataType, block: bool = False) -> DataType | None:
+            # take's steps without the lock (set_unlocked)
+            count = self._count
+            if count == 0:
+                return None
+            head = self._head
+            out = slots[head]
+            slots[head] = into_swap
+            head += 1
+            self._head = head if head != length else 0
+            self._count = count - 1
+            return out
+
+        if self.unlocked:
+            return free_take
 
         def take(into_swap: DataType, block: bool = False) -> DataType | None:
             acquire()
@@ -618,9 +677,10 @@ class OutPort(Port):
         pubs = []
         for c in conns:
             put = c.publisher.fast_write()
-            if c.inport is not None and not c.inport._listeners:
+            ring = getattr(put, "ring_buffer", None)
+            if ring is not None and c.inport is not None and not c.inport._listeners:
                 # an in-process reader no listener watches: straight into its buffer
-                put = getattr(put, "unlistened", put)
+                put = ring.put
             pubs.append(put)
         self._pubs = tuple(pubs)
         self.timestamp_policy = ("on_write" if any(
@@ -692,6 +752,35 @@ def _ring_write(port: OutPort, ring: RingBuffer) -> Callable[..., bool]:
     acquire, release = ring._lock.acquire, ring._lock.release
     slots = ring._slots
     length = ring.length
+
+    def free_write(sample: DataType | None = None) -> bool:
+        # write's steps with the ring's lock-free put folded in (RingBuffer.set_unlocked)
+        if sample is None:
+            sample = port.value
+        elif type(sample) is not data_type:
+            raise port._type_error(sample)
+        port.writes += 1
+        count = ring._count
+        if count == length:
+            idx = ring._head
+            head = idx + 1
+            ring._head = head if head != length else 0
+            ring.overwritten += 1
+            try:
+                slots[idx].assign(sample)
+            except BaseException:
+                ring._count = count - 1
+                raise
+        else:
+            idx = ring._head + count
+            if idx >= length:
+                idx -= length
+            slots[idx].assign(sample)
+            ring._count = count + 1
+        return True
+
+    if ring.unlocked:
+        return free_write
 
     def write(sample: DataType | None = None) -> bool:
         if sample is None:
@@ -844,6 +933,26 @@ class InPort(Port):
                     port._received = True
                     status = new
                 return status
+        elif buf.unlocked:
+            # as below, the take without the lock (RingBuffer.set_unlocked)
+            slots = buf._slots
+            length = buf.length
+
+            def read_newest() -> ReadStatus:
+                status = old if port._received else no_data
+                count = buf._count
+                while count:
+                    head = buf._head
+                    out = slots[head]
+                    slots[head] = port.value
+                    head += 1
+                    buf._head = head if head != length else 0
+                    count -= 1
+                    buf._count = count
+                    port.value = out
+                    port._received = True
+                    status = new
+                return status
         else:
             # read_newest, what cycle code calls, with the buffer's take
             # (RingBuffer._plain_take) folded in: one call per read
@@ -910,8 +1019,9 @@ class InPort(Port):
         # overwrite never refuses a sample: the writer may skip the status bookkeeping
         deliver.fast_ok = props.full_policy == "overwrite"  # type: ignore[attr-defined]
         deliver.in_process = True  # type: ignore[attr-defined]  (simulation mode: sync)
-        # what deliver does while no listener is registered (OutPort._refresh's fast path)
-        deliver.unlistened = put  # type: ignore[attr-defined]
+        # while no listener is registered, OutPort._refresh's fast path calls the buffer's
+        # put (looked up then: set_unlocked may build another)
+        deliver.ring_buffer = buffer  # type: ignore[attr-defined]
         return deliver
 
     def decoder(self, buffer: RingBuffer, decode: Callable[[Any, DataType], Any],
@@ -1049,6 +1159,7 @@ def connect(outport: OutPort, inport: InPort, properties: dict[str, Any] | None 
     c.buffer = RingBuffer(inport.data_type, props)
     c.publisher = Publisher(outport.data_type, props,
                             inport.receiver(cid, c.buffer, props), name=c.name)
+    c.buffer.set_unlocked(_one_thread(c))    # before either end can use it
     attach(outport, c)
     attach(inport, c)
     return c
@@ -1067,3 +1178,54 @@ def disconnect(connector_id: str, port: Port | None = None) -> bool:
     c.close()
     return True
 
+
+
+# -- same-EC connectors: put and take without the lock ------------------------------------
+
+def _one_thread(c: Connector, joining: Any = None, comp: Any = None) -> bool:
+    """True when ``c`` is an in-process flush connector with a buffer that never waits and
+    overwrites when full, whose writer's and reader's components are members of one and the
+    same execution context and of no other (``joining``: an EC ``comp`` is about to join,
+    counted already). Its puts and takes then all run in that EC's thread, one at a time
+    (ports are written and read in their owner's EC thread)."""
+    buf = c.buffer
+    if (buf is None or c.publisher is None or c.outport is None or c.inport is None
+            or buf._blocking or buf.full_policy != "overwrite"
+            or c.props.subscription_type != "flush"
+            or getattr(c.publisher.deliver, "ring_buffer", None) is not buf):
+        return False
+    ecs = []
+    for owner in (c.outport.owner, c.inport.owner):
+        mine = list(getattr(owner, "ecs", None) or ())
+        if joining is not None and owner is comp:
+            mine.append(joining)
+        if len(mine) != 1:
+            return False
+        ecs.append(mine[0])
+    return ecs[0] is ecs[1]
+
+
+def update_port_locks(comp: Any, joining: Any = None) -> list[Any]:
+    """Decide again, for every in-process connector of ``comp``'s ports, whether its buffer
+    takes the lock (_one_thread; ``joining``: an EC ``comp`` is about to join). Returns the
+    execution contexts in which a buffer ran lock-free until now and takes the lock from
+    now on: the caller waits until no cycle of theirs runs (a put or take under way there
+    ends before another thread may use the buffer). Runs in: the thread that changes EC
+    membership."""
+    was_free: list[Any] = []
+    with _registry_lock:
+        for port in list(getattr(comp, "ports", {}).values()):
+            for c in list(port.connectors.values()):
+                buf = c.buffer
+                if buf is None or c.outport is None or c.inport is None:
+                    continue
+                free = _one_thread(c, joining, comp)
+                was = buf.unlocked
+                if not buf.set_unlocked(free):
+                    continue
+                if was:
+                    ecs = getattr(c.outport.owner, "ecs", None) or ()
+                    was_free.extend(ec for ec in ecs if ec not in was_free)
+                c.outport._refresh()
+                c.inport._specialise()
+    return was_free
