@@ -387,7 +387,8 @@ class ExecutionContext:
                             self._failed(m, "on_execute", f"on_execute returned {result!r}")
                     if m.state_update and m.next_state is active:
                         self._call(m, "on_state_update")
-                if m.primary and comp.params._staged:     # params.has_staged, no call
+                # params.has_staged without a call (nor the params property's)
+                if m.primary and comp._params._staged:
                     self._apply_params(m)
             elif state is _ERROR:
                 self._call(m, "on_error")

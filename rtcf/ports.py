@@ -588,6 +588,9 @@ class Port:
         self.connectors: dict[str, "Connector"] = {}
         self._listeners: dict[PortEvent, list[Listener]] = {}
         self.properties: dict[str, str] = {}
+        # in_use()'s answer kept up to date (connectors and listeners change only through
+        # attach / detach / add_listener): cycle code tests it without a call
+        self.used = False
 
     @property
     def full_name(self) -> str:
@@ -606,6 +609,7 @@ class Port:
         Runs in: any thread; the callback runs in the thread that delivers (the writer's
         EC thread for flush connectors, the publisher thread otherwise)."""
         self._listeners.setdefault(event, []).append(callback)
+        self.used = True
         self._listeners_changed()
 
         def remove() -> None:
@@ -614,6 +618,7 @@ class Port:
                 cbs.remove(callback)
             if not cbs:
                 self._listeners.pop(event, None)
+            self.used = bool(self.connectors) or bool(self._listeners)
             self._listeners_changed()
         return remove
 
@@ -630,7 +635,7 @@ class Port:
     def in_use(self) -> bool:
         """True when a connector or a listener would see this port's reads or writes: a
         component may skip reading or writing a port that is not in use (nothing could
-        arrive or be delivered). Runs in: any thread."""
+        arrive or be delivered); also the attribute ``used``. Runs in: any thread."""
         return bool(self.connectors) or bool(self._listeners)
 
     def disconnect_all(self) -> None:
@@ -1113,6 +1118,7 @@ def attach(port: Port, connector: Connector) -> None:
     """Register ``connector`` on ``port`` (one end) and refresh its fast path."""
     with _registry_lock:
         port.connectors[connector.id] = connector
+        port.used = True
         port._refresh()  # type: ignore[attr-defined]
     port._notify(PortEvent.ON_CONNECT, connector.id, None)
 
@@ -1120,6 +1126,7 @@ def attach(port: Port, connector: Connector) -> None:
 def detach(port: Port, connector_id: str) -> Connector | None:
     with _registry_lock:
         c = port.connectors.pop(connector_id, None)
+        port.used = bool(port.connectors) or bool(port._listeners)
         port._refresh()  # type: ignore[attr-defined]
     if c is not None:
         port._notify(PortEvent.ON_DISCONNECT, connector_id, None)

@@ -226,19 +226,20 @@ class Simulator(Component):
         return None
 
     def _read_commands(self) -> None:
-        """The newest sample of each command port in use (an unconnected port has none)."""
+        """The newest sample of each command port in use (an unconnected port has none;
+        ``used``: in_use() without a call)."""
         sim = self.sim
         port = self.stiff_in
-        if port.in_use() and port.read_newest() is _NEW:
+        if port.used and port.read_newest() is _NEW:
             self._take_stiffness(port.value.data)
         port = self.q_in
-        if port.in_use() and port.read_newest() is _NEW:
+        if port.used and port.read_newest() is _NEW:
             try:
                 sim.set_position_targets(port.value.data)
             except SimError as e:
                 self._refuse("qRef", e)
         port = self.tau_in
-        if port.in_use() and port.read_newest() is _NEW:
+        if port.used and port.read_newest() is _NEW:
             try:
                 sim.set_torques(port.value.data)
             except SimError as e:
@@ -288,5 +289,5 @@ class Simulator(Component):
         for port, tm in self._stamps:
             tm.sec = sec
             tm.nsec = nsec
-            if port.in_use():
+            if port.used:                        # in_use() without a call
                 port.write()

@@ -205,3 +205,16 @@ def test_fast_write_failing_copy_leaves_the_state_the_method_leaves(fill):
     assert fi.value.data.tolist() == si.value.data.tolist()
     for out, c in ((fo, fc), (so, sc)):
         disconnect(c.id, out)
+
+
+def test_used_follows_in_use_through_connect_listeners_and_disconnect():
+    out, inp = OutPort("out", TimedDoubleSeq), InPort("in", TimedDoubleSeq)
+    assert out.used is out.in_use() is False and inp.used is inp.in_use() is False
+    c = connect(out, inp, {})
+    assert out.used and inp.used
+    disconnect(c.id, out)
+    assert not out.used and not inp.used
+    remove = inp.add_listener(PortEvent.ON_READ, lambda p, cid, s: None)
+    assert inp.used is inp.in_use() is True
+    remove()
+    assert inp.used is inp.in_use() is False
