@@ -158,8 +158,9 @@ class SimulatorHardware:
         values = q.tolist()
         if self._still and values == prev and self._prev_ref_t is not None:
             # no joint changed (a NaN never compares equal) and every velocity is 0 already:
-            # they stay 0 (held or not); the copy keeps the sample's bits (-0.0 == 0.0)
-            np.copyto(ref, q)
+            # they stay 0 (held or not); the copy keeps the sample's bits (-0.0 == 0.0);
+            # [...] =: np.copyto's copy (same shape, float64), a third of its cost
+            ref[...] = q
             self._prev_ref_t = time
             return
         both = getattr(robot, "references", None)    # [reference | reference_velocity]
