@@ -18,6 +18,9 @@ from rtcf import CheckContext, Component, Param, ReadStatus, ReturnCode, TimedDo
 
 from .buffer import SampleBuffer
 
+# looked up once: an enum member's lookup through its class costs about as much as a call
+_NEW = ReadStatus.NEW
+
 __all__ = ["SampleLogger"]
 
 
@@ -57,7 +60,7 @@ class SampleLogger(Component):
     def on_execute(self, ec: Any) -> None:
         """Runs in: EC thread. Copies every new sample into the buffer."""
         inp = self.inp
-        read, append, new = inp.read, self.buffer.append, ReadStatus.NEW
+        read, append, new = inp.read, self.buffer.append, _NEW
         while read() is new:
             v = inp.value
             tm = v.tm
