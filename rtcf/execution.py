@@ -50,10 +50,11 @@ class Member:
 
     __slots__ = ("comp", "info", "state", "next_state", "requests", "primary",
                  "error_logged", "exec_time", "exec_sum", "exec_max", "exec_count",
-                 "started", "state_update")
+                 "started", "state_update", "params")
 
     def __init__(self, comp: Component, info: ECInfo, primary: bool):
         self.comp = comp
+        self.params = comp.params   # its ParamStore (the cycle asks it without the property)
         self.info = info
         self.state = _S.INACTIVE
         self.next_state = _S.INACTIVE
@@ -388,7 +389,7 @@ class ExecutionContext:
                     if m.state_update and m.next_state is active:
                         self._call(m, "on_state_update")
                 # params.has_staged without a call (nor the params property's)
-                if m.primary and comp._params._staged:
+                if m.primary and m.params._staged:
                     self._apply_params(m)
             elif state is _ERROR:
                 self._call(m, "on_error")
