@@ -8,7 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from rtcf import CheckContext, Component, Param, ReadStatus, ReturnCode, TimedDoubleSeq
-from rtcf.datatypes import stamp
+from rtcf.datatypes import time_parts
 from rtcf.errors import show_value
 from rtcf.log import Throttled
 from rtcf.paths import user_path
@@ -18,6 +18,7 @@ from .body import SimulatedBody
 from .devices import DeviceTable, ModelError, normalize_key
 from .timeline import DcmCore, DcmError, show
 
+_NEW = ReadStatus.NEW          # looked up once (an enum member through its class costs more)
 PROFILE_PERIOD_MS = {"default": 10, "naoV4": 10, "naoV5": 12, "naoV6": 12}
 MODEL_DIR = Path(__file__).resolve().parents[2] / "model"
 
@@ -192,6 +193,17 @@ class DCM(Component):
         if getattr(self.robot_body, "base_pos", None) is not None:
             self.base_pos_out = self.add_out_port("basePos", "TimedPoint3D")
             self.base_rpy_out = self.add_out_port("baseRpy", "TimedOrientation3D")
+        # what each cycle writes, looked up once: the ports in their order of writing, and
+        # the Position and Hardness values as views of the core's values (DcmCore updates
+        # them in place, never replaces them) when their indices are runs (None: gathered
+        # each cycle)
+        self._outs = tuple(p for p in (self.q_out, self.cmd_out, self.hard_out, self.act_out,
+                                       self.base_pos_out, self.base_rpy_out, self.sensors_out)
+                           if p is not None)
+        values = self.core.values
+        self._pos_view = values[self._pos_at] if isinstance(self._pos_at, slice) else None
+        self._hard_view = values[self._hard_at] if isinstance(self._hard_at, slice) else None
+        self._faults = hasattr(self.robot_body, "fault")
         self._warn = Throttled(self.log, 5.0)
         self._warn_speed = Throttled(self.log, 5.0)
         self._speed_counted = hasattr(self.robot_body, "velocity_exceeded")   # physics bodies
@@ -237,40 +249,40 @@ class DCM(Component):
         """Runs in: EC thread. The cycle of NAOqi's DCM: preProcess, computation, actuators,
         body, sensors, postProcess. A body fault (``Body.fault``: the physics blew up)
         is logged and sends the DCM to ERROR before anything of the cycle is written."""
+        planned = ec.planned
         if self._origin is None:
-            self._origin = ec.planned
-        now = int(round((ec.planned - self._origin) * 1000.0))
+            self._origin = planned
+        now = int(round((planned - self._origin) * 1000.0))
         self.now_ms = now
         for cb in self._pre:
             self._run_callback(cb, "preProcess")
-        values = self.core.step(now)
+        core = self.core
+        values = core.step(now)
         if self._has_staged:
             self._has_staged = False
-            self.core.command_now(self._pos, self._staged)
-        if self.q_in.read_newest() is ReadStatus.NEW:
+            core.command_now(self._pos, self._staged)
+        if self.q_in.read_newest() is _NEW:
             self._apply_qref()
-        dt = ec.period
-        sensors = self.robot_body.update(values[self._pos_at], values[self._hard_at], dt)
-        fault = getattr(self.robot_body, "fault", None)
-        if fault is not None:
+        pos, hard = self._pos_view, self._hard_view
+        if pos is None:
+            pos = values[self._pos_at]
+        if hard is None:
+            hard = values[self._hard_at]
+        body = self.robot_body
+        sensors = body.update(pos, hard, ec.period)
+        if self._faults and body.fault is not None:
             self.log.error("body %s: %s; %s goes to ERROR (the other components run on): "
                            "reset it (rtreset, or reset_component on its execution context) "
-                           "and activate it to start the body afresh", self.body, fault,
+                           "and activate it to start the body afresh", self.body, body.fault,
                            self.instance_name)
             return ReturnCode.RTC_ERROR
-        if self._speed_counted and self.robot_body.velocity_exceeded != self._velocity_seen:
-            seen, self._velocity_seen = self._velocity_seen, self.robot_body.velocity_exceeded
+        if self._speed_counted and body.velocity_exceeded != self._velocity_seen:
+            seen, self._velocity_seen = self._velocity_seen, body.velocity_exceeded
             if self._velocity_seen > seen:          # (a body reset starts the count afresh)
                 self._warn_speed.warning("body %s: joint samples above the velocity limit so "
                                          "far: %d (driven from outside: a push, a limp fall)",
                                          self.body, self._velocity_seen)
-        self._write(ec.planned, values, sensors)
-        if self.base_pos_out is not None:
-            self._write_base(ec.planned)
-        if self.sensors_out is not None:
-            np.copyto(self.sensors_out.value.data, self.robot_body.extra_sensors)
-            stamp(self.sensors_out.value, ec.planned)
-            self.sensors_out.write()
+        self._write(planned, values, sensors, pos, hard)
         for cb in self._post:
             self._run_callback(cb, "postProcess")
         return None
@@ -285,23 +297,28 @@ class DCM(Component):
             return
         self.core.command_now(self._pos, q)
 
-    def _write(self, t: float, values: np.ndarray, sensors: np.ndarray) -> None:
-        np.copyto(self.q_out.value.data, sensors)
-        np.copyto(self.cmd_out.value.data, values[self._pos_at])
-        np.copyto(self.hard_out.value.data, values[self._hard_at])
-        np.copyto(self.act_out.value.data, values)
-        for port in (self.q_out, self.cmd_out, self.hard_out, self.act_out):
-            stamp(port.value, t)
-            port.write()
-
-    def _write_base(self, t: float) -> None:
-        pos, rpy = self.robot_body.base_pos, self.robot_body.base_rpy
-        p = self.base_pos_out.value
-        p.data.x, p.data.y, p.data.z = pos.tolist()       # floats, one call per vector
-        r = self.base_rpy_out.value
-        r.data.r, r.data.p, r.data.y = rpy.tolist()
-        for port in (self.base_pos_out, self.base_rpy_out):
-            stamp(port.value, t)
+    def _write(self, t: float, values: np.ndarray, sensors: np.ndarray, pos: np.ndarray,
+               hard: np.ndarray) -> None:
+        """Every out port of the cycle, stamped ``t``: q, qCommand, hardness, actuators, then
+        a physics body's basePos, baseRpy and sensors. Same-shape stores as ``[...] =``
+        (the copy np.copyto makes, for less); the cycle's one time split once."""
+        self.q_out.value.data[...] = sensors
+        self.cmd_out.value.data[...] = pos
+        self.hard_out.value.data[...] = hard
+        self.act_out.value.data[...] = values
+        body = self.robot_body
+        if self.base_pos_out is not None:
+            p = self.base_pos_out.value.data
+            p.x, p.y, p.z = body.base_pos.tolist()       # floats, one call per vector
+            r = self.base_rpy_out.value.data
+            r.r, r.p, r.y = body.base_rpy.tolist()
+        if self.sensors_out is not None:
+            self.sensors_out.value.data[...] = body.extra_sensors
+        sec, nsec = time_parts(t)
+        for port in self._outs:
+            tm = port.value.tm
+            tm.sec = sec
+            tm.nsec = nsec
             port.write()
 
     def reset_robot(self) -> None:
