@@ -32,6 +32,7 @@ the simulator package, never the reverse. Arrays are allocated in the constructo
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,8 @@ from rtcf_components.simulator.core import (SimDiverged, SimError, SimModel, Sim
 __all__ = ["MujocoBody", "SENSOR_KEYS", "body_model_problem"]
 
 _add_reduce = np.add.reduce   # ndarray.sum() of a float64 vector is this reduction
+_pack_into = struct.pack_into
+_F64 = np.dtype(np.float64)
 
 _AXES = ("X", "Y", "Z")
 IMU_KEYS = tuple(f"InertialSensor/{q}{a}/Sensor/Value"
@@ -53,6 +56,7 @@ FOOT_KEYS = tuple(f"{foot}/FSR/{q}/Sensor/Value" for foot in ("LFoot", "RFoot")
                   for q in ("TotalWeight", "CenterOfPressure/X", "CenterOfPressure/Y"))
 SENSOR_KEYS = IMU_KEYS + FSR_KEYS + FOOT_KEYS
 """The non-joint sensor keys, in the order of ``MujocoBody.extra_sensors``."""
+_EXTRA_FORMAT = f"{len(SENSOR_KEYS)}d"
 
 
 def body_model_problem(devices: Any, model: Any, period: float | None = None) -> str | None:
@@ -140,6 +144,8 @@ class MujocoBody:
             self._hip = (names.index("LHipYawPitch"), names.index("RHipYawPitch"))
         self._cmd = np.zeros(n)
         self._hard = np.zeros(n)
+        self._cmd_key: bytes | None = None      # the bits of the positions / hardness that
+        self._hard_key: bytes | None = None     # cmd / hard hold clamped (None: nothing)
         self._q_ref = np.zeros(len(sim_names))
         self._stiff = np.zeros(len(sim_names))
         self.sensors = np.zeros(n)
@@ -161,6 +167,12 @@ class MujocoBody:
         self._copies = ((((x[0:6], imu),) if imu is not None else
                          ((x[0:3], ss.acc), (x[3:6], ss.gyro))) +
                         ((x[6:9], ss.torso_rpy), (x[18:20], ss.lcop), (x[21:23], ss.rcop)))
+        # nao_v5: the IMU side by side and the FSRs in NAOqi's order: every extra sensor
+        # from Python floats (the core's feet values, two tolist calls) into the buffer at
+        # once; the same IEEE operations as the numpy path (x g^-1 per FSR, each foot's
+        # total summed left to right as add.reduce does for four values)
+        self._imu = imu if (imu is not None and self._fsr_same
+                            and self.sim.feet_values is not None) else None
         self.cycles = 0
         self.fault: str | None = None    # set when the physics blew up (see update)
         self._read()
@@ -183,14 +195,24 @@ class MujocoBody:
         if self.fault is not None:
             return self.sensors
         cmd, hard = self._cmd, self._hard
-        np.maximum(positions, self._lower, out=cmd)        # clamp to the joint limits
-        np.minimum(cmd, self._upper, out=cmd)
-        np.fmax(hardness, 0.0, out=hard)                   # NaN -> 0 (limp), then [0, 1]
-        np.minimum(hard, 1.0, out=hard)
-        if self._hip is not None:
-            lh, rh = self._hip
-            cmd[rh] = cmd[lh]
-            hard[rh] = hard[lh]
+        # the actuator values mostly repeat (a held posture, a constant hardness): the same
+        # bits as last time give the same clamped values, already in cmd / hard
+        key = positions.tobytes() if positions.dtype is _F64 else None
+        if key is None or key != self._cmd_key:
+            np.maximum(positions, self._lower, out=cmd)    # clamp to the joint limits
+            np.minimum(cmd, self._upper, out=cmd)
+            if self._hip is not None:
+                lh, rh = self._hip
+                cmd[rh] = cmd[lh]
+            self._cmd_key = key
+        key = hardness.tobytes() if hardness.dtype is _F64 else None
+        if key is None or key != self._hard_key:
+            np.fmax(hardness, 0.0, out=hard)               # NaN -> 0 (limp), then [0, 1]
+            np.minimum(hard, 1.0, out=hard)
+            if self._hip is not None:
+                lh, rh = self._hip
+                hard[rh] = hard[lh]
+            self._hard_key = key
         if self._identity:                                 # nao_v5: the same joint order
             self.sim.set_position_targets(cmd, hard)
         else:
@@ -208,14 +230,24 @@ class MujocoBody:
 
     # -- sensors -----------------------------------------------------------------------------
     def _read(self) -> None:
-        s = self.sim.sensors
+        sim = self.sim
+        s = sim.sensors
         out = self.sensors
         if self._identity:                              # nao_v5: the DCM's own joint order
-            np.copyto(out, s.q)
+            out[...] = s.q
         else:
             out[self._mapped] = s.q[self._mapped_sim]
             out[self._unmapped] = self._cmd[self._unmapped]
         x = self.extra_sensors
+        if self._imu is not None:
+            v = sim.feet_values                            # FEET_LAYOUT: lcop 12, rcop 14,
+            g = self._inv_g                                # fsr 16..23
+            f0, f1, f2, f3 = v[16] * g, v[17] * g, v[18] * g, v[19] * g
+            f4, f5, f6, f7 = v[20] * g, v[21] * g, v[22] * g, v[23] * g
+            _pack_into(_EXTRA_FORMAT, x, 0, *self._imu.tolist(), *s.torso_rpy.tolist(),
+                       f0, f1, f2, f3, f4, f5, f6, f7, f0 + f1 + f2 + f3, v[12], v[13],
+                       f4 + f5 + f6 + f7, v[14], v[15])
+            return
         for into, src in self._copies:                     # IMU, torso angles, CoPs
             into[...] = src
         fsr, left, right = self._fsr_views
@@ -237,6 +269,7 @@ class MujocoBody:
             self.sim.reset(q)
         self._cmd[:] = 0.0 if positions is None else np.clip(positions, self._lower,
                                                               self._upper)
+        self._cmd_key = None
         self.fault = None
         self._read()
 

@@ -410,6 +410,9 @@ class Simulation:
         self._root = 1 if m.nbody > 1 else 0
         self._body_ids = {m.body(i).name: i for i in range(1, m.nbody)}
         self._feet = None
+        # a model with FSRs: the feet's sensors of the last step as Python floats in
+        # FEET_LAYOUT order (the same numbers as sensors.lfoot ... zmp); read only
+        self.feet_values: list[float] | None = None
         if model.fsr_names:
             self._init_feet()
         self._push_body = 0
@@ -465,7 +468,9 @@ class Simulation:
             view = buf[at: at + size]
             view[...] = getattr(sens, name)
             setattr(sens, name, view)
-        self._feet_values = buf.tolist()
+        # the same values as Python floats, the list _read_feet fills (read by the DCM's
+        # body: one list, no numpy call per value)
+        self.feet_values = buf.tolist()
         self._feet_format = f"{FEET_SIZE}d"
 
     # ------------------------------------------------------------------ commands
@@ -718,7 +723,7 @@ class Simulation:
         """Foot wrenches from MuJoCo's external forces on the foot bodies (the floor's
         contacts), CoPs, the ZMP and the FSRs (each foot's normal force shared among its
         four FSRs by the CoP's bilinear position in their rectangle)."""
-        v = self._feet_values          # lfoot, rfoot, lcop, rcop, fsr, zmp: FEET_LAYOUT
+        v = self.feet_values           # lfoot, rfoot, lcop, rcop, fsr, zmp: FEET_LAYOUT
         fz_total = mx = my = 0.0
         for k, (cfrc, com, xpos, xmat, xf, xr, yl, yr) in enumerate(self._foot_rows):
             # MuJoCo's numbers as Python floats (tolist: one call each; the same IEEE

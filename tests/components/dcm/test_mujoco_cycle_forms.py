@@ -3,8 +3,11 @@ replaced, bit for bit over many moving periods: the Position and Hardness values
 the actuator values (not gathered copies), the servo targets and stiffness passed straight
 when the physics has the DCM's joint order, the FSR totals as the reduction ndarray.sum()
 makes, the FSR block scaled in one call when the physics keeps NAOqi's FSR order, the
-accelerometer and gyrometer copied as one block when MuJoCo keeps them side by side, and the ground-truth pose as floats
-of one tolist() per vector. One DCM on a stepped EC (rtcf.testing.Harness)."""
+accelerometer and gyrometer copied as one block when MuJoCo keeps them side by side, every
+extra sensor packed from Python floats (the core's feet values), the clamp of the Position and
+Hardness values skipped while their bits repeat (and redone after a body reset), and the
+ground-truth pose as floats of one tolist() per vector. One DCM on a stepped EC
+(rtcf.testing.Harness)."""
 
 from __future__ import annotations
 
@@ -70,7 +73,10 @@ def test_dcm_cycle_on_mujoco_gives_the_bits_of_the_former_formulas():
         assert body._identity                      # nao_v5 has the DCM's joint order
         loaded = 0
         seen = set()
+        assert body._imu is not None               # the extra sensors from floats
         for k in range(CYCLES):
+            if k == CYCLES - 20:                   # held values: the clamp is not redone,
+                body.reset()                       # but a reset forgets the clamped ones
             h.step(1)
             values = dcm.core.values
             pos, hard = np.take(values, dcm._pos), np.take(values, dcm._hard)
