@@ -101,6 +101,9 @@ class Kinematics(Component):
         self._bufs = {"sensors": [np.zeros(n), np.zeros(n)],
                       "commands": [np.zeros(n), np.zeros(n)]}
         self._latest: dict[str, np.ndarray | None] = {"sensors": None, "commands": None}
+        # the bits of the angles each source published last: the same bits again (a held
+        # command, a robot at rest) change nothing and are not published again
+        self._keys: dict[str, bytes | None] = {"sensors": None, "commands": None}
         self._warn = Throttled(self.log, 5.0)
         from .service import KinematicsServiceImpl   # the servant needs the compiled stubs
         self.service = KinematicsServiceImpl(self)
@@ -161,6 +164,9 @@ class Kinematics(Component):
                                "ignored", "q" if source == "sensors" else "qCommand",
                                data.size, self.n_joints, self.robot.name)
             return
+        key = data.tobytes()
+        if key == self._keys[source]:
+            return                        # the angles published already: nothing changes
         # one sum for the finite check: a NaN or an infinity makes it non-finite; only
         # then (or when huge finite values overflow it) look closer
         if not math.isfinite(sum(data.tolist())) and not np.all(np.isfinite(data)):
@@ -168,9 +174,10 @@ class Kinematics(Component):
                                "q" if source == "sensors" else "qCommand")
             return
         a, b = self._bufs[source]
-        np.copyto(a, data)
+        a[...] = data                     # the copy np.copyto makes, for less
         self._latest[source] = a
         self._bufs[source] = (b, a)
+        self._keys[source] = key
         self._gen += 1
 
     # -- the model API (any thread: answers from the last completed cycle) ------------------

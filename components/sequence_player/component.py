@@ -16,6 +16,7 @@ from rtcf.services import ServicePort
 from .seqplay import SequencePlayerCore
 
 MODEL_DIR = Path(__file__).resolve().parents[2] / "model"
+_NEW = ReadStatus.NEW          # looked up once (an enum member through its class costs more)
 
 
 def find_model(name: str) -> Path:
@@ -150,23 +151,28 @@ class SequencePlayer(Component):
         self.waiters.check()
 
     def read_inputs(self) -> None:
-        """Runs in: EC thread (each cycle, and before each service command)."""
+        """Runs in: EC thread (each cycle, and before each service command). The base and
+        ZMP inputs are read only when in use (a port nothing is connected to and no listener
+        watches has nothing to read: most compositions leave them open)."""
         core = self.core
-        if self.q_init_in.read_newest() is ReadStatus.NEW:
+        if self.q_init_in.read_newest() is _NEW:
             data = self.q_init_in.value.data
             if data.size != core.dof:
                 self.log.warning("qInit has %d values, expected %d: the player cannot "
                                  "initialise until a good one comes", data.size, core.dof)
             core.set_inputs(q_init=data)
             self._have_q_init = True
-        if self.pos_init_in.read_newest() is ReadStatus.NEW:
-            d = self.pos_init_in.value.data
+        port = self.pos_init_in
+        if port.in_use() and port.read_newest() is _NEW:
+            d = port.value.data
             core.set_inputs(base_pos=np.array((d.x, d.y, d.z)))
-        if self.rpy_init_in.read_newest() is ReadStatus.NEW:
-            d = self.rpy_init_in.value.data
+        port = self.rpy_init_in
+        if port.in_use() and port.read_newest() is _NEW:
+            d = port.value.data
             core.set_inputs(base_rpy=np.array((d.r, d.p, d.y)))
-        if self.zmp_init_in.read_newest() is ReadStatus.NEW:
-            d = self.zmp_init_in.value.data
+        port = self.zmp_init_in
+        if port.in_use() and port.read_newest() is _NEW:
+            d = port.value.data
             core.set_inputs(zmp=np.array((d.x, d.y, d.z)))
 
     def _write(self, planned: float) -> None:

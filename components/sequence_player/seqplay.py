@@ -66,6 +66,7 @@ class SequencePlayerCore(GroupCommands):
                       for s, n in dims.items()}
         self.q, self.zmp, self.acc, self.p, self.rpy, self.tq, self.wrenches, \
             self.optional = (self.inter[s] for s in SIGNALS)
+        self._inters = tuple(self.inter.values())    # the same eight for the core's life
         self.mode = HOFFARBIB
         # inputs, written by the shell (qInit, basePosInit, baseRpyInit, zmpRefInit)
         self.q_init = np.zeros(self.dof)
@@ -85,8 +86,8 @@ class SequencePlayerCore(GroupCommands):
     # -- per cycle (EC thread) ---------------------------------------------------------------
     def is_empty(self) -> bool:
         """True iff every interpolator and every group is empty (hrpsys isEmpty)."""
-        for ip in self.inter.values():
-            if not ip.is_empty():
+        for ip in self._inters:
+            if ip._queued or ip._on:       # not Interpolator.is_empty(), without its call
                 return False
         for g in self._order:
             if not g.is_empty():
