@@ -455,12 +455,19 @@ class Simulation:
             feet.append((int(site.id), body, float(xf), float(xr), float(yl), float(yr)))
         self._feet = tuple(feet)
         # per foot, views of the rows _read_feet reads (MuJoCo's buffers are fixed for the
-        # life of mj_data; an attribute of MjData builds a new array at every access)
+        # life of mj_data; an attribute of MjData builds a new array at every access), its
+        # FSR rectangle as rear x, front - rear, right y, left - right (the same differences
+        # each period: made once), and where its values go in feet_values (FEET_LAYOUT)
         d = self.mj_data
         self._foot_rows = tuple(
             (d.cfrc_ext[body], d.subtree_com[int(m.body_rootid[body])], d.site_xpos[site],
-             d.site_xmat[site], xf, xr, yl, yr)
-            for site, body, xf, xr, yl, yr in self._feet)
+             d.site_xmat[site], xr, xf - xr, yr, yl - yr, slice(6 * k, 6 * k + 6),
+             slice(12 + 2 * k, 14 + 2 * k), slice(16 + 4 * k, 20 + 4 * k))
+            for k, (site, body, xf, xr, yl, yr) in enumerate(self._feet))
+        # the subtree of both feet: the same root (a floating robot's base, nao_v5) is one
+        # row, read once per period (None: each foot's own)
+        roots = {int(m.body_rootid[body]) for _, body, *_ in self._feet}
+        self._feet_com = d.subtree_com[roots.pop()] if len(roots) == 1 else None
         # the feet's sensors as views of one buffer, written at once after each period
         sens = self.sensors
         buf = self._feet_buffer = np.zeros(FEET_SIZE)
@@ -725,48 +732,47 @@ class Simulation:
         four FSRs by the CoP's bilinear position in their rectangle)."""
         v = self.feet_values           # lfoot, rfoot, lcop, rcop, fsr, zmp: FEET_LAYOUT
         fz_total = mx = my = 0.0
-        for k, (cfrc, com, xpos, xmat, xf, xr, yl, yr) in enumerate(self._foot_rows):
-            # MuJoCo's numbers as Python floats (tolist: one call each; the same IEEE
-            # double arithmetic as on numpy scalars, a fraction of its cost)
-            w = cfrc.tolist()                       # torque about c, force; world axes
-            c = com.tolist()
-            fx, fy, fz = w[3], w[4], w[5]
-            p = xpos.tolist()
+        shared = self._feet_com
+        if shared is not None:
+            c0, c1, c2 = shared.tolist()
+        # MuJoCo's numbers as Python floats (tolist: one call each, unpacked; the same IEEE
+        # double arithmetic as on numpy scalars, a fraction of its cost). Each value is the
+        # same expression, in the same order, as the formulas of the module's first version;
+        # a product used twice is made once (the same double)
+        for cfrc, com, xpos, xmat, xr, dx, yr, dy, wrench, cop, fsr in self._foot_rows:
+            w0, w1, w2, fx, fy, fz = cfrc.tolist()  # torque about c, force; world axes
+            if shared is None:
+                c0, c1, c2 = com.tolist()
+            p0, p1, p2 = xpos.tolist()
             # torque about the world origin and about the sole origin
-            ox = w[0] + c[1] * fz - c[2] * fy
-            oy = w[1] + c[2] * fx - c[0] * fz
+            ox = w0 + c1 * fz - c2 * fy
+            oy = w1 + c2 * fx - c0 * fz
             mx += ox
             my += oy
             fz_total += fz
-            tx = ox - (p[1] * fz - p[2] * fy)
-            ty = oy - (p[2] * fx - p[0] * fz)
-            tz = w[2] + c[0] * fy - c[1] * fx - (p[0] * fy - p[1] * fx)
-            R = xmat.tolist()                        # row-major 3x3, columns = sole axes
-            fn = R[2] * fx + R[5] * fy + R[8] * fz
-            t0 = R[0] * tx + R[3] * ty + R[6] * tz
-            t1 = R[1] * tx + R[4] * ty + R[7] * tz
-            o = 6 * k
-            v[o] = R[0] * fx + R[3] * fy + R[6] * fz
-            v[o + 1] = R[1] * fx + R[4] * fy + R[7] * fz
-            v[o + 2] = fn
-            v[o + 3] = t0
-            v[o + 4] = t1
-            v[o + 5] = R[2] * tx + R[5] * ty + R[8] * tz
+            tx = ox - (p1 * fz - p2 * fy)
+            ty = oy - (p2 * fx - p0 * fz)
+            tz = w2 + c0 * fy - c1 * fx - (p0 * fy - p1 * fx)
+            r0, r1, r2, r3, r4, r5, r6, r7, r8 = xmat.tolist()   # row-major: columns =
+            fn = r2 * fx + r5 * fy + r8 * fz                      # the sole's axes
+            t0 = r0 * tx + r3 * ty + r6 * tz
+            t1 = r1 * tx + r4 * ty + r7 * tz
+            v[wrench] = (r0 * fx + r3 * fy + r6 * fz, r1 * fx + r4 * fy + r7 * fz, fn, t0,
+                         t1, r2 * tx + r5 * ty + r8 * tz)
             if fn > 1e-6:
                 cx, cy = -t1 / fn, t0 / fn
-                a = min(1.0, max(0.0, (cx - xr) / (xf - xr)))
-                b = min(1.0, max(0.0, (cy - yr) / (yl - yr)))
+                # min(1.0, max(0.0, x)) written out (the same result, NaN included: 0.0)
+                a = (cx - xr) / dx
+                a = (a if a < 1.0 else 1.0) if a > 0.0 else 0.0
+                b = (cy - yr) / dy
+                b = (b if b < 1.0 else 1.0) if b > 0.0 else 0.0
             else:
                 fn = 0.0
                 cx = cy = 0.0
                 a = b = 0.5
-            v[12 + 2 * k] = cx
-            v[13 + 2 * k] = cy
-            f = 16 + 4 * k
-            v[f] = fn * a * b
-            v[f + 1] = fn * a * (1.0 - b)
-            v[f + 2] = fn * (1.0 - a) * b
-            v[f + 3] = fn * (1.0 - a) * (1.0 - b)
+            v[cop] = (cx, cy)
+            fa, fna, nb = fn * a, fn * (1.0 - a), 1.0 - b
+            v[fsr] = (fa * b, fa * nb, fna * b, fna * nb)
         if fz_total > 1e-6:
             v[24], v[25] = -my / fz_total, mx / fz_total
         else:

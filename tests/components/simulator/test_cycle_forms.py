@@ -1,7 +1,9 @@
 """The NAO's per-period code in the Simulator core, in its cheaper forms, against the formulas
 it replaced, bit for bit over many moving periods: the foot wrenches read through views made
-once (not MuJoCo's arrays looked up by index every period) and written into the sensors in
-one packed call, the torso angles likewise, and a repeated stiffness array
+once (not MuJoCo's arrays looked up by index every period), unpacked into floats (the shared
+subtree centre read once, the FSR rectangle's differences made once, min / max written out)
+and written into the sensors in one packed call, the same floats kept in feet_values, the
+torso angles likewise, and a repeated stiffness array
 skipped (its limits and back-EMF damping set once), including an array changed in place and
 a sign of zero flipped."""
 
@@ -114,6 +116,7 @@ def test_feet_and_repeated_stiffness_give_the_bits_of_the_former_formulas():
         ref = feet_reference(sim)
         for name, want in ref.items():
             assert bits(getattr(sim.sensors, name)) == bits(want), (k, name)
+        assert bits(sim.feet_values) == bits(sim._feet_buffer), k
         moved_feet += ref["lfoot"][2] != 0.0
         rpy = rpy_reference(sim.sensors.base_quat)
         assert bits(sim.sensors.base_rpy) == bits(rpy) == bits(sim.sensors.torso_rpy), k
