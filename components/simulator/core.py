@@ -53,6 +53,7 @@ FEET_LAYOUT = {"lfoot": (0, 6), "rfoot": (6, 6), "lcop": (12, 2), "rcop": (14, 2
                "fsr": (16, 8), "zmp": (24, 3)}
 FEET_SIZE = 27
 _pack_into = struct.pack_into
+_atan2, _asin = math.atan2, math.asin
 SCALAR_JOINTS = 8   # up to this many joints the per-period checks run on Python floats
 VELOCITY_INSIDE = 1.0 - 1e-9   # a sum of squared ratios this far below 1 cannot hide a rounding
 
@@ -721,8 +722,13 @@ class Simulation:
                 np.greater(u, self._vlim, out=self._over)
                 self.velocity_exceeded += int(np.count_nonzero(self._over))
         if self._floating:                           # base_rpy and torso_rpy at once
-            rpy = _rpy(*self.sensors.base_quat.tolist())
-            _pack_into("6d", self._rpy_buffer, 0, *rpy, *rpy)
+            # _rpy written out (the same expressions; max(-1.0, min(1.0, s)) as tests)
+            w, x, y, z = self.sensors.base_quat.tolist()
+            r = _atan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y))
+            s = 2.0 * (w * y - z * x)
+            p = _asin((s if s > -1.0 else -1.0) if s < 1.0 else 1.0)
+            yaw = _atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+            _pack_into("6d", self._rpy_buffer, 0, r, p, yaw, r, p, yaw)
         if self._feet is not None:
             self._read_feet()
 
