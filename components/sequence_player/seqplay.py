@@ -87,7 +87,7 @@ class SequencePlayerCore(GroupCommands):
     def is_empty(self) -> bool:
         """True iff every interpolator and every group is empty (hrpsys isEmpty)."""
         for ip in self._inters:
-            if ip._queued or ip._on:       # not Interpolator.is_empty(), without its call
+            if not ip.is_empty():
                 return False
         for g in self._order:
             if not g.is_empty():
