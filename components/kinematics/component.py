@@ -115,12 +115,12 @@ class Kinematics(Component):
         whose port has a reader (a connection or a listener): computed again only when the
         angles or the pose parameters changed, else the previous pose stamped anew."""
         for port, source in self._inputs:
-            if port.in_use() and port.read_newest() is _NEW:
+            if port.used and port.read_newest() is _NEW:
                 self._publish(source, port.value.data)
         q = None
         gen, filled, S, ql = self._gen, self._filled, None, None
         for i, (chain, port, angles) in enumerate(self.pose_ports):
-            if not port.in_use():
+            if not port.used:
                 continue                              # no reader: nothing to compute or send
             v = port.value
             if filled[i] != gen:

@@ -163,15 +163,15 @@ class SequencePlayer(Component):
             core.set_inputs(q_init=data)
             self._have_q_init = True
         port = self.pos_init_in
-        if port.in_use() and port.read_newest() is _NEW:
+        if port.used and port.read_newest() is _NEW:
             d = port.value.data
             core.set_inputs(base_pos=np.array((d.x, d.y, d.z)))
         port = self.rpy_init_in
-        if port.in_use() and port.read_newest() is _NEW:
+        if port.used and port.read_newest() is _NEW:
             d = port.value.data
             core.set_inputs(base_rpy=np.array((d.r, d.p, d.y)))
         port = self.zmp_init_in
-        if port.in_use() and port.read_newest() is _NEW:
+        if port.used and port.read_newest() is _NEW:
             d = port.value.data
             core.set_inputs(zmp=np.array((d.x, d.y, d.z)))
 
