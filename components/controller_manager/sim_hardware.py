@@ -25,6 +25,7 @@ changed, see ``_take_reference``), for controllers that follow it (JointEffortCo
 from __future__ import annotations
 
 import math
+import struct
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -96,6 +97,8 @@ class SimulatorHardware:
         self._prev_ref_t: float | None = None
         self._t_change = [0.0] * n
         self._still = False            # every reference velocity computed last was 0
+        self._both_size = 2 * n
+        self._pack_both = struct.Struct(f"{2 * n}d").pack_into
         self.hold = 0.02               # [s] unchanged reference this long: velocity 0
         self.halted = False            # torque-controlled joints are never "not stiff"
         self.command_interfaces = ("effort",)   # what controllers may claim here
@@ -183,8 +186,12 @@ class SimulatorHardware:
                 if time - t_chg[j] > hold or w - w != 0.0:   # held, or NaN / +-inf: 0
                     vel[j] = 0.0
             self._still = not any(vel)
-            if both is not None and both.size == 2 * len(values):
-                both[...] = values + vel               # one store: the same bits as copyto
+            if both is not None and both.size == 2 * len(values) == self._both_size:
+                # one store, the doubles as they are: the same bits as copyto (a list
+                # stored with [...] = is first made into an array, several times dearer)
+                self._pack_both(both, 0, *values, *vel)
+            elif both is not None and both.size == 2 * len(values):
+                both[...] = values + vel
             else:
                 robot.reference_velocity[:] = vel
                 np.copyto(ref, q)
