@@ -130,6 +130,12 @@ class Stream:
         self.cycles = 0
         self.p_prev = self.p.copy()
         self.q_prev = None if q0 is None else self.q.copy()
+        # step()'s copies of q and p into q_prev and p_prev as memoryview pairs (the same
+        # bytes as [...] =, a fraction of numpy's cost; the four arrays are fixed for the
+        # stream's life: everything else writes them in place)
+        self._prev_copies = tuple((memoryview(a), memoryview(b)) for a, b in
+                                  ((self.q_prev, self.q), (self.p_prev, self.p))
+                                  if a is not None)
         self._events: list[tuple] = []
 
     # -- state ------------------------------------------------------------------------------
@@ -213,10 +219,8 @@ class Stream:
     def step(self) -> None:
         """Advance every clock by one cycle and compute q, p, quat."""
         self.cycles += 1
-        # [...] =: np.copyto's copy (same shapes, float64), a third of its cost
-        if self.q is not None:
-            self.q_prev[...] = self.q
-        self.p_prev[...] = self.p
+        for dst, src in self._prev_copies:       # q_prev[...] = q; p_prev[...] = p
+            dst[:] = src
         if not self.layers:
             return
         dt = self.dt
