@@ -26,6 +26,9 @@ class SampleBuffer:
             raise ValueError(f"columns: expected >= 0, got {columns!r}")
         self.max_samples = int(max_samples)
         self.t = np.zeros(self.max_samples)
+        # append() stores a stamp through a memoryview of ``t`` (the same double, a
+        # fraction of a numpy item store's cost); ``t`` is never replaced
+        self._t_view = memoryview(self.t)
         self.data = np.zeros((self.max_samples, columns)) if columns else np.zeros((0, 0))
         self.count = 0
         self.dropped = 0
@@ -36,7 +39,7 @@ class SampleBuffer:
         Runs in: the owner's thread (the EC thread for the component)."""
         k = self.count
         if values.shape == self._shape and k < self.max_samples:
-            self.t[k] = stamp
+            self._t_view[k] = stamp
             self.data[k] = values
             self.count = k + 1
             return True
