@@ -380,6 +380,8 @@ class Simulation:
         self._effort_list = (np.array(model.effort_limit).tolist() if n <= SCALAR_JOINTS
                              else None)
         self._scratch = np.zeros(n)
+        self._tau_from: np.ndarray | None = None   # set_torques' last array, its views
+        self._tau_copy: tuple = ()
         self._over = np.zeros(n, dtype=bool)
         self._shape = (n,)
         self._stiffness_key: bytes | None = None   # the bits of the stiffness array in force
@@ -542,7 +544,13 @@ class Simulation:
             if not math.isfinite(sum(vals)):
                 raise SimError(f"tau: expected finite numbers, got {_show(vals)}")
             ctrl = self._ctrl_motor
-            ctrl[...] = tau
+            if tau is not self._tau_from:
+                # the caller's array (a controller manager's, the same every cycle) and
+                # ctrl as memoryviews: the same bytes as ctrl[...] = tau, a fraction of
+                # numpy's cost per call
+                self._tau_from = tau
+                self._tau_copy = (memoryview(ctrl), memoryview(tau))
+            self._tau_copy[0][:] = self._tau_copy[1]
             i = 0
             for v in vals:
                 hi = lim[i]
