@@ -151,10 +151,13 @@ class PlanWorker:
         if self._conn is not None:
             self._conn.close()
         mine, theirs = socket.socketpair()
-        # a normal process before it imports anything: a SCHED_FIFO thread of the manager
-        # (manager.realtime.thread_priority) may start it, and numpy's BLAS threads made
-        # at import would inherit that policy
-        code = (f"import os; os.sched_getscheduler(0) == os.SCHED_OTHER or "
+        # before it imports anything: a terminal's Ctrl-C (sent to the manager's process
+        # group) ignored, the manager ends the worker (an import interrupted under load
+        # printed a traceback); and a normal process again, as a SCHED_FIFO thread of the
+        # manager (manager.realtime.thread_priority) may start it and numpy's BLAS threads
+        # made at import would inherit that policy
+        code = (f"import os, signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                f"os.sched_getscheduler(0) == os.SCHED_OTHER or "
                 f"os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0)); "
                 f"import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
                 f"from {__name__} import _main; _main()")

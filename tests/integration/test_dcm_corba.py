@@ -262,9 +262,9 @@ def test_seed_time_separate_table_b(dcm):
     t = dcm.getTime(0)
     dcm.setAlias(["ChestLeds", "ClearAll", "time-separate", 0,
                   [t, t + 2000, t + 3000, t + 4000, t + 5000, t + 6000], B_VALUES])
-    # setAlias returns after the DCM applied it: the step dated t has been sent (one cycle
-    # late at most) -- offset 0 is "the first cycle"
-    check_table(dcm, t, TABLE_B, B_CURVES, "B")
+    # setAlias returns after the DCM applied it: a cycle after t on a quiet machine, later on
+    # a loaded one (the step dated t is then sent at once and the first ramp starts there)
+    check_table(dcm, t, TABLE_B, B_CURVES, "B", applied=dcm.getTime(0) - t)
 
 
 # -- errors over CORBA --------------------------------------------------------------------------

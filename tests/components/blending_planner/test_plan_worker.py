@@ -444,3 +444,31 @@ def test_the_worker_loads_the_batched_fk_kernel_before_the_first_command():
             time.sleep(0.1)
     finally:
         h.close()
+
+
+def test_a_ctrl_c_to_the_process_group_does_not_end_the_worker():
+    """A terminal's Ctrl-C reaches every process of the manager's group; the worker, still
+    importing its modules on a loaded machine, must neither die nor print a traceback: the
+    manager ends it."""
+    w = PlanWorker("bp", None)
+    w.start()
+    pid = w.pid
+
+    def sigint_ignored() -> bool:
+        with open(f"/proc/{pid}/status") as f:
+            mask = next(ln for ln in f if ln.startswith("SigIgn:")).split()[1]
+        return bool(int(mask, 16) & (1 << (signal.SIGINT - 1)))
+    try:
+        deadline = time.monotonic() + 60
+        while not sigint_ignored():                  # its first statement has run
+            assert time.monotonic() < deadline and _alive(pid)
+            time.sleep(0.005)
+        for _ in range(20):                          # while it imports, and after
+            os.kill(pid, signal.SIGINT)
+            time.sleep(0.01)
+        with pytest.raises(cm.MotionError):          # alive, and it answers
+            w.motion(cm.MoveJ([0] * 6, [10] * 6, [10] * 6),
+                     Start(None, np.zeros(3), np.eye(3)), Settings(0.01), None)
+        assert w.pid == pid
+    finally:
+        w.close()
