@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import signal
 import socket
 import subprocess
 import sys
@@ -314,7 +313,6 @@ def _main() -> None:
 
 def _serve(conn: Any, parent: int, arm_spec: tuple | None) -> None:
     """The worker process's main loop: one call at a time until None or end of file."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)      # a terminal's Ctrl-C ends the parent
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     base, why = None, ""
     if arm_spec is not None:
