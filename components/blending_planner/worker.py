@@ -252,20 +252,18 @@ class PlanWorker:
         self._proc = None
 
     def close(self) -> None:
-        """Ask the child to end and wait for it (terminated, then killed, after JOIN_TIMEOUT
-        s each). Runs in: the manager's thread (on_finalize)."""
+        """End the child and wait for it (terminated, then killed after JOIN_TIMEOUT s). No
+        command runs in it when the lock is ours, and it keeps nothing worth saving, so it
+        is not asked and waited for: one still loading its arm or kernel (in idle time, see
+        IdleTimeLoading) would answer only once done. Runs in: the manager's thread
+        (on_finalize)."""
         got = self._lock.acquire(timeout=JOIN_TIMEOUT)
         try:
             self._closed = True
             proc, conn = self._proc, self._conn
             if proc is None:
                 return
-            if got and conn is not None:
-                try:
-                    conn.send(None)
-                except OSError:
-                    pass
-            for end in ((lambda: None) if got else proc.terminate, proc.terminate, proc.kill):
+            for end in (proc.terminate, proc.kill):
                 end()
                 try:
                     proc.wait(JOIN_TIMEOUT)
@@ -302,6 +300,83 @@ def _watch_parent(parent: int) -> None:
     os._exit(0)
 
 
+def _may_leave_sched_idle() -> bool:
+    """This thread may go from SCHED_IDLE back to SCHED_OTHER at its nice value (Linux asks
+    for CAP_SYS_NICE or an RLIMIT_NICE that admits the nice value, sched(7))."""
+    try:
+        with open("/proc/self/status") as f:
+            caps = next((ln.split()[1] for ln in f if ln.startswith("CapEff:")), "0")
+        if int(caps, 16) & (1 << 23):                    # CAP_SYS_NICE
+            return True
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_NICE)[0]
+        return soft == resource.RLIM_INFINITY or soft >= 20 - os.nice(0)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+class IdleTimeLoading:
+    """The worker's loading (the arm, the compiled FK kernel: about 0.4 s of CPU) runs under
+    SCHED_IDLE: on a machine whose cores are busy (a batch of simulation trials, a loaded
+    host) it takes only CPU time nothing else wants, and a trial that ends before any plan
+    never paid for it. A command arriving meanwhile puts the loading thread back to
+    SCHED_OTHER at once (a thread of its own watches the socket), so the first command never
+    waits on idle time. Where the thread could not come back from SCHED_IDLE (no
+    CAP_SYS_NICE, RLIMIT_NICE too low) it loads at its normal policy.
+    Runs in: the worker's main thread (the watcher in its own)."""
+
+    def __init__(self, conn: Any):
+        self.conn = conn
+        self.tid = threading.get_native_id()
+        self.idle = False
+        self._lock = threading.Lock()
+        self._wake_r = self._wake_w = -1
+        self._watcher: threading.Thread | None = None
+
+    def __enter__(self) -> "IdleTimeLoading":
+        if not hasattr(os, "SCHED_IDLE") or not _may_leave_sched_idle():
+            return self
+        try:
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        except OSError:
+            return self
+        self.idle = True
+        self._wake_r, self._wake_w = os.pipe()
+        self._watcher = threading.Thread(target=self._watch, daemon=True,
+                                         name="idle-loading")
+        self._watcher.start()
+        return self
+
+    def normal(self) -> None:
+        """Back to SCHED_OTHER (once). Runs in: either thread."""
+        with self._lock:
+            if self.idle:
+                self.idle = False
+                try:
+                    os.sched_setscheduler(self.tid, os.SCHED_OTHER, os.sched_param(0))
+                except OSError:
+                    pass
+
+    def _watch(self) -> None:
+        import select
+        try:
+            select.select([self.conn.fileno(), self._wake_r], [], [])
+        except (OSError, ValueError):
+            pass
+        self.normal()           # a command (or the parent's end of file) is waiting
+        os.close(self._wake_r)
+
+    def __exit__(self, *exc: Any) -> None:
+        self.normal()
+        if self._wake_w >= 0:
+            try:
+                os.write(self._wake_w, b"x")    # the watcher may be gone already (a
+            except OSError:                       # command woke it)
+                pass
+            os.close(self._wake_w)
+            self._watcher.join()
+
+
 def _main() -> None:
     """The child's entry: argv = sys.path (already set by the caller's code), the socket's
     fd, the parent's pid, the arm spec (JSON), the nice increment."""
@@ -316,17 +391,18 @@ def _serve(conn: Any, parent: int, arm_spec: tuple | None) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     base, why = None, ""
     if arm_spec is not None:
-        from .arm import load_arm
-        model, chain, limits, speeds = arm_spec
-        got = load_arm(model, chain, np.eye(4), limits, speeds)
-        if isinstance(got, str):
-            why = got
-        else:
-            base = got
-            try:      # the batched FK's compiled kernel (numba) loaded now, while no
-                base.fk_batch(np.zeros((1, base.n)))    # command waits, not in the first
-            except Exception:                            # plan (~0.5 s CPU cached)
-                pass
+        with IdleTimeLoading(conn):
+            from .arm import load_arm
+            model, chain, limits, speeds = arm_spec
+            got = load_arm(model, chain, np.eye(4), limits, speeds)
+            if isinstance(got, str):
+                why = got
+            else:
+                base = got
+                try:      # the batched FK's compiled kernel (numba) loaded now, while no
+                    base.fk_batch(np.zeros((1, base.n)))   # command waits, not in the
+                except Exception:                           # first plan (~0.4 s CPU cached)
+                    pass
     arms: dict[bytes, Any] = {}
     while True:
         try:

@@ -472,3 +472,80 @@ def test_a_ctrl_c_to_the_process_group_does_not_end_the_worker():
         assert w.pid == pid
     finally:
         w.close()
+
+
+def _idle_permitted() -> bool:
+    from rtcf_components.blending_planner.worker import _may_leave_sched_idle
+    return hasattr(os, "SCHED_IDLE") and _may_leave_sched_idle()
+
+
+def _in_loading(body):
+    """Run ``body(loading, policy)`` inside IdleTimeLoading in a thread of its own (the
+    test's thread keeps its policy); ``policy()`` reads that thread's policy."""
+    from rtcf_components.blending_planner.worker import IdleTimeLoading
+    mine, theirs = __import__("socket").socketpair()
+    seen: dict = {}
+
+    def run():
+        try:
+            with IdleTimeLoading(mine) as loading:
+                body(loading, lambda: os.sched_getscheduler(0), theirs, seen)
+            seen["after"] = os.sched_getscheduler(0)
+        except BaseException as e:      # noqa: BLE001 - reported by the test
+            seen["error"] = e
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(60)
+    mine.close()
+    theirs.close()
+    assert not t.is_alive()
+    if "error" in seen:
+        raise seen["error"]
+    return seen
+
+
+@pytest.mark.skipif(not _idle_permitted(), reason="SCHED_IDLE could not be left here")
+def test_the_worker_loads_in_idle_time_and_a_command_ends_that_at_once():
+    """The loading runs under SCHED_IDLE; a command arriving puts the loading thread back to
+    SCHED_OTHER while it still loads (nothing is read from the socket); the end of the
+    loading does too when no command came."""
+    def body(loading, policy, peer, seen):
+        seen["loading"] = policy()
+        peer.sendall(b"a command")
+        deadline = time.monotonic() + 30
+        while policy() != os.SCHED_OTHER:
+            assert time.monotonic() < deadline, "a command left the loading idle"
+            time.sleep(0.002)
+        seen["still_inside"] = loading.idle
+    seen = _in_loading(body)
+    assert seen["loading"] == os.SCHED_IDLE
+    assert seen["still_inside"] is False and seen["after"] == os.SCHED_OTHER
+
+    def quiet(loading, policy, peer, seen):
+        seen["loading"] = policy()
+    seen = _in_loading(quiet)
+    assert seen["loading"] == os.SCHED_IDLE and seen["after"] == os.SCHED_OTHER
+    assert not [t for t in threading.enumerate() if t.name == "idle-loading"], \
+        "the watcher outlived the loading"
+
+
+def test_without_the_right_to_leave_sched_idle_the_loading_keeps_its_policy(monkeypatch):
+    from rtcf_components.blending_planner import worker
+    monkeypatch.setattr(worker, "_may_leave_sched_idle", lambda: False)
+
+    def body(loading, policy, peer, seen):
+        seen["loading"] = policy()
+    seen = _in_loading(body)
+    assert seen["loading"] == os.SCHED_OTHER == seen["after"]
+
+
+def test_close_ends_a_worker_still_loading_without_waiting_for_it():
+    """A trial that ends before any command: the worker, still loading its arm and kernel,
+    is ended at once (SIGTERM), not asked to end and waited for: it would read the request
+    only once loaded, and end by itself (status 0)."""
+    w = PlanWorker("bp", ("doosan_m1013", "arm", PARAMS["joint_limits"],
+                          PARAMS["joint_speeds"]))
+    w.start()
+    proc = w._proc
+    w.close()
+    assert proc.returncode == -signal.SIGTERM
