@@ -300,16 +300,30 @@ def bench_systems(ns: int, rounds: int, seconds: float, work: Path) -> None:
 PLANNER_COMPOSITIONS = ("arm_blending", "arm_sim", "arm_sim_split")
 
 
-def _overruns(ref: object) -> int:
+CAUSES = ("cpu", "wakeup", "remote", "members")     # rtcf.simtime.OVERRUN_CAUSES
+
+
+def _overruns(ref: object) -> np.ndarray:
+    """The overruns of ``ref``'s first EC: [total, then by cause (CAUSES; a paced
+    simulation's EC reports them as stats.overruns.<cause>, others 0)]."""
     from rtcf.corba.idl import stub_module
     from rtcf.corba.nv import from_nvlist
     RTC = stub_module("RTC")
-    total = 0
+    out = np.zeros(1 + len(CAUSES))
     ecs = list(ref.get_owned_contexts()) + list(ref.get_participating_contexts())
     for ec in ecs[:1]:
-        prof = ec._narrow(RTC.ExecutionContextService).get_profile()
-        total += int(from_nvlist(prof.properties).get("stats.overruns", "0"))
-    return total
+        props = from_nvlist(ec._narrow(RTC.ExecutionContextService).get_profile().properties)
+        out[0] += int(props.get("stats.overruns", "0"))
+        for i, c in enumerate(CAUSES):
+            out[1 + i] += int(props.get(f"stats.overruns.{c}", "0"))
+    return out
+
+
+def _by_cause(rows: list[np.ndarray]) -> str:
+    """Medians of the causes of a list of counts: ``cpu 1 wakeup 0.5`` (nonzero only)."""
+    med = np.median(np.array(rows), axis=0) if rows else np.zeros(1 + len(CAUSES))
+    text = " ".join(f"{c} {med[1 + i]:g}" for i, c in enumerate(CAUSES) if med[1 + i])
+    return text or "-"
 
 
 def bench_planner(ns: int, rounds: int, work: Path,
@@ -381,7 +395,7 @@ def bench_planner(ns: int, rounds: int, work: Path,
                 ok = bp.move_blending(SQUARE, [150.0, -10000.0], [600.0, -10000.0], 0.0,
                                       1, 0, 1)          # TOOL frame, ASYNC: amoveb
                 calls.append(time.perf_counter() - t0)
-                planning.append(_overruns(watched) - before)    # until amoveb returned
+                planning.append((_overruns(watched) - before)[0])    # until amoveb returned
                 if not ok:
                     raise RuntimeError(f"{comp}: amoveb refused: {bp.last_error()}")
                 bp.move_wait()
@@ -397,9 +411,15 @@ def bench_planner(ns: int, rounds: int, work: Path,
                 os.killpg(proc.pid, 15)
                 proc.wait(30)
         rows.append([comp, float(np.median(calls)) * 1e3, float(np.median(planning)),
-                     float(np.median(added)), max(added), float(np.median(idle))])
+                     float(np.median([a[0] for a in added])), max(a[0] for a in added),
+                     _by_cause(added), float(np.median([a[0] for a in idle])),
+                     _by_cause(idle)])
     print(table(["composition", "amoveb returns after [ms]", "overruns until it returns",
-                 "overruns added (median)", "(max)", "as long, no motion (median)"], rows, 1))
+                 "overruns added (median)", "(max)", "added by cause (median)",
+                 "as long, no motion (median)", "no motion by cause"], rows, 1))
+    print("(causes, rtcf.simtime.OVERRUN_CAUSES: cpu = the time base thread woke late "
+          "waiting for a CPU; wakeup = woke late otherwise (GIL, timer); remote = the step "
+          "calls to the other process; members = its own cycles)")
 
 
 def main() -> None:

@@ -50,6 +50,7 @@ class ECSettings:
     transition_timeout: float = 0.5    # [s]
     simulation: bool | None = None     # rtcf.simulation.enable; None: the composition says
     real_time_factor: float | None = None   # rtcf.simulation.real_time_factor
+    lockstep_cpu: int | None = None    # rtcf.simulation.cpu, resolved (None: any CPU)
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, str]) -> "ECSettings":
@@ -71,7 +72,8 @@ class ECSettings:
             simulation=rtcconf.get_bool(conf, enable)
             if str(conf.get(enable) or "").strip() else None,
             real_time_factor=rtcconf.get_float(conf, "rtcf.simulation.real_time_factor",
-                                               None, ge=0))
+                                               None, ge=0),
+            lockstep_cpu=lockstep_cpu(conf))
 
     def simulation_factor(self, composition: Composition) -> float | None:
         """The real-time factor when ``composition`` runs in simulation time, else None:
@@ -89,7 +91,27 @@ class ECSettings:
         ``driven``: a follower of a lockstep simulation across processes (rtcf.lockstep),
         whose instants its leader runs."""
         return SimTimeBase(factor, spin=self.spin, spin_yield=self.spin_yield,
-                           sched_fifo=self.sched_fifo, driven=driven)
+                           sched_fifo=self.sched_fifo, driven=driven, cpu=self.lockstep_cpu)
+
+def lockstep_cpu(conf: Mapping[str, str]) -> int | None:
+    """rtcf.simulation.cpu resolved: a CPU number, or None (any CPU: NO, or auto on a
+    machine where the process may use one CPU only). ConfigError naming the key and where
+    it was set for another value."""
+    key = "rtcf.simulation.cpu"
+    text = str(conf.get(key) or "auto").strip().lower()
+    if text == "no":
+        return None
+    if text == "auto":
+        try:
+            cpus = sorted(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            return None
+        return cpus[-1] if len(cpus) > 1 else None
+    if not text.isdigit():
+        raise ConfigError(f"{rtcconf.where(conf, key)}: {key}: expected auto, NO or a CPU "
+                          f"number (0, 1, ...), got {show_value(conf.get(key))}")
+    return int(text)
+
 
 def make_ec(decl: ECDecl, settings: ECSettings,
             time_base: SimTimeBase | None = None, rank: int | None = None) -> ExecutionContext:

@@ -170,6 +170,9 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
         bad("manager.realtime.thread_priority",
             f"expected an integer from 0 to {EC_PRIORITY - 1} (below the EC threads' "
             f"SCHED_FIFO priority {EC_PRIORITY}; 0 = normal threads)")
+    text = present("rtcf.simulation.cpu")
+    if text is not None and text.lower() not in ("auto", "no") and not text.isdigit():
+        bad("rtcf.simulation.cpu", "expected auto, NO or a CPU number (0, 1, ...)")
     text = present("exec_cxt.periodic.overrun_policy")
     if text is not None and text not in OVERRUN_POLICIES:
         bad("exec_cxt.periodic.overrun_policy",

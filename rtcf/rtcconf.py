@@ -308,6 +308,11 @@ _DEFAULTS: dict[str, str] = {
     # a follower) during an instant travels on the step call, one round trip per process and
     # instant; NO: each sample is a put of its own
     "rtcf.simulation.step_data": "YES",
+    # a simulation across processes paced under SCHED_FIFO: the CPU that the leader's time
+    # base thread and every follower's step thread run on (an instant passes from one to
+    # the next and back, never two at once; on one CPU each hand-over is a switch there, not
+    # a wake-up of another CPU); auto: the process's last CPU, NO: any CPU
+    "rtcf.simulation.cpu": "auto",
     # real-time process settings (rtcf.realtime): lock memory where permitted, freeze the
     # start-up heap after activation, the interpreter's switch interval [us]
     "manager.realtime.mlockall": "YES",

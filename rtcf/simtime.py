@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import threading
 from collections import deque
 from concurrent.futures import Future
@@ -73,6 +74,32 @@ _get_ident = threading.get_ident
 # a thousand times accumulates float error, and must still run exactly one 1 kHz cycle each.
 EPS = 1e-9
 CALL_TIMEOUT = 10.0   # [s] wall: how long a call into the time base thread may wait
+# Why a paced instant ended past the next one's wall time (SimTimeBase.overrun_causes): the
+# largest of its parts. ``cpu``: the time base thread woke late and waited that long for a
+# CPU (the machine's load, or a hypervisor); ``wakeup``: it woke late without waiting for a
+# CPU (the GIL held by another thread of the process, a late timer); ``remote``: the step
+# calls to other processes of a lockstep run (their wake-up, GIL, members and the wire);
+# ``members``: this process's own cycles. The instants that follow a late one and are late
+# too (catch_up) count under its cause.
+OVERRUN_CAUSES = ("cpu", "wakeup", "remote", "members")
+
+
+def _schedstat() -> int | None:
+    """A descriptor of the calling thread's /proc schedstat (Linux), else None."""
+    try:
+        return os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+    except OSError:
+        return None
+
+
+def _run_delay(fd: int | None) -> float:
+    """The thread's time spent runnable but not running so far [s] (0 without it)."""
+    if fd is None:
+        return 0.0
+    try:
+        return int(os.pread(fd, 64, 0).split()[1]) * 1e-9
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def _seconds(seconds: object, what: str) -> float:
@@ -119,7 +146,8 @@ class SimTimeBase:
     def __init__(self, real_time_factor: float = 1.0, *, wall_clock: Clock | None = None,
                  name: str = "sim", spin: float = 200e-6, spin_yield: bool = False,
                  sched_fifo: bool = False, priority: int = 50,
-                 overrun_policy: str = "catch_up", driven: bool = False):
+                 overrun_policy: str = "catch_up", driven: bool = False,
+                 cpu: int | None = None):
         problem = check_factor(real_time_factor)
         if problem:
             raise ConfigError(f"simulation time: real_time_factor: {problem}, got "
@@ -143,6 +171,10 @@ class SimTimeBase:
         self.spin_yield = bool(spin_yield)
         self.sched_fifo = bool(sched_fifo)
         self.priority = int(priority)
+        # lockstep across processes, paced under SCHED_FIFO: the CPU that the leader's time
+        # base thread and every follower's step thread share (None: no pinning)
+        self.cpu = cpu
+        self._pin_warned = False
         self.fifo = False                   # the thread runs under SCHED_FIFO now
         self._fifo_asked = False            # what the thread last asked for
         self._paused = False
@@ -183,6 +215,12 @@ class SimTimeBase:
         self.instants = 0
         self.resyncs = 0
         self.overruns = 0                   # paced: instants that ended past the next one
+        self.overrun_causes = dict.fromkeys(OVERRUN_CAUSES, 0)   # the overruns by cause
+        self._cause: str | None = None      # the cause of the late instants in a row
+        self._remote_time = 0.0             # [s] wall of this instant's step calls
+        self._rd_fd: int | None = None      # the time base thread's schedstat
+        self._rd_wait = 0.0                 # its run delay when its last pacing wait began
+        self._rd_at = -INF                  # the instant that wait was for
         self.lateness_max = 0.0             # paced: worst wall lateness of an instant [s]
         self.wall_started: float | None = None   # wall clock at the first instant
         self.wall_reached: float | None = None   # wall clock when the stop time was reached
@@ -374,7 +412,7 @@ class SimTimeBase:
         elapsed = end - self.wall_started if self.wall_started is not None else 0.0
         return {"now": self.now, "real_time_factor": self._factor, "paused": self._paused,
                 "held": self._holds > 0, "instants": self.instants, "resyncs": self.resyncs,
-                "overruns": self.overruns,
+                "overruns": self.overruns, "overrun_causes": dict(self.overrun_causes),
                 "lateness_max": self.lateness_max, "wall": wall, "wall_elapsed": elapsed,
                 "fifo": self.fifo,
                 "achieved_factor": self.now / elapsed if elapsed > 0 else 0.0,
@@ -411,6 +449,8 @@ class SimTimeBase:
             line += "; lockstep: stepped by the leader"
         if self.carried:
             line += f", {self.carried} samples carried on the steps"
+        if self.overruns:
+            line += f"; overruns {self.overruns} ({causes_text(self.overrun_causes)})"
         if self.fault is not None:
             line += f"\n{self.fault}"
         return line
@@ -463,6 +503,8 @@ class SimTimeBase:
                 self._fifo_step.asked = True
                 asked = self._factor > 0.0
                 self.fifo = set_thread_fifo(asked, self.priority)
+                if asked:
+                    self._pin(True)
                 if asked and not self.fifo and not self._fifo_warned:
                     self._fifo_warned = True
                     self.log.warning("exec_cxt.periodic.sched_fifo: SCHED_FIFO is not "
@@ -555,6 +597,7 @@ class SimTimeBase:
     def _main(self) -> None:
         me = threading.current_thread()
         ident = self._ident = threading.get_ident()
+        self._rd_fd = _schedstat()          # this thread's
         self.fifo = self._fifo_asked = False     # a new thread starts as a normal one
         if self.sched_fifo and thread_is_realtime():
             set_thread_fifo(False, self.priority)   # made by a raised thread (rtcf.realtime)
@@ -564,6 +607,9 @@ class SimTimeBase:
             self.log.exception("simulation time base %r stopped by an internal error",
                                self.name)
         finally:
+            fd, self._rd_fd = self._rd_fd, None
+            if fd is not None:
+                os.close(fd)
             calls: list = []
             with self._cond:
                 if self._thread is me:        # ended by an error: nobody runs the calls
@@ -638,12 +684,16 @@ class SimTimeBase:
             if self.sched_fifo and paced is not self._fifo_asked:
                 self._fifo_asked = paced
                 self.fifo = set_thread_fifo(paced, self.priority)
+                self._pin(paced and self.lockstep)
             if paced:
                 at = limit if reach else t
                 pacer = self._pacer
                 if self._reanchor or not pacer.anchored:
                     self._reanchor = False
                     pacer.anchor(at, speed=factor)
+                if self._rd_fd is not None and self._rd_at != at:
+                    self._rd_at = at            # once per instant (a wake-up comes back)
+                    self._rd_wait = _run_delay(self._rd_fd)
                 lateness = pacer.release(pacer.due(at), self._pace_wait, spin=not reach)
                 if lateness is None:
                     continue                          # woken: requests, calls, pause
@@ -697,16 +747,52 @@ class SimTimeBase:
         nxt = pacer.due(t_next)
         end = self._wall.now()
         if end <= nxt and self.overrun_policy == "catch_up":
+            self._cause = None
             return
         deadline, missed, _ = next_deadline(due, end, nxt - due, self.overrun_policy,
                                             pacer.released)
         if missed:
+            cause = self._cause
+            if cause is None:               # the first late instant of a row: why
+                cause = self._cause = self._why_late(due, end)
+            self.overrun_causes[cause] += missed
             self.overruns += missed
             for ec in self._ecs:            # the ECs whose cycles made the instant late
                 if ec.local and ec._last_start == t:
                     ec.overruns += missed
+                    ec.overrun_causes[cause] += missed
+        else:
+            self._cause = None
         if deadline != nxt:
             pacer.anchor(t_next, wall=deadline)
+
+    def _why_late(self, due: float, end: float) -> str:
+        """The cause (OVERRUN_CAUSES) of a late instant due at wall time ``due`` that
+        ended at ``end``: the largest of its late release, its step calls and its own
+        cycles."""
+        pacer = self._pacer
+        wake = pacer.released - due
+        remote = self._remote_time
+        members = end - pacer.released - remote
+        if wake >= remote and wake >= members:
+            waited = _run_delay(self._rd_fd) - self._rd_wait
+            return "cpu" if self._rd_fd is not None and waited >= 0.5 * wake else "wakeup"
+        return "remote" if remote >= members else "members"
+
+    def _pin(self, on: bool) -> None:
+        """Put the calling thread on ``cpu`` (on) or back on every CPU of the process
+        (off), where ``cpu`` is set. Runs in: the time base thread, a follower's step
+        thread."""
+        if self.cpu is None or not hasattr(os, "sched_setaffinity"):
+            return
+        try:
+            cpus = {self.cpu} if on else os.sched_getaffinity(os.getpid())
+            os.sched_setaffinity(0, cpus)
+        except (OSError, ValueError) as e:
+            if not self._pin_warned:
+                self._pin_warned = True
+                self.log.warning("rtcf.simulation.cpu: the lockstep threads stay on every "
+                                 "CPU (CPU %s: %s)", self.cpu, e)
 
     def _reach(self, limit: float, due: float) -> None:
         """Time reaches ``limit`` (an advance target or the stop time) with no cycle left
@@ -738,6 +824,7 @@ class SimTimeBase:
             if self.wall_started is None:
                 self.wall_started = self._wall.now()
             self.now = t
+            self._remote_time = 0.0
             batch: list[RemotePart] = []
             self.stepping = threading.get_ident()
             try:
@@ -775,7 +862,10 @@ class SimTimeBase:
             raise LockstepError(parts[0].process, [p.name for p in parts], t,
                                 "the process has not joined")
         self.remote_calls += 1
+        now = self._wall.now            # the pacing clock (a ManualClock in tests)
+        a = now()
         remote.step(t, parts)           # raises LockstepError
+        self._remote_time += now() - a
         for part in parts:              # part._advance(), written out
             k = part._k + 1
             part._k = k
@@ -818,6 +908,15 @@ class RemotePart:
         return f"<RemotePart {self.name!r} of process {self.process!r} at {self.rate:g} Hz>"
 
 
+def causes_text(causes: dict[str, int]) -> str:
+    """``wake-up waiting for a CPU 2, remote 1`` (the causes with a count, in
+    OVERRUN_CAUSES order), or ``none``."""
+    words = {"cpu": "wake-up waiting for a CPU", "wakeup": "wake-up (GIL or timer)",
+             "remote": "other processes' steps", "members": "own cycles"}
+    text = ", ".join(f"{words[k]} {causes[k]}" for k in OVERRUN_CAUSES if causes.get(k))
+    return text or "none"
+
+
 def first_instant(t: float, rate: float) -> int:
     """The index k of the first instant k / rate at or after ``t`` (within EPS)."""
     k = math.ceil(t * rate - EPS * rate)
@@ -853,6 +952,7 @@ class SimulationEC(ExecutionContext):
         kw.pop("clock", None)
         super().__init__(rate, name, time_base.clock, **kw)
         self._base = time_base
+        self.overrun_causes = dict.fromkeys(OVERRUN_CAUSES, 0)   # its overruns by cause
         self._k = 0            # index of the next cycle on this EC's grid
         self._next = INF       # its instant [s]
         self._rank = time_base._register(self, rank)

@@ -43,11 +43,16 @@ def live_properties(ec: ExecutionContext) -> dict[str, str]:
     web view): cycles and overruns since start; achieved rate [Hz], p99 and worst lateness
     [us] over the last second. Runs in: an ORB thread; reads the EC's counters only."""
     s = ec.recent_stats(1.0)
-    return {"stats.cycles": str(int(s["cycles"])), "stats.overruns": str(int(s["overruns"])),
-            "stats.rate": f"{s['rate']:.1f}",
-            "stats.lateness_p99_us": f"{s['lateness_p99'] * 1e6:.0f}",
-            "stats.lateness_max_us": f"{s['lateness_max'] * 1e6:.0f}",
-            "stats.window_s": "1"}
+    out = {"stats.cycles": str(int(s["cycles"])), "stats.overruns": str(int(s["overruns"])),
+           "stats.rate": f"{s['rate']:.1f}",
+           "stats.lateness_p99_us": f"{s['lateness_p99'] * 1e6:.0f}",
+           "stats.lateness_max_us": f"{s['lateness_max'] * 1e6:.0f}",
+           "stats.window_s": "1"}
+    causes = getattr(ec, "overrun_causes", None)    # a paced simulation's (rtcf.simtime)
+    if causes is not None:
+        for k, v in causes.items():
+            out[f"stats.overruns.{k}"] = str(int(v))
+    return out
 
 
 class ECServant(RTC__POA.ExecutionContextService):

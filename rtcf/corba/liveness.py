@@ -44,6 +44,20 @@ if TYPE_CHECKING:
 
 log = get_logger("corba.liveness")
 
+def _within_run(cp: Any, system: str) -> bool:
+    """True when ``cp`` joins two processes of the lockstep run of composition ``system``
+    (its reader published where it lives: rtcf/corba/lockstep.py PROCESS_PROPERTY). Such a
+    connection is not checked: every instant's step call to the other process proves it
+    alive, and a process of the run that dies or hangs ends the run (its step fails; the
+    launcher sees it exit). The check's calls and their profiles cost each process Python
+    work under the GIL every check_interval, which the time base thread waited for: an
+    overrun a second of a paced split system with no motion at all (bench/README.md)."""
+    from .lockstep import PROCESS_PROPERTY
+    from .nv import nv_find
+    value = nv_find(cp.properties, PROCESS_PROPERTY)
+    return isinstance(value, str) and value.rpartition("/")[0] == system
+
+
 DEAD = (CORBA.OBJECT_NOT_EXIST, CORBA.COMM_FAILURE, CORBA.TRANSIENT, CORBA.TIMEOUT)
 PROBE_TIMEOUT_MS = 500       # a probe or a check call never waits longer than this
 PROBE_INTERVAL = 0.25        # [s] how often suspect peers are probed
@@ -142,6 +156,7 @@ class Liveness:
         self.suspect_timeout = suspect_timeout
         self.events: deque[ConnectionEvent] = deque(maxlen=100)
         self.lost = 0
+        self.skipped_lockstep = 0      # connector checks left to the lockstep run
         self.listeners: list[Callable[[ConnectionEvent], Any]] = []
         self._guards: dict[int, PeerGuard] = {}
         self._misses: dict[tuple[int, str], int] = {}
@@ -232,15 +247,24 @@ class Liveness:
         with self._lock:
             self._guards.pop(id(g), None)
 
+    def _lockstep_system(self) -> str | None:
+        """The composition of the lockstep run this process takes part in, else None."""
+        mail = getattr(getattr(self.rt.manager, "lockstep", None), "mail", None)
+        return getattr(mail, "system", None)
+
     def _check_profiles(self) -> None:
         with self._lock:
             suspect = {(id(g.port_servant), g.cid) for g in self._guards.values()}
         seen = set()
+        system = self._lockstep_system()
         for ps in self.rt.all_port_servants():
             for cid, cp, age in ps.stored_connectors():
                 seen.add((id(ps), cid))
                 if age < self.check_interval or (id(ps), cid) in suspect:
                     continue            # a connect in progress; or the guard's business
+                if system is not None and _within_run(cp, system):
+                    self.skipped_lockstep += 1
+                    continue
                 verdict = self._check_one(ps, cid, cp)
                 key = (id(ps), cid)
                 if verdict is None:
