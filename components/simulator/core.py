@@ -48,6 +48,8 @@ _QACC = int(mujoco.mjtWarning.mjWARN_BADQACC)
 _BAD_STATE = ((_QPOS, "positions (QPOS"), (_QVEL, "velocities (QVEL"),
               (_QACC, "accelerations (QACC"))
 _F64 = np.dtype(np.float64)
+assert (_QVEL, _QACC) == (_QPOS + 1, _QPOS + 2)    # Simulation._bad_counts: one slice
+_mj_step = mujoco.mj_step
 # the feet's sensors in one buffer (Simulation._read_feet): name -> (start, size)
 FEET_LAYOUT = {"lfoot": (0, 6), "rfoot": (6, 6), "lcop": (12, 2), "rcop": (14, 2),
                "fsr": (16, 8), "zmp": (24, 3)}
@@ -354,6 +356,7 @@ class Simulation:
         # only on stdout; the core reports it instead (step() raises SimDiverged)
         m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_AUTORESET)
         self._warnings = memoryview(d.warning.number)  # live counters, cleared by mj_resetData
+        self._bad_counts = self._warnings[_QPOS: _QACC + 1]   # the three step() tests
         self.diverged: str | None = None
         # views into MuJoCo's arrays (fixed buffers), contiguous in the generated models
         self._q_view = self._view(d.qpos, self._qadr)
@@ -376,6 +379,7 @@ class Simulation:
         # a few joints (the M1013's 6): the velocity count on Python floats, a loop cheaper
         # than the two numpy calls of the screening below
         self._vlim_list = self._vlim.tolist() if n <= SCALAR_JOINTS else None
+        self._dq_items = memoryview(self._dq_view)   # MuJoCo's buffer: fixed for mj_data's life
         # the same for the torque clamp of set_torques (a compare per joint, no ufuncs)
         self._effort_list = (np.array(model.effort_limit).tolist() if n <= SCALAR_JOINTS
                              else None)
@@ -396,6 +400,7 @@ class Simulation:
         self.saturations = 0
         self.velocity_exceeded = 0
         self._sensor_flag = int(mujoco.mjtDisableBit.mjDSBL_SENSOR)
+        self._opt = m.opt                  # MjOption of mj_model (its memory, its life)
         s = self.sensors = Sensors(n)
         s.q, s.dq, s.tau = (_read_only(v) for v in (self._q_view, self._dq_view,
                                                      self._tau_view))
@@ -491,6 +496,15 @@ class Simulation:
 
         Runs in: owner thread. SimError on a wrong length, NaN/inf or a stiffness outside
         [0, 1]; nothing changes then."""
+        if (stiffness is None and type(q_ref) is np.ndarray and q_ref.dtype is _F64
+                and q_ref.shape == self._shape):
+            # the stream of targets (a qRef sample every period): a float64 (n,) array is
+            # what _vector would return as it is (no copy), so only its finiteness check
+            # remains, the same test with the same message
+            if not math.isfinite(sum(q_ref.tolist())):
+                raise SimError(f"q_ref: expected finite numbers, got {_show(q_ref.tolist())}")
+            self._ctrl_servo[...] = q_ref
+            return
         q = _vector(q_ref, self.n, "q_ref")
         if stiffness is not None:
             self._set_stiffness(stiffness)     # validates before it changes anything
@@ -599,9 +613,9 @@ class Simulation:
         period counts; the sensors are not refreshed) or earlier without a reset since."""
         if self.diverged is not None:
             raise SimDiverged(self.diverged)
-        m, d = self.mj_model, self.mj_data
         n = self.substeps
         if self._push_left:
+            d = self.mj_data
             k = min(self._push_left, n)
             d.xfrc_applied[self._push_body, :3] = self._push_force
             self._run(k, last=(k == n))
@@ -612,12 +626,12 @@ class Simulation:
             if n:
                 self._run(n, last=True)
         elif n == 1:
-            mujoco.mj_step(m, d)
+            _mj_step(self.mj_model, self.mj_data)
         else:
             self._run(n, last=True)
         self._periods += 1
-        w = self._warnings
-        if w[_QPOS] or w[_QVEL] or w[_QACC]:
+        # MuJoCo's counters of bad positions, velocities and accelerations (adjacent)
+        if any(self._bad_counts):
             self._diverge()
         self._read_sensors()
 
@@ -645,11 +659,15 @@ class Simulation:
         m, d = self.mj_model, self.mj_data
         quiet = k - 1 if last else k
         if quiet:
-            m.opt.disableflags |= self._sensor_flag
-            mujoco.mj_step(m, d, quiet)
-            m.opt.disableflags &= ~self._sensor_flag
+            # the model's options read once and written twice through the wrapper kept
+            # from __init__ (each m.opt makes a new one: about half the cost)
+            opt = self._opt
+            flags = opt.disableflags
+            opt.disableflags = flags | self._sensor_flag
+            _mj_step(m, d, quiet)
+            opt.disableflags = flags & ~self._sensor_flag
         if last:
-            mujoco.mj_step(m, d)
+            _mj_step(m, d)
 
     def reset(self, q=None, stiffness=None) -> None:
         """Back to t = 0 at joint angles `q` (default: initial_q, else the zero posture
@@ -714,9 +732,11 @@ class Simulation:
         """The computed sensors and counters of the new state (q, dq, tau, the IMU and the
         base pose are views: nothing to copy)."""
         if self._vlim_list is not None:              # a few joints: count on floats
+            # MuJoCo's doubles as Python floats through a memoryview made once (no list
+            # per period); v > lim or v < -lim is abs(v) > lim without the call (NaN: false)
             over = 0
-            for v, lim in zip(self._dq_view.tolist(), self._vlim_list):
-                if abs(v) > lim:                     # as np.abs(dq) > vlim below
+            for v, lim in zip(self._dq_items, self._vlim_list):
+                if v > lim or v < -lim:              # as np.abs(dq) > vlim below
                     over += 1
             if over:
                 self.velocity_exceeded += over

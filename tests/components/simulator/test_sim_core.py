@@ -3,6 +3,7 @@
 import math
 from pathlib import Path
 
+import mujoco
 import numpy as np
 import pytest
 
@@ -455,3 +456,61 @@ def test_a_few_joints_clamp_on_floats_as_the_arrays_do(arm):
             fast.set_torques(tau)
     assert fast.mj_data.ctrl.tobytes() == before.tobytes() and fast.saturations == count
     fast.set_torques(np.zeros(6)[::1])               # and it goes on
+
+
+@pytest.mark.parametrize("name", ["m1013", "nao_v5"])
+def test_a_float64_array_of_targets_is_checked_as_any_other_form(name):
+    """A float64 array of one target per joint (a qRef sample's data, every period) takes
+    set_position_targets' short way: the same ctrl bits as a list of the same numbers, a
+    NaN or an infinity refused with the same message before anything is written, and the
+    other forms (another dtype, shape or a stiffness given) still checked the long way."""
+    model = SimModel.load(name)
+    fast = Simulation(model, 0.01 if name == "nao_v5" else 0.001)
+    slow = Simulation(model, fast.period)
+    n = len(model.joint_names)
+    rng = np.random.default_rng(3)
+    cases = [rng.uniform(-1, 1, n) for _ in range(10)]
+    cases += [np.full(n, -0.0), np.full(n, 5e-324), np.asarray(model.upper) * 2.0]
+    for q in cases:
+        fast.set_position_targets(q)
+        slow.set_position_targets(q.tolist())
+        assert fast.mj_data.ctrl.tobytes() == slow.mj_data.ctrl.tobytes()
+    before = fast.mj_data.ctrl.tobytes()
+    for bad in (math.nan, math.inf, -math.inf):
+        q = np.zeros(n)
+        q[n // 2] = bad
+        with pytest.raises(SimError, match=r"q_ref: expected finite numbers, got \[0\.0, "):
+            fast.set_position_targets(q)
+    with pytest.raises(SimError, match=f"q_ref: expected {n} numbers, got shape \\(1, {n}\\)"):
+        fast.set_position_targets(np.zeros((1, n)))
+    with pytest.raises(SimError, match=f"q_ref: expected {n} numbers, got shape \\({n - 1},\\)"):
+        fast.set_position_targets(np.zeros(n - 1))
+    assert fast.mj_data.ctrl.tobytes() == before
+    q32 = np.linspace(-0.5, 0.5, n, dtype=np.float32)       # converted, as a list would be
+    fast.set_position_targets(q32)
+    slow.set_position_targets(q32.tolist())
+    assert fast.mj_data.ctrl.tobytes() == slow.mj_data.ctrl.tobytes()
+    fast.set_position_targets(np.zeros(2 * n)[::2])           # strided: the same values
+    slow.set_position_targets([0.0] * n)
+    assert fast.mj_data.ctrl.tobytes() == slow.mj_data.ctrl.tobytes()
+
+
+def test_quiet_substeps_leave_the_disable_flags_as_they_were(nao):
+    """The substeps before a period's last run with MuJoCo's sensors off; the model's
+    disable flags are as before afterwards (the sensor bit cleared, every other bit kept),
+    and the last substep evaluates the sensors (the IMU reads gravity)."""
+    sim = Simulation(nao, 0.01)
+    opt = sim.mj_model.opt
+    sensor = int(mujoco.mjtDisableBit.mjDSBL_SENSOR)
+    before = opt.disableflags
+    assert not before & sensor
+    sim.step()
+    assert sim.mj_model.opt.disableflags == before
+    extra = int(mujoco.mjtDisableBit.mjDSBL_MIDPHASE)   # any other bit
+    opt.disableflags = before | extra
+    sim.step()
+    assert sim.mj_model.opt.disableflags == before | extra
+    opt.disableflags = before
+    sim.mj_data.sensordata[:] = 0.0
+    sim.step()
+    assert np.linalg.norm(sim.sensors.acc) == pytest.approx(G, rel=0.05)
