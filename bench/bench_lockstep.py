@@ -300,7 +300,7 @@ def bench_systems(ns: int, rounds: int, seconds: float, work: Path) -> None:
 PLANNER_COMPOSITIONS = ("arm_blending", "arm_sim", "arm_sim_split")
 
 
-CAUSES = ("cpu", "wakeup", "remote", "members")     # rtcf.simtime.OVERRUN_CAUSES
+CAUSES = ("cpu", "gil", "timer", "remote", "members")     # rtcf.simtime.OVERRUN_CAUSES
 
 
 def _overruns(ref: object) -> np.ndarray:
@@ -320,7 +320,7 @@ def _overruns(ref: object) -> np.ndarray:
 
 
 def _by_cause(rows: list[np.ndarray]) -> str:
-    """Medians of the causes of a list of counts: ``cpu 1 wakeup 0.5`` (nonzero only)."""
+    """Medians of the causes of a list of counts: ``cpu 1 gil 0.5`` (nonzero only)."""
     med = np.median(np.array(rows), axis=0) if rows else np.zeros(1 + len(CAUSES))
     text = " ".join(f"{c} {med[1 + i]:g}" for i, c in enumerate(CAUSES) if med[1 + i])
     return text or "-"
@@ -417,9 +417,10 @@ def bench_planner(ns: int, rounds: int, work: Path,
     print(table(["composition", "amoveb returns after [ms]", "overruns until it returns",
                  "overruns added (median)", "(max)", "added by cause (median)",
                  "as long, no motion (median)", "no motion by cause"], rows, 1))
-    print("(causes, rtcf.simtime.OVERRUN_CAUSES: cpu = the time base thread woke late "
-          "waiting for a CPU; wakeup = woke late otherwise (GIL, timer); remote = the step "
-          "calls to the other process; members = its own cycles)")
+    print("(causes, rtcf.simtime.OVERRUN_CAUSES: the time base thread released late while "
+          "it waited for a CPU (cpu), for the GIL (gil), neither (timer: a late timer or "
+          "the hypervisor); remote = the step calls to the other process; members = its "
+          "own cycles)")
 
 
 def main() -> None:

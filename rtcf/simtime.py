@@ -75,13 +75,15 @@ _get_ident = threading.get_ident
 EPS = 1e-9
 CALL_TIMEOUT = 10.0   # [s] wall: how long a call into the time base thread may wait
 # Why a paced instant ended past the next one's wall time (SimTimeBase.overrun_causes): the
-# largest of its parts. ``cpu``: the time base thread woke late and waited that long for a
-# CPU (the machine's load, or a hypervisor); ``wakeup``: it woke late without waiting for a
-# CPU (the GIL held by another thread of the process, a late timer); ``remote``: the step
-# calls to other processes of a lockstep run (their wake-up, GIL, members and the wire);
-# ``members``: this process's own cycles. The instants that follow a late one and are late
-# too (catch_up) count under its cause.
-OVERRUN_CAUSES = ("cpu", "wakeup", "remote", "members")
+# largest of its parts. A late release (the time base thread's schedstat, Linux): ``cpu``,
+# it spent at least half the lateness waiting for a CPU (the machine's load); ``gil``, it
+# was put to sleep once more after its timed wait ended (the GIL held by another thread of
+# the process); ``timer``, neither: its timer fired late (or the virtual CPU did not run: a
+# hypervisor). ``remote``: the step calls to other processes of a lockstep run (their
+# wake-up, GIL, members and the wire); ``members``: this process's own cycles. The instants
+# that follow a late one and are late too (catch_up) count under its cause.
+OVERRUN_CAUSES = ("cpu", "gil", "timer", "remote", "members")
+LATE_RELEASE = 200e-6   # [s] a release this late reads the thread's schedstat at once
 
 
 def _schedstat() -> int | None:
@@ -92,14 +94,16 @@ def _schedstat() -> int | None:
         return None
 
 
-def _run_delay(fd: int | None) -> float:
-    """The thread's time spent runnable but not running so far [s] (0 without it)."""
+def _sched(fd: int | None) -> tuple[float, int]:
+    """The thread's time spent runnable but not running so far [s] and how many times it
+    was switched in (schedstat; 0, 0 without it)."""
     if fd is None:
-        return 0.0
+        return 0.0, 0
     try:
-        return int(os.pread(fd, 64, 0).split()[1]) * 1e-9
+        f = os.pread(fd, 64, 0).split()
+        return int(f[1]) * 1e-9, int(f[2])
     except (OSError, IndexError, ValueError):
-        return 0.0
+        return 0.0, 0
 
 
 def _seconds(seconds: object, what: str) -> float:
@@ -219,8 +223,10 @@ class SimTimeBase:
         self._cause: str | None = None      # the cause of the late instants in a row
         self._remote_time = 0.0             # [s] wall of this instant's step calls
         self._rd_fd: int | None = None      # the time base thread's schedstat
-        self._rd_wait = 0.0                 # its run delay when its last pacing wait began
+        self._rd_wait = (0.0, 0)            # its schedstat when its last pacing wait began
         self._rd_at = -INF                  # the instant that wait was for
+        self._rd_release: tuple[float, int] | None = None   # ... at a late release
+        self._sleeps = 0                    # timed waits since (each may sleep once)
         self.lateness_max = 0.0             # paced: worst wall lateness of an instant [s]
         self.wall_started: float | None = None   # wall clock at the first instant
         self.wall_reached: float | None = None   # wall clock when the stop time was reached
@@ -693,8 +699,12 @@ class SimTimeBase:
                     pacer.anchor(at, speed=factor)
                 if self._rd_fd is not None and self._rd_at != at:
                     self._rd_at = at            # once per instant (a wake-up comes back)
-                    self._rd_wait = _run_delay(self._rd_fd)
+                    self._rd_wait = _sched(self._rd_fd)
+                    self._sleeps = 0
                 lateness = pacer.release(pacer.due(at), self._pace_wait, spin=not reach)
+                if lateness is not None and self._rd_fd is not None:
+                    self._rd_release = (_sched(self._rd_fd) if lateness > LATE_RELEASE
+                                        else None)
                 if lateness is None:
                     continue                          # woken: requests, calls, pause
                 self.resyncs = pacer.resyncs
@@ -731,6 +741,7 @@ class SimTimeBase:
     def _pace_wait(self, seconds: float) -> bool:
         """The pacer's timed wait: idle (applying nothing) for ``seconds`` at most; True
         when something needs the thread (a request, a call, pause, a new factor)."""
+        self._sleeps += 1
         self._idle(seconds)
         return bool(self._calls) or self._wakes != self._seen
 
@@ -775,8 +786,12 @@ class SimTimeBase:
         remote = self._remote_time
         members = end - pacer.released - remote
         if wake >= remote and wake >= members:
-            waited = _run_delay(self._rd_fd) - self._rd_wait
-            return "cpu" if self._rd_fd is not None and waited >= 0.5 * wake else "wakeup"
+            if self._rd_fd is None:
+                return "timer"                  # nothing tells more
+            now = self._rd_release or _sched(self._rd_fd)
+            if now[0] - self._rd_wait[0] >= 0.5 * wake:
+                return "cpu"
+            return "gil" if now[1] - self._rd_wait[1] > self._sleeps else "timer"
         return "remote" if remote >= members else "members"
 
     def _pin(self, on: bool) -> None:
@@ -909,9 +924,10 @@ class RemotePart:
 
 
 def causes_text(causes: dict[str, int]) -> str:
-    """``wake-up waiting for a CPU 2, remote 1`` (the causes with a count, in
+    """``wake-up waiting for a CPU 2, own cycles 1`` (the causes with a count, in
     OVERRUN_CAUSES order), or ``none``."""
-    words = {"cpu": "wake-up waiting for a CPU", "wakeup": "wake-up (GIL or timer)",
+    words = {"cpu": "wake-up waiting for a CPU", "gil": "wake-up waiting for the GIL",
+             "timer": "late timer",
              "remote": "other processes' steps", "members": "own cycles"}
     text = ", ".join(f"{words[k]} {causes[k]}" for k in OVERRUN_CAUSES if causes.get(k))
     return text or "none"

@@ -1,6 +1,6 @@
 """Why a paced simulated instant was late (rtcf.simtime.OVERRUN_CAUSES), on a manual wall
-clock: a member that takes longer than a period, a late release (waiting for a CPU or not:
-the thread's schedstat run delay, replaced here), a step call to another process; the late
+clock: a member that takes longer than a period, a late release (waiting for a CPU, for the
+GIL, or neither: the thread's schedstat, replaced here), a step call to another process; the late
 instants that follow under catch_up count under the first one's cause. Also the lockstep
 threads' CPU (rtcf.simulation.cpu), the EC profile's stats.overruns.<cause>, connector
 checks left to a lockstep run, and np.percentile's numbers without np.percentile. Every
@@ -104,22 +104,34 @@ def test_a_long_member_cycle_counts_under_members_with_its_catch_up(paced):
     assert "overruns 2 (own cycles 2)" in tb.report()
 
 
-def test_a_late_release_counts_as_a_wake_up_without_a_cpu_wait(paced, monkeypatch):
-    monkeypatch.setattr("rtcf.simtime._run_delay", lambda fd: 0.0)
+def test_a_late_release_without_waiting_counts_as_a_late_timer(paced, monkeypatch):
+    monkeypatch.setattr("rtcf.simtime._sched", lambda fd: (0.0, 0))
     wall, tb, ec, _ = paced()
     walk(tb, wall, 0.006)
     assert tb.overruns == 0
     wall.advance(0.0025)             # instant 7 is released 1.5 ms late
     assert tb.wait_idle()
     # instant 7 ends past 8's time, 8 (at once) before 9's
-    assert tb.overrun_causes == counts(wakeup=1) and tb.overruns == 1
+    assert tb.overrun_causes == counts(timer=1) and tb.overruns == 1
+    assert "overruns 1 (late timer 1)" in tb.report()
+
+
+@pytest.mark.skipif(not LINUX_SCHEDSTAT, reason="needs /proc/thread-self/schedstat")
+def test_a_late_release_put_to_sleep_again_counts_as_the_gil(paced, monkeypatch):
+    wall, tb, ec, _ = paced()
+    # switched in many more times than it waited: it slept again after its wait (the GIL)
+    monkeypatch.setattr("rtcf.simtime._sched", lambda fd: (0.0, int(wall.now() * 1e6)))
+    walk(tb, wall, 0.006)
+    wall.advance(0.0025)
+    assert tb.wait_idle()
+    assert tb.overrun_causes == counts(gil=1) == ec.overrun_causes
 
 
 @pytest.mark.skipif(not LINUX_SCHEDSTAT, reason="needs /proc/thread-self/schedstat")
 def test_a_late_release_spent_waiting_for_a_cpu_counts_as_cpu(paced, monkeypatch):
     wall, tb, ec, _ = paced()
     # the thread's run delay grows with the wall clock: it waited for a CPU all along
-    monkeypatch.setattr("rtcf.simtime._run_delay", lambda fd: wall.now())
+    monkeypatch.setattr("rtcf.simtime._sched", lambda fd: (wall.now(), 0))
     walk(tb, wall, 0.006)
     wall.advance(0.0035)             # instant 7 is released 2.5 ms late
     assert tb.wait_idle()
