@@ -20,12 +20,22 @@ interpolated linearly between two samples.
 Runs in: ``step``, ``add``, ``stop`` and the speed setter in the EC thread only (the
 component calls them there); the planning thread reads ``final_*`` through the component's
 EC call. ``step`` works in preallocated arrays: no array is created per cycle except the
-FK of the TCP while two or more motions overlap.
+FK of the TCP while two or more motions overlap. One motion whose clock is on a sample (at
+the planned period, the usual case) costs a row copy per step: its joints are made CHUNK
+samples at a time in numpy, its pose is the sample's bytes. Otherwise the joints and a
+single motion's pose are computed on Python floats read from the trajectories' rows
+(struct.unpack_from) and stored with struct.pack_into. Every form does the same IEEE
+operations in the same order as the elementwise float64 arithmetic it stands for (subtract,
+multiply, add, divide: the same bits; the quaternion's norm is still numpy's dot product);
+tests/components/blending_planner/test_stream_forms.py compares them bit for bit.
 """
 
 from __future__ import annotations
 
 import math
+import struct
+from itertools import repeat
+from operator import add as _add, mul as _mul, sub as _sub, truediv as _truediv
 from typing import Any, Callable
 
 import numpy as np
@@ -33,6 +43,7 @@ import numpy as np
 from .geometry import quat_from_rot, rot_from_quat
 
 FRACTION_SNAP = 1e-9     # a clock this close to a sample is on it
+CHUNK = 64               # samples of a motion's joints made at once (see Stream._joints)
 
 
 class Layer:
@@ -41,11 +52,21 @@ class Layer:
     completed)`` once (completed False: stopped or overridden before the end)."""
 
     __slots__ = ("q", "pos", "quat", "n", "dt", "t_acc", "end_t", "blend_t", "lt", "rate",
-                 "slope", "stop_lt", "listener", "blend_fired", "exact", "traj")
+                 "slope", "stop_lt", "listener", "blend_fired", "exact", "traj", "rows",
+                 "q0")
 
     def __init__(self, traj: Any, listener: Any = None):
         self.traj = traj
         self.q, self.pos, self.quat = traj.q, traj.pos, traj.quat
+        # the rows read as floats when the trajectory's arrays are C-contiguous float64 (as
+        # planned): per array (unpack_from, a byte view of it, a row's size in bytes), for
+        # q, pos and quat; else None (the numpy forms)
+        self.rows = _row_readers(self.q, self.pos, self.quat)
+        # q's first row as floats (the displacement's origin), with the readers
+        self.q0 = None
+        if self.rows is not None and self.q is not None:
+            read, view, _ = self.rows[0]
+            self.q0 = read(view, 0)
         self.n = len(traj.pos)
         self.dt = traj.dt
         self.t_acc = traj.t_acc
@@ -137,6 +158,26 @@ class Stream:
                                   ((self.q_prev, self.q), (self.p_prev, self.p))
                                   if a is not None)
         self._events: list[tuple] = []
+        # step()'s float forms: q_rest read and q, p, quat stored (pack_into: the same bits
+        # as [...] = values) through memoryviews (a fraction of an ndarray's buffer export;
+        # q, q_rest and p are fixed for the stream's life, quat is replaced by reset and
+        # _retire: its view is made again then)
+        fmt = None if q0 is None else struct.Struct(f"{len(self.q)}d")
+        self._q_io = None if fmt is None else (fmt.unpack_from, memoryview(self.q_rest),
+                                               fmt.pack_into, memoryview(self.q))
+        self._p_view = memoryview(self.p)
+        self._quat_view = _quat_views(self.quat)
+        self._float_joints = False        # every layer has float rows (see _layers_changed)
+        # one motion on its samples (the clock on a sample, as at the planned period): the
+        # joints of the next CHUNK samples made at once, (q_rest + q[i:i + CHUNK]) - q[0] in
+        # numpy (the same roundings as per sample), then one row copied per step; _chunk is
+        # (layer, first sample, end), dropped whenever the layers or q_rest change
+        self._chunk: tuple = (None, 0, 0)
+        self._chunk_buf = None if q0 is None else np.empty((CHUNK, len(self.q)))
+        self._chunk_bytes = (None if q0 is None
+                             else memoryview(self._chunk_buf).cast("B"))
+        self._q_bytes = None if q0 is None else memoryview(self.q).cast("B")
+        self._p_bytes = memoryview(self.p).cast("B")
 
     # -- state ------------------------------------------------------------------------------
     @property
@@ -170,16 +211,26 @@ class Stream:
         """Start ``traj`` now, superposed on what runs. The caller made sure it was planned
         from final_joints() / final_pose() of this version."""
         ly = Layer(traj, listener)
+        if ly.q0 is not None and (self.q is None or len(ly.q0) != len(self.q)):
+            ly.q0 = None                  # another width: the numpy forms (and their error)
         ly.exact = not self.layers
         self.layers.append(ly)
+        self._layers_changed()
         self.version += 1
         if listener is not None:
             listener.started(ly)
         if ly.n <= 1:
             self._finish(ly, True)
             self.layers.remove(ly)
+            self._layers_changed()
             self._flush()
         return ly
+
+    def _layers_changed(self) -> None:
+        """After the layers changed: whether step() computes the joints on floats."""
+        self._float_joints = (self._q_io is not None
+                              and all(ly.q0 is not None for ly in self.layers))
+        self._chunk = (None, 0, 0)
 
     def stop(self, decel_time: Callable[[Layer], float]) -> int:
         """Bring every running motion to rest along its path, its rate falling to 0 over
@@ -206,6 +257,7 @@ class Stream:
         for ly in self.layers:
             self._finish(ly, False)
         self.layers.clear()
+        self._layers_changed()
         self._flush()
         if q is not None:
             np.copyto(self.q, q)
@@ -253,14 +305,46 @@ class Stream:
                 ly.blend_fired = True
                 if ly.listener is not None:
                     self._events.append((ly, None))
+        # the single motion's place on its samples, found once for the joints and the pose
+        at = self.layers[0].position() if len(self.layers) == 1 else None
         if self.q is not None:
-            self._joints()
-        self._pose()
+            self._joints(at)
+        self._pose(at)
         if done:
             self._retire()
         self._flush()
 
-    def _joints(self) -> None:
+    def _joints(self, at: tuple[int, float] | None = None) -> None:
+        """q = q_rest + sum over layers of (joints at the clock - first joints), left to
+        right: a row of the chunk (one motion on a sample, ``at`` its position), else on
+        floats when every layer has row readers, else in numpy."""
+        if self._float_joints:
+            if at is not None and at[1] == 0.0:
+                i = at[0]
+                ly, first, end = self._chunk
+                if ly is not self.layers[0] or not first <= i < end:
+                    ly, first = self.layers[0], i
+                    end = min(i + CHUNK, ly.n)
+                    rows = self._chunk_buf[:end - i]
+                    np.add(self.q_rest, ly.q[i:end], out=rows)
+                    np.subtract(rows, ly.q[0], out=rows)
+                    self._chunk = (ly, first, end)
+                size = ly.rows[0][2]
+                k = (i - first) * size
+                self._q_bytes[:] = self._chunk_bytes[k:k + size]
+                return
+            read_rest, rest, store, out = self._q_io
+            q = read_rest(rest)
+            for ly in self.layers:
+                read, view, size = ly.rows[0]
+                i, f = ly.position()
+                a = read(view, i * size)                 # joints_into's q[i] ...
+                if f != 0.0:                             # ... or (q[i+1] - q[i]) * f + q[i]
+                    a = _lerp(a, read(view, (i + 1) * size), f)
+                # q += joints; q -= q[0] (two roundings, in that order, as numpy's)
+                q = tuple(map(_sub, map(_add, q, a), ly.q0))
+            store(out, 0, *q)
+            return
         q, tmp = self._sum, self._scratch
         np.copyto(q, self.q_rest)
         for ly in self.layers:
@@ -269,10 +353,34 @@ class Stream:
             q -= ly.q[0]
         np.copyto(self.q, q)
 
-    def _pose(self) -> None:
+    def _pose(self, at: tuple[int, float] | None = None) -> None:
         if len(self.layers) == 1 and self.layers[0].exact:
             ly = self.layers[0]
-            i, f = ly.position()
+            i, f = ly.position() if at is None else at
+            rows = ly.rows
+            quat = self.quat
+            views = self._quat_view
+            if views[0] is not quat:
+                views = self._quat_view = _quat_views(quat)
+            if rows is not None and views[1] is not None:
+                # p and quat from floats: pos[i], or pos[i] + (pos[i + 1] - pos[i]) * f;
+                # the same for quat, then quat / sqrt(quat . quat) (numpy's dot, as before)
+                _, (read_p, pos, size_p), (read_quat, quats, size_quat) = rows
+                _, quat_view, quat_bytes = views
+                if f == 0.0:                     # the sample's bytes
+                    k = i * size_p
+                    self._p_bytes[:] = pos[k:k + size_p]
+                    k = i * size_quat
+                    quat_bytes[:] = quats[k:k + size_quat]
+                    return
+                a = read_p(pos, i * size_p)
+                e = read_quat(quats, i * size_quat)
+                _PACK3(self._p_view, 0, *_lerp(a, read_p(pos, (i + 1) * size_p), f))
+                w = tuple(_lerp(e, read_quat(quats, (i + 1) * size_quat), f))
+                _PACK4(quat_view, 0, *w)
+                norm = math.sqrt(float(quat @ quat))
+                _PACK4(quat_view, 0, *map(_truediv, w, repeat(norm, 4)))
+                return
             if f == 0.0:
                 np.copyto(self.p, ly.pos[i])
                 np.copyto(self.quat, ly.quat[i])
@@ -314,6 +422,7 @@ class Stream:
             else:
                 keep.append(ly)
         self.layers[:] = keep
+        self._layers_changed()
         if len(keep) == 1 and self.q_rest is not None:
             ly = keep[0]
             ly.exact = ly.exact or bool(np.allclose(self.q_rest, ly.q[0], rtol=0.0,
@@ -346,3 +455,40 @@ class Stream:
                     ly.blend_fired = True
                     ly.listener.blending(ly)
                 ly.listener.finished(ly, completed)
+
+
+_PACK3 = struct.Struct("3d").pack_into
+_PACK4 = struct.Struct("4d").pack_into
+
+
+def _quat_views(quat: np.ndarray) -> tuple:
+    """(quat, a float view, a byte view) of a C-contiguous float64 (4,) array, else (quat,
+    None, None): what _pose stores the quaternion through."""
+    if (isinstance(quat, np.ndarray) and quat.dtype == np.float64 and quat.shape == (4,)
+            and quat.flags.c_contiguous and quat.flags.writeable):
+        return quat, memoryview(quat), memoryview(quat).cast("B")
+    return quat, None, None
+
+
+def _lerp(a: Any, b: Any, f: float) -> Any:
+    """(b - a) * f + a per value, an iterator of floats (the numpy forms' subtract,
+    multiply, add: the same roundings in the same order)."""
+    return map(_add, map(_mul, map(_sub, b, a), repeat(f)), a)
+
+
+def _row_readers(q: np.ndarray | None, pos: np.ndarray, quat: np.ndarray) -> tuple | None:
+    """((unpack_from, a byte view, a row's size in bytes) of q, pos, quat) when each is a
+    C-contiguous 2-D float64 array with rows (q may be None: its entry is then None) and
+    pos / quat rows have 3 / 4 values; else None."""
+    out = []
+    for a, width in ((q, None), (pos, 3), (quat, 4)):
+        if a is None and width is None:
+            out.append(None)
+            continue
+        if (not isinstance(a, np.ndarray) or a.dtype != np.float64 or a.ndim != 2
+                or not a.flags.c_contiguous or a.shape[0] == 0 or a.shape[1] == 0
+                or (width is not None and a.shape[1] != width)):
+            return None
+        out.append((struct.Struct(f"{a.shape[1]}d").unpack_from, memoryview(a).cast("B"),
+                    8 * a.shape[1]))
+    return tuple(out)
