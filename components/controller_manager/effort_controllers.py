@@ -96,6 +96,9 @@ class JointEffortController(JointPositionController):
         self._pack_out = struct.Struct(f"{4 * n}d").pack_into
         self.setpoint, self.setpoint_velocity = self._sp_sv[:n], self._sp_sv[n:]
         self._out = np.zeros(4 * n)
+        # the two buffers are fixed for the controller's life: pack_into stores through
+        # memoryviews of them (an ndarray's own buffer export costs several times more)
+        self._sp_sv_view, self._out_view = memoryview(self._sp_sv), memoryview(self._out)
         self.error, self.i_error = self._out[:n], self._out[n:2 * n]
         self._i_term, self.effort = self._out[2 * n:3 * n], self._out[3 * n:]
         # i_error is wound back to i_term / i where i != 0 (control_toolbox); 0 elsewhere
@@ -138,7 +141,7 @@ class JointEffortController(JointPositionController):
         robot = self.robot
         joints = self._joints
         n = len(joints)
-        spv = self._sp_sv.tolist()                    # setpoint, then setpoint_velocity
+        spv = self._sp_sv_view.tolist()               # setpoint, then setpoint_velocity
         if self.follow_reference:
             refs = self._refs
             if refs is not None:                      # reference, then its velocity
@@ -151,9 +154,9 @@ class JointEffortController(JointPositionController):
                 if r - r == 0.0:                          # finite: follow it
                     spv[j] = r
                     spv[n + j] = ref_v[m + k]
-            self._pack_sp(self._sp_sv, 0, *spv)
+            self._pack_sp(self._sp_sv_view, 0, *spv)
         pos, vel = robot.position.tolist(), robot.velocity.tolist()
-        out = self._out.tolist()                      # error, i_error, i_term, effort
+        out = self._out_view.tolist()                 # error, i_error, i_term, effort
         for j, k, j1, j2, j3, p, i, d, clamp, neg_clamp, inv_i in self._per_joint:
             e = spv[j] - pos[k]
             # integral with the clamp of control_toolbox's Pid
@@ -167,7 +170,7 @@ class JointEffortController(JointPositionController):
             out[j1] = it * inv_i
             out[j2] = it
             out[j3] = p * e + it + (spv[j1] - vel[k]) * d
-        self._pack_out(self._out, 0, *out)
+        self._pack_out(self._out_view, 0, *out)
         store = self._effort_store
         if store is not None:
             store[0][:] = store[1]

@@ -233,3 +233,34 @@ def test_huge_finite_angles_are_taken(h):
     h.write("q", TimedDoubleSeq(data=body(Head=[np.inf, 0.0])))
     h.step()
     assert h.comp.angles(True)[0] == 1e200
+
+
+
+def test_a_change_of_one_ulp_is_published(h):
+    q = body(Head=[0.5, 0.3])
+    h.write("q", TimedDoubleSeq(data=q))
+    h.step()
+    h.write("q", TimedDoubleSeq(data=q.copy()))                 # the same bits again
+    h.step()
+    assert h.comp.angles(True).tobytes() == q.tobytes()
+    nudged = q.copy()
+    nudged[NAO.chain("Head").index[0]] = np.nextafter(0.5, 1.0)  # one ulp
+    h.write("q", TimedDoubleSeq(data=nudged))
+    h.step()
+    got = h.comp.angles(True)
+    assert got.tobytes() == nudged.tobytes()                     # the new bits, bit for bit
+    _, pose = h.read_latest("headPose")
+    assert pose_of(pose) == position6d(chain_fk(NAO, "Head", [np.nextafter(0.5, 1.0), 0.3]))
+    assert pose_of(pose) != position6d(chain_fk(NAO, "Head", [0.5, 0.3]))
+    got[0] = 99.0                                                # a copy: the next stays
+    assert h.comp.angles(True).tobytes() == nudged.tobytes()
+
+
+def test_angles_of_another_float_type_are_taken_as_float64(h):
+    v = TimedDoubleSeq(data=body(Head=[0.5, 0.3]))
+    v.data = v.data.astype(np.float32)                           # assigned in process
+    h.write("q", v)
+    h.step()
+    got = h.comp.angles(True)
+    assert got.dtype == np.float64
+    assert got[NAO.chain("Head").index[0]] == np.float32(0.5)
