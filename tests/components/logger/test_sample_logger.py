@@ -90,3 +90,21 @@ def test_a_file_that_cannot_be_written_at_deactivation_is_an_error_not_a_crash(t
         assert h.comp.written == ""
     finally:
         h.close()
+
+
+def test_samples_are_kept_bit_for_bit_whatever_their_layout_or_type():
+    from rtcf_components.logger.buffer import SampleBuffer
+    nan_payload = np.frombuffer(np.uint64(0x7FF8_0000_0000_1234).tobytes(), np.float64)[0]
+    rows = [np.array([-0.0, nan_payload, 5e-324, -np.inf]),
+            np.arange(8.0)[::2],                                  # not contiguous
+            np.array([1.5, 2.5, 3.5, 4.5], dtype=np.float32),     # converted
+            np.array([1.0, 2.0, 3.0, 4.0], dtype=">f8")]          # other byte order
+    for columns in (0, 4):                                        # width from the first
+        b = SampleBuffer(8, columns)
+        for k, r in enumerate(rows):
+            assert b.append(0.5 * k, r)
+        assert not b.append(9.0, np.zeros(3)) and b.dropped == 1
+        t, d = b.samples()
+        want = np.array([np.asarray(r, dtype=np.float64) for r in rows])
+        assert d.tobytes() == want.tobytes()
+        assert t.tolist() == [0.0, 0.5, 1.0, 1.5]
