@@ -184,17 +184,23 @@ class Simulator(Component):
         self.reset_robot()
 
     def _bind_copies(self) -> None:
-        """The array sensors' copies into the out ports' values as pairs of memoryviews
-        (destination, source), made once per Simulation: a slice assignment between two
-        memoryviews copies the same bytes as ``dst[...] = src`` at a fraction of numpy's
-        cost per call. The values' arrays are the ports' own (on_initialize), as `_stamps`;
-        the sources are the Simulation's fixed views. Runs in: EC thread."""
+        """`_outs`: each out port (the order of `outs`) with its value's stamp and, for the
+        array sensors, their copy into the port's value as a pair of memoryviews
+        (destination, source; None, None for the struct ports), made once per Simulation: a
+        slice assignment between two memoryviews copies the same bytes as ``dst[...] = src``
+        at a fraction of numpy's cost per call. The values, their arrays and stamps are the
+        ports' own (on_initialize); the sources are the Simulation's fixed views.
+        Runs in: EC thread."""
         s = self.sim.sensors
-        pairs = [(self.q_out, s.q), (self.dq_out, s.dq), (self.tau_out, s.tau)]
+        sources = {id(self.q_out): s.q, id(self.dq_out): s.dq, id(self.tau_out): s.tau}
         if self.lf_out is not None:
-            pairs += [(self.lf_out, s.lfoot), (self.rf_out, s.rfoot)]
-        self._copies = tuple((memoryview(port.value.data), memoryview(src))
-                             for port, src in pairs)
+            sources.update({id(self.lf_out): s.lfoot, id(self.rf_out): s.rfoot})
+        outs = []
+        for port, tm in self._stamps:
+            src = sources.get(id(port))
+            outs.append((port, tm) + ((memoryview(port.value.data), memoryview(src))
+                                      if src is not None else (None, None)))
+        self._outs = tuple(outs)
 
     def reset_robot(self) -> None:
         """Initial posture at rest, servos holding it at the `stiffness` parameter.
@@ -225,17 +231,19 @@ class Simulator(Component):
         where in use; the newest sample of each command port in use; one period."""
         sim = self.sim
         # -- sensors out. The values and their stamps are the ports' own preallocated
-        # objects, looked up once (on_initialize: `_stamps`); MuJoCo's numbers are copied
+        # objects, looked up once (`_outs`, _bind_copies); MuJoCo's numbers are copied
         # into them
-        for dst, src in self._copies:            # q, dq, tau (lfsensor, rfsensor)
-            dst[:] = src
         if self._structs:                        # floating robots, robots with feet
             self._write_structs()
         sec, nsec = time_parts(ec.now)           # rtcf.datatypes.stamp, once for all ports
-        for port, tm in self._stamps:
+        # port by port (in the order of `outs`): the array's copy (q, dq, tau, lfsensor,
+        # rfsensor), the stamp, the write where in use (``used``: in_use() without a call)
+        for port, tm, dst, src in self._outs:
+            if dst is not None:
+                dst[:] = src
             tm.sec = sec
             tm.nsec = nsec
-            if port.used:                        # in_use() without a call
+            if port.used:
                 port.write()
         # -- commands: the newest sample of each command port in use (an unconnected port
         # has none; ``used``: in_use() without a call)
