@@ -514,3 +514,19 @@ def test_quiet_substeps_leave_the_disable_flags_as_they_were(nao):
     sim.mj_data.sensordata[:] = 0.0
     sim.step()
     assert np.linalg.norm(sim.sensors.acc) == pytest.approx(G, rel=0.05)
+
+
+def test_a_period_counts_the_joints_above_their_limit_elementwise(arm):
+    """Each period of the M1013 (a few joints, a fixed base: step() counts the velocities
+    itself) adds exactly the number of joints with |dq| > limit of the new state: the limp
+    arm falls, passes its limits and swings."""
+    sim = Simulation(arm, 0.001, initial_q=[0.0, 0.8, 0.5, 0.0, 0.3, 0.0])
+    lim = np.asarray(arm.velocity_limit)
+    seen = 0
+    for _ in range(1500):
+        before = sim.velocity_exceeded
+        sim.step()
+        over = int(np.count_nonzero(np.abs(sim.sensors.dq) > lim))
+        assert sim.velocity_exceeded - before == over
+        seen += over
+    assert seen > 50
