@@ -99,6 +99,10 @@ class JointEffortController(JointPositionController):
         # the two buffers are fixed for the controller's life: pack_into stores through
         # memoryviews of them (an ndarray's own buffer export costs several times more)
         self._sp_sv_view, self._out_view = memoryview(self._sp_sv), memoryview(self._out)
+        # update() reads back only i_error (error, i_term and effort are written before they
+        # are read): into a list of the four kept for the controller's life
+        self._ie_view = self._out_view[n:2 * n]
+        self._out_list = [0.0] * (4 * n)
         self.error, self.i_error = self._out[:n], self._out[n:2 * n]
         self._i_term, self.effort = self._out[2 * n:3 * n], self._out[3 * n:]
         # i_error is wound back to i_term / i where i != 0 (control_toolbox); 0 elsewhere
@@ -156,7 +160,8 @@ class JointEffortController(JointPositionController):
                     spv[n + j] = ref_v[m + k]
             self._pack_sp(self._sp_sv_view, 0, *spv)
         pos, vel = robot.position.tolist(), robot.velocity.tolist()
-        out = self._out_view.tolist()                 # error, i_error, i_term, effort
+        out = self._out_list                          # error, i_error, i_term, effort
+        out[n:2 * n] = self._ie_view.tolist()
         for j, k, j1, j2, j3, p, i, d, clamp, neg_clamp, inv_i in self._per_joint:
             e = spv[j] - pos[k]
             # integral with the clamp of control_toolbox's Pid
