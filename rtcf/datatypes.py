@@ -258,7 +258,7 @@ def type_by_name(name: str) -> type:
 _last_parts: tuple[float, tuple[int, int]] = (-1.0, (0, 0))   # (t, time_parts(t)) of the last call
 
 
-def time_parts(t: float) -> tuple[int, int]:
+def time_parts(t: float, _modf=math.modf) -> tuple[int, int]:
     """(sec, nsec) of ``t`` [s] >= 0, rounded to the nearest nanosecond (truncating made 39 %
     of 1 kHz instants 1 ns short: 19.99 s is 19.989999999 in binary and gave nsec
     989999999). The components of a cycle stamp their ports with the cycle's one time: the
@@ -268,12 +268,12 @@ def time_parts(t: float) -> tuple[int, int]:
     last = _last_parts
     if t == last[0]:
         return last[1]
-    frac, whole = math.modf(t)
-    sec, nsec = int(whole), round(frac * 1e9)
-    if nsec >= 1_000_000_000:
-        sec, nsec = sec + 1, nsec - 1_000_000_000
-    _last_parts = (t, (sec, nsec))
-    return sec, nsec
+    frac, whole = _modf(t)
+    nsec = round(frac * 1e9)
+    parts = ((int(whole), nsec) if nsec < 1_000_000_000 else
+             (int(whole) + 1, nsec - 1_000_000_000))
+    _last_parts = (t, parts)
+    return parts
 
 
 def stamp(sample: DataType, t: float) -> None:
