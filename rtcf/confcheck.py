@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 from typing import Mapping
 
 from .errors import ConfigError, show_value
@@ -128,6 +129,14 @@ def _number(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _usable_cpus() -> set[int] | None:
+    """The CPUs this process may run on (its affinity), None where that is not known."""
+    try:
+        return set(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+
+
 def _check_values(conf: Mapping[str, str]) -> list[str]:
     errors: list[str] = []
 
@@ -171,8 +180,13 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
             f"expected an integer from 0 to {EC_PRIORITY - 1} (below the EC threads' "
             f"SCHED_FIFO priority {EC_PRIORITY}; 0 = normal threads)")
     text = present("rtcf.simulation.cpu")
-    if text is not None and text.lower() not in ("auto", "no") and not text.isdigit():
-        bad("rtcf.simulation.cpu", "expected auto, NO or a CPU number (0, 1, ...)")
+    if text is not None and text.lower() not in ("auto", "no"):
+        cpus = _usable_cpus()
+        if not text.isdigit():
+            bad("rtcf.simulation.cpu", "expected auto, NO or a CPU number (0, 1, ...)")
+        elif cpus is not None and int(text) not in cpus:
+            bad("rtcf.simulation.cpu", "expected auto, NO or a CPU this process may run on "
+                f"({', '.join(map(str, sorted(cpus)))})")
     text = present("exec_cxt.periodic.overrun_policy")
     if text is not None and text not in OVERRUN_POLICIES:
         bad("exec_cxt.periodic.overrun_policy",

@@ -175,6 +175,10 @@ def test_rtcf_simulation_cpu_is_read_and_checked():
     with pytest.raises(ConfigError, match="rtcf.simulation.cpu"):
         check_conf(conf("rtcf.simulation.cpu:-1"))
     assert check_conf(conf("rtcf.simulation.cpu:0")) == []
+    beyond = max(os.sched_getaffinity(0)) + 1            # a CPU this process may not use
+    with pytest.raises(ConfigError, match=r"-o: rtcf.simulation.cpu: expected auto, NO or a "
+                       r"CPU this process may run on \(0.*\), got '%d'" % beyond):
+        check_conf(conf(f"rtcf.simulation.cpu:{beyond}"))
     tb = build.ECSettings.from_conf(conf("rtcf.simulation.cpu:0")).make_time_base(1.0)
     assert tb.cpu == 0
 
