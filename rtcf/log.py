@@ -17,6 +17,8 @@ from .validate import parse_yes_no
 
 ROOT = "rtcf"
 
+_monotonic = time.monotonic   # Throttled's clock (a module global: tests may replace it)
+
 # OpenRTM level names -> logging levels. TRACE and below map to DEBUG-ish numbers.
 LEVELS = {
     "SILENT": logging.CRITICAL + 10,
@@ -87,10 +89,13 @@ class Throttled:
         self._suppressed = 0
 
     def log(self, level: int, msg: str, *args: object) -> bool:
-        now = time.monotonic()
+        now = _monotonic()
         if now < self._next:
             self._suppressed += 1
             return False
+        return self._emit(now, level, msg, args)
+
+    def _emit(self, now: float, level: int, msg: str, args: tuple) -> bool:
         self._next = now + self._interval
         if self._suppressed:
             msg = f"{msg} ({self._suppressed} similar messages suppressed)"
@@ -98,8 +103,18 @@ class Throttled:
         self._log.log(level, msg, *args)
         return True
 
+    # warning / error: log's suppressed path written out (a call less for what cycle code
+    # calls nearly every period while a condition lasts); the same steps, the same text
     def warning(self, msg: str, *args: object) -> bool:
-        return self.log(logging.WARNING, msg, *args)
+        now = _monotonic()
+        if now < self._next:
+            self._suppressed += 1
+            return False
+        return self._emit(now, logging.WARNING, msg, args)
 
     def error(self, msg: str, *args: object) -> bool:
-        return self.log(logging.ERROR, msg, *args)
+        now = _monotonic()
+        if now < self._next:
+            self._suppressed += 1
+            return False
+        return self._emit(now, logging.ERROR, msg, args)
