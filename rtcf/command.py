@@ -139,6 +139,10 @@ def _prepare(args: argparse.Namespace) -> tuple[rtcconf.Conf, Manager, Compositi
     rlog.configure(conf)
     for text in warnings:
         rlog.get_logger("conf").warning("%s", text)
+    from .realtime import bind_process, cpu_affinity
+    cpus = cpu_affinity(conf)              # OpenRTM's manager.cpu_affinity: before any thread
+    if cpus is not None:
+        bind_process(cpus, rlog.get_logger("manager"))
     mgr = Manager(conf, corba=False if args.no_corba else None)
     if args.composition:
         rate = rtcconf.get_float(conf, "exec_cxt.periodic.rate", 1000.0)

@@ -179,9 +179,16 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
         bad("manager.realtime.thread_priority",
             f"expected an integer from 0 to {EC_PRIORITY - 1} (below the EC threads' "
             f"SCHED_FIFO priority {EC_PRIORITY}; 0 = normal threads)")
+    bound = None
+    if present("manager.cpu_affinity") is not None:
+        from .realtime import cpu_affinity
+        try:
+            bound = cpu_affinity(conf)
+        except ConfigError as e:
+            errors.append(str(e))
     text = present("rtcf.simulation.cpu")
     if text is not None and text.lower() not in ("auto", "no"):
-        cpus = _usable_cpus()
+        cpus = bound or _usable_cpus()
         if not text.isdigit():
             bad("rtcf.simulation.cpu", "expected auto, NO or a CPU number (0, 1, ...)")
         elif cpus is not None and int(text) not in cpus:

@@ -29,6 +29,11 @@ realtime tools do for a C++ process, carried over to a CPython one).
   thread normal. Child processes of rtcf (the planning worker, the web view, the naming
   reaper) start as normal processes again (:func:`normal_scheduling`).
 
+* ``manager.cpu_affinity`` (OpenRTM-aist's key, not set by default): the manager's process
+  bound to these CPUs (``0,1``) as it starts, before the ORB's threads and the ECs exist; the
+  child processes rtcf starts (the planning worker, the web view) inherit it, and
+  ``rtcf.simulation.cpu`` picks its CPU among them.
+
 Runs in: the manager's main thread, before the ECs start.
 """
 
@@ -129,6 +134,52 @@ def thread_priority(conf: Mapping[str, str]) -> int:
                           f"to {EC_PRIORITY - 1} (below the EC threads' SCHED_FIFO priority "
                           f"{EC_PRIORITY}), got {priority}")
     return priority
+
+
+def cpu_affinity(conf: Mapping[str, str]) -> set[int] | None:
+    """manager.cpu_affinity, OpenRTM-aist's key: the CPUs the manager's process is bound to
+    (CPU numbers from 0, separated by commas; OpenRTM's Manager::initCpuAffinity), None when
+    not set. A value that is not such a list of CPUs the process may run on is refused
+    (ConfigError naming the key, where it was set and the CPUs it may use); OpenRTM would
+    then leave the process on every CPU."""
+    key = "manager.cpu_affinity"
+    text = str(conf.get(key) or "").strip()
+    if not text:
+        return None
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    try:
+        usable = os.sched_getaffinity(0)
+    except (AttributeError, OSError):
+        usable = None
+    if (not parts or not all(p.isdigit() for p in parts)
+            or (usable is not None and not {int(p) for p in parts} <= usable)):
+        may = "" if usable is None else f" ({', '.join(map(str, sorted(usable)))})"
+        raise ConfigError(f"{rtcconf.where(conf, key)}: {key}: expected CPU numbers "
+                          f"separated by commas, each one this process may run on{may}, "
+                          f"got {text!r}")
+    return {int(p) for p in parts}
+
+
+def bind_process(cpus: set[int], log: logging.Logger) -> int:
+    """Every thread of this process on ``cpus`` (threads made later inherit it from the
+    thread that makes them); returns how many threads were bound. Where it is refused, one
+    warning and the process stays on every CPU. Runs in: the manager's main thread, before
+    the ORB and the ECs start."""
+    try:
+        tids = [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        tids = [0]                                # not Linux: this thread
+    bound = 0
+    for tid in tids:
+        try:
+            os.sched_setaffinity(tid, cpus)
+            bound += 1
+        except ProcessLookupError:
+            continue                              # the thread ended meanwhile
+        except (AttributeError, OSError) as e:
+            log.warning("manager.cpu_affinity: the process stays on every CPU (%s)", e)
+            return bound
+    return bound
 
 
 def normal_scheduling() -> None:

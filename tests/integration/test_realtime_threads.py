@@ -86,3 +86,45 @@ def test_without_sched_fifo_no_thread_is_raised(launch):
     m = launch(SYSTEM, ["w", "r"], "exec_cxt.periodic.sched_fifo:NO")
     time.sleep(0.3)
     assert {p[0] for p in _threads(m.pid).values()} == {os.SCHED_OTHER}
+
+
+def _cpus(pid: int) -> dict[int, set[int]]:
+    """tid -> the CPUs each thread of pid may run on."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            out[int(tid)] = os.sched_getaffinity(int(tid))
+        except ProcessLookupError:
+            pass
+    return out
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to choose from")
+def test_manager_cpu_affinity_binds_every_thread_of_the_process(launch):
+    """OpenRTM-aist's manager.cpu_affinity: the main thread, omniORB's, the EC's and a
+    thread made later for a new client connection all run on the CPUs named."""
+    cpu = max(os.sched_getaffinity(0))
+    m = launch(SYSTEM, ["w", "r"], f"manager.cpu_affinity:{cpu}")
+    m.ref("w").get_component_profile()     # a new client connection: a thread made now
+    threads = _cpus(m.pid)
+    assert len(threads) >= 4, threads      # main, omniORB's, the EC's
+    assert all(c == {cpu} for c in threads.values()), threads
+
+
+def test_manager_cpu_affinity_is_checked_before_anything_starts():
+    from rtcf.confcheck import check_conf
+    from rtcf.errors import ConfigError
+    from rtcf.rtcconf import apply_overrides, defaults
+
+    def conf(*o):
+        return apply_overrides(defaults(), list(o))
+    usable = sorted(os.sched_getaffinity(0))
+    assert check_conf(conf(f"manager.cpu_affinity:{usable[0]}")) == []
+    for bad in ("first", f"{usable[-1] + 1}", ",", "0;1"):
+        with pytest.raises(ConfigError, match=r"-o: manager.cpu_affinity: expected CPU "
+                           r"numbers separated by commas, each one this process may run on"):
+            check_conf(conf(f"manager.cpu_affinity:{bad}"))
+    if len(usable) > 1:                    # the lockstep threads' CPU must be among them
+        with pytest.raises(ConfigError, match="rtcf.simulation.cpu"):
+            check_conf(conf(f"manager.cpu_affinity:{usable[0]}",
+                            f"rtcf.simulation.cpu:{usable[1]}"))
