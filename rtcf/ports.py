@@ -182,7 +182,9 @@ class RingBuffer:
         self.stamp_received = props.timestamp_policy == "on_received"
         self._slots = [data_type() for _ in range(self.length)]
         self._head = 0        # index of the oldest unread sample
-        self._count = 0
+        # the number of unread samples: changed under the lock by put / take; a reader may
+        # look at it without the lock (0: a take now would find nothing)
+        self.count = 0
         self._lock = threading.Lock()
         self._blocking = "block" in (self.full_policy, self.empty_policy)
         self._cond = threading.Condition(self._lock) if self._blocking else None
@@ -199,7 +201,7 @@ class RingBuffer:
                 self.put = self._overwrite_put()  # type: ignore[method-assign]
 
     def __len__(self) -> int:
-        return self._count
+        return self.count
 
     def set_unlocked(self, flag: bool) -> bool:
         """Build put / take without (True) or with (False) the lock; True when that
@@ -219,27 +221,27 @@ class RingBuffer:
     def put(self, sample: DataType) -> PortStatus:
         """Copy ``sample`` into the next slot (stamped now for on_received)."""
         with self._lock:
-            if self._count == self.length:
+            if self.count == self.length:
                 if self.full_policy == "overwrite":
                     self._head = (self._head + 1) % self.length
-                    self._count -= 1
+                    self.count -= 1
                     self.overwritten += 1
                 elif self.full_policy == "do_nothing":
                     self.dropped += 1
                     return PortStatus.BUFFER_FULL
                 else:
                     deadline = time.monotonic() + self.write_timeout
-                    while self._count == self.length:
+                    while self.count == self.length:
                         left = deadline - time.monotonic()
                         if left <= 0:
                             self.dropped += 1
                             return PortStatus.BUFFER_TIMEOUT
                         self._cond.wait(left)  # type: ignore[union-attr]
-            slot = self._slots[(self._head + self._count) % self.length]
+            slot = self._slots[(self._head + self.count) % self.length]
             slot.assign(sample)
             if self.stamp_received:
                 stamp(slot, wall_time())
-            self._count += 1
+            self.count += 1
             if self._blocking:
                 self._cond.notify_all()  # type: ignore[union-attr]
             return _OK
@@ -257,7 +259,7 @@ class RingBuffer:
 
         def free_put(sample: DataType) -> PortStatus:
             # put's steps without the lock (set_unlocked)
-            count = self._count
+            count = self.count
             if count == length:
                 idx = self._head
                 head = idx + 1
@@ -266,14 +268,14 @@ class RingBuffer:
                 try:
                     slots[idx].assign(sample)
                 except BaseException:
-                    self._count = count - 1
+                    self.count = count - 1
                     raise
             else:
                 idx = self._head + count
                 if idx >= length:
                     idx -= length
                 slots[idx].assign(sample)
-                self._count = count + 1
+                self.count = count + 1
             return ok
 
         if self.unlocked:
@@ -283,7 +285,7 @@ class RingBuffer:
         def put(sample: DataType) -> PortStatus:
             acquire()
             try:
-                count = self._count
+                count = self.count
                 if count == length:
                     idx = self._head
                     head = idx + 1
@@ -292,14 +294,14 @@ class RingBuffer:
                     try:
                         slots[idx].assign(sample)
                     except BaseException:
-                        self._count = count - 1   # as put(): the oldest is lost all the same
+                        self.count = count - 1   # as put(): the oldest is lost all the same
                         raise
                 else:
                     idx = self._head + count
                     if idx >= length:
                         idx -= length
                     slots[idx].assign(sample)
-                    self._count = count + 1
+                    self.count = count + 1
             finally:
                 release()
             return ok
@@ -314,7 +316,7 @@ class RingBuffer:
 
         def free_take(into_swap: DataType, block: bool = False) -> DataType | None:
             # take's steps without the lock (set_unlocked)
-            count = self._count
+            count = self.count
             if count == 0:
                 return None
             head = self._head
@@ -322,7 +324,7 @@ class RingBuffer:
             slots[head] = into_swap
             head += 1
             self._head = head if head != length else 0
-            self._count = count - 1
+            self.count = count - 1
             return out
 
         if self.unlocked:
@@ -331,7 +333,7 @@ class RingBuffer:
         def take(into_swap: DataType, block: bool = False) -> DataType | None:
             acquire()
             try:
-                count = self._count
+                count = self.count
                 if count == 0:
                     return None
                 head = self._head
@@ -339,7 +341,7 @@ class RingBuffer:
                 slots[head] = into_swap
                 head += 1
                 self._head = head if head != length else 0
-                self._count = count - 1
+                self.count = count - 1
                 return out
             finally:
                 release()
@@ -350,52 +352,52 @@ class RingBuffer:
         error propagates and leaves the buffer's content as it was, except that in a full
         overwrite buffer the oldest sample is lost. Only for the overwrite policy."""
         with self._lock:
-            full = self._count == self.length
-            idx = self._head if full else (self._head + self._count) % self.length
+            full = self.count == self.length
+            idx = self._head if full else (self._head + self.count) % self.length
             try:
                 decode(data, self._slots[idx])
             except BaseException:
                 if full:
                     self._head = (self._head + 1) % self.length
-                    self._count -= 1
+                    self.count -= 1
                     self.overwritten += 1
                 raise
             if full:
                 self._head = (self._head + 1) % self.length
                 self.overwritten += 1
             else:
-                self._count += 1
+                self.count += 1
             if self.stamp_received:
                 stamp(self._slots[idx], wall_time())
             return _OK
 
     def put_status_full(self) -> bool:
-        return self._count == self.length
+        return self.count == self.length
 
     def take(self, into_swap: DataType, block: bool = False) -> DataType | None:
         """Pop the oldest sample by exchanging it with ``into_swap`` (no copy): the caller's
         sample object goes into the ring as a spare slot, the buffered one is returned."""
         with self._lock:
-            if self._count == 0 and block and self._blocking:
+            if self.count == 0 and block and self._blocking:
                 deadline = time.monotonic() + self.read_timeout
-                while self._count == 0:
+                while self.count == 0:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         break
                     self._cond.wait(left)  # type: ignore[union-attr]
-            if self._count == 0:
+            if self.count == 0:
                 return None
             out = self._slots[self._head]
             self._slots[self._head] = into_swap
             self._head = (self._head + 1) % self.length
-            self._count -= 1
+            self.count -= 1
             if self._blocking:
                 self._cond.notify_all()  # type: ignore[union-attr]
             return out
 
     def clear(self) -> None:
         with self._lock:
-            self._count = 0
+            self.count = 0
             if self._blocking:
                 self._cond.notify_all()  # type: ignore[union-attr]
 
@@ -765,7 +767,7 @@ def _ring_write(port: OutPort, ring: RingBuffer) -> Callable[..., bool]:
         elif type(sample) is not data_type:
             raise port._type_error(sample)
         port.writes += 1
-        count = ring._count
+        count = ring.count
         if count == length:
             idx = ring._head
             head = idx + 1
@@ -774,14 +776,14 @@ def _ring_write(port: OutPort, ring: RingBuffer) -> Callable[..., bool]:
             try:
                 slots[idx].assign(sample)
             except BaseException:
-                ring._count = count - 1
+                ring.count = count - 1
                 raise
         else:
             idx = ring._head + count
             if idx >= length:
                 idx -= length
             slots[idx].assign(sample)
-            ring._count = count + 1
+            ring.count = count + 1
         return True
 
     if ring.unlocked:
@@ -795,7 +797,7 @@ def _ring_write(port: OutPort, ring: RingBuffer) -> Callable[..., bool]:
         port.writes += 1
         acquire()
         try:
-            count = ring._count
+            count = ring.count
             if count == length:
                 idx = ring._head
                 head = idx + 1
@@ -804,14 +806,14 @@ def _ring_write(port: OutPort, ring: RingBuffer) -> Callable[..., bool]:
                 try:
                     slots[idx].assign(sample)
                 except BaseException:
-                    ring._count = count - 1
+                    ring.count = count - 1
                     raise
             else:
                 idx = ring._head + count
                 if idx >= length:
                     idx -= length
                 slots[idx].assign(sample)
-                ring._count = count + 1
+                ring.count = count + 1
         finally:
             release()
         return True
@@ -838,13 +840,17 @@ class InPort(Port):
         self._stamp_on_read = False
         self._pullers: tuple[Callable[[], None], ...] = ()
         self._plain = True    # no pullers, no blocking read: read_newest's fast path
+        # the one buffer while read / read_newest are the functions built for it
+        # (_specialise), else None: while its ``count`` is 0, read_newest finds nothing new
+        # and changes nothing, so cycle code may skip the call (OLD or NO_DATA)
+        self.sole_buffer: RingBuffer | None = None
 
     def read(self) -> ReadStatus:
         """Runs in: the owner's EC thread."""
         for pull in self._pullers:
             pull()
         for buf in self._buffers:
-            if buf._count:
+            if buf.count:
                 out = buf.take(self.value)
                 if out is not None:
                     self.value = out
@@ -876,14 +882,14 @@ class InPort(Port):
             # tell a listener the buffer is empty): that read's answer is known
             if self._plain and not self._listeners:
                 for b in self._buffers:
-                    if b._count:
+                    if b.count:
                         break
                 else:
                     return status
 
     def is_new(self) -> bool:
         """True when a sample arrived that was not read yet. Runs in: EC thread."""
-        return any(b._count for b in self._buffers)
+        return any(b.count for b in self._buffers)
 
     def unread(self) -> int:
         """The number of samples received and not read yet. Runs in: EC thread."""
@@ -911,6 +917,7 @@ class InPort(Port):
                 or self._listeners):
             self.__dict__.pop("read", None)
             self.__dict__.pop("read_newest", None)
+            self.sole_buffer = None
             return
         port = self
         buf = self._buffers[0]
@@ -918,7 +925,7 @@ class InPort(Port):
         take = buf.take
 
         def read() -> ReadStatus:
-            if buf._count:
+            if buf.count:
                 out = take(port.value)
                 if out is not None:
                     port.value = out
@@ -930,7 +937,7 @@ class InPort(Port):
             # a ``block`` full policy: take() tells a waiting writer (its method)
             def read_newest() -> ReadStatus:
                 status = old if port._received else no_data
-                while buf._count:
+                while buf.count:
                     out = take(port.value)
                     if out is None:
                         return status
@@ -945,7 +952,7 @@ class InPort(Port):
 
             def read_newest() -> ReadStatus:
                 status = old if port._received else no_data
-                count = buf._count
+                count = buf.count
                 while count:
                     head = buf._head
                     out = slots[head]
@@ -953,7 +960,7 @@ class InPort(Port):
                     head += 1
                     buf._head = head if head != length else 0
                     count -= 1
-                    buf._count = count
+                    buf.count = count
                     port.value = out
                     port._received = True
                     status = new
@@ -967,17 +974,17 @@ class InPort(Port):
 
             def read_newest() -> ReadStatus:
                 status = old if port._received else no_data
-                while buf._count:
+                while buf.count:
                     acquire()
                     try:
-                        count = buf._count
+                        count = buf.count
                         if count:
                             head = buf._head
                             out = slots[head]
                             slots[head] = port.value
                             head += 1
                             buf._head = head if head != length else 0
-                            buf._count = count - 1
+                            buf.count = count - 1
                         else:
                             out = None
                     finally:
@@ -992,6 +999,7 @@ class InPort(Port):
         read_newest.__doc__ = InPort.read_newest.__doc__
         self.read = read  # type: ignore[method-assign]
         self.read_newest = read_newest  # type: ignore[method-assign]
+        self.sole_buffer = buf
 
     def _listeners_changed(self) -> None:
         """Its in-process writers skip the listener check while none is registered:
@@ -1051,7 +1059,7 @@ class InPort(Port):
                 return other(data)
             acquire()
             try:
-                count = buffer._count
+                count = buffer.count
                 if count == length:
                     idx = buffer._head
                     head = idx + 1
@@ -1060,14 +1068,14 @@ class InPort(Port):
                     try:
                         decode(data, slots[idx])
                     except BaseException:
-                        buffer._count = count - 1     # the oldest is lost all the same
+                        buffer.count = count - 1     # the oldest is lost all the same
                         raise
                 else:
                     idx = buffer._head + count
                     if idx >= length:
                         idx -= length
                     decode(data, slots[idx])
-                    buffer._count = count + 1
+                    buffer.count = count + 1
             except (ValueError, TypeError) as e:
                 return bad(data, e)
             finally:

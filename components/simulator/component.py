@@ -246,9 +246,12 @@ class Simulator(Component):
             if port.used:
                 port.write()
         # -- commands: the newest sample of each command port in use (an unconnected port
-        # has none; ``used``: in_use() without a call)
+        # has none; ``used``: in_use() without a call). A port whose sole buffer holds
+        # nothing unread is not asked (read_newest would answer OLD / NO_DATA and change
+        # nothing: InPort.sole_buffer)
         port = self.stiff_in
-        if port.used and port.read_newest() is _NEW:
+        if (port.used and ((buf := port.sole_buffer) is None or buf.count)
+                and port.read_newest() is _NEW):
             self._take_stiffness(port.value.data)
         port = self.q_in
         if port.used and port.read_newest() is _NEW:
@@ -257,7 +260,8 @@ class Simulator(Component):
             except SimError as e:
                 self._refuse("qRef", e)
         port = self.tau_in
-        if port.used and port.read_newest() is _NEW:
+        if (port.used and ((buf := port.sole_buffer) is None or buf.count)
+                and port.read_newest() is _NEW):
             try:
                 sim.set_torques(port.value.data)
             except SimError as e:

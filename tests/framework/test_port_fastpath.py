@@ -27,7 +27,7 @@ def _sample(k: int) -> TimedDoubleSeq:
 
 
 def _state(buf: RingBuffer) -> tuple:
-    return (buf._head, buf._count, buf.overwritten, buf.dropped,
+    return (buf._head, buf.count, buf.overwritten, buf.dropped,
             [(s.tm.sec, s.tm.nsec, s.data.tolist()) for s in buf._slots])
 
 
@@ -218,3 +218,31 @@ def test_used_follows_in_use_through_connect_listeners_and_disconnect():
     assert inp.used is inp.in_use() is True
     remove()
     assert inp.used is inp.in_use() is False
+
+
+def test_sole_buffer_is_the_fast_paths_buffer_and_its_count_what_read_newest_would_find():
+    out, inp = OutPort("out", TimedDoubleSeq), InPort("in", TimedDoubleSeq)
+    assert inp.sole_buffer is None                  # no connector: the method
+    c = connect(out, inp, {"buffer.length": 3})
+    buf = inp.sole_buffer
+    assert buf is c.buffer and buf.count == 0
+    value = inp.value
+    assert inp.read_newest() is ReadStatus.NO_DATA and inp.value is value
+    out.value.data = np.arange(2.0)
+    out.write()
+    out.write()
+    assert buf.count == 2 == len(buf)
+    assert inp.read_newest() is ReadStatus.NEW and buf.count == 0
+    value = inp.value
+    assert inp.read_newest() is ReadStatus.OLD and inp.value is value
+    remove = inp.add_listener(PortEvent.ON_BUFFER_EMPTY, lambda p, cid, s: None)
+    assert inp.sole_buffer is None                  # a listener to tell: the method
+    remove()
+    assert inp.sole_buffer is buf
+    out2 = OutPort("out2", TimedDoubleSeq)
+    c2 = connect(out2, inp, {})
+    assert inp.sole_buffer is None                  # two buffers: the method
+    disconnect(c2.id, out2)
+    assert inp.sole_buffer is buf
+    disconnect(c.id, out)
+    assert inp.sole_buffer is None

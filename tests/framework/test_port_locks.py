@@ -118,7 +118,7 @@ def test_same_results_with_and_without_the_lock():
         for k in range(20):
             a.step(1 + k % 3)
             c.buffer.put(w.out.value)         # a second sample now and then: overwrites
-        runs.append((r.got, c.buffer.overwritten, c.buffer._count, w.out.writes))
+        runs.append((r.got, c.buffer.overwritten, c.buffer.count, w.out.writes))
         a.stop()
     assert runs[0][0]
     assert runs[0] == runs[1]
@@ -140,8 +140,8 @@ def test_lock_free_put_and_take_match_the_locked_ones(length):
             if got_f is not None:
                 assert got_f.data.tolist() == got_l.data.tolist()
                 spare_f, spare_l = got_f, got_l
-        assert (free._head, free._count, free.overwritten) == (
-            locked._head, locked._count, locked.overwritten)
+        assert (free._head, free.count, free.overwritten) == (
+            locked._head, locked.count, locked.overwritten)
     assert free.set_unlocked(False) and not free.unlocked
 
 
@@ -173,5 +173,5 @@ def test_switch_while_cycles_run():
     got = r.got
     assert got and got == sorted(set(got))
     assert got[-1] <= w.k
-    assert 0 <= c.buffer._count <= 2
+    assert 0 <= c.buffer.count <= 2
     assert not [t for t in threading.enumerate() if t.name == "rtcf-ec-lk_a" and t.is_alive()]

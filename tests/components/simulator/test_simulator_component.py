@@ -371,3 +371,32 @@ def test_joint_speeds_above_the_limit_are_counted_and_warned(caplog):
     assert h.comp.sim.velocity_exceeded > 0
     assert re.search(r"joint samples above the velocity limit so far: \d+", caplog.text)
     h.close()
+
+
+@pytest.mark.parametrize("second_writer", [False, True])
+def test_command_samples_arrive_with_and_without_the_ports_sole_buffer(arm, second_writer):
+    # the stiffness and tauRef ports are skipped while their sole buffer holds nothing
+    # (InPort.sole_buffer); with a second connector they have none and are always read
+    from rtcf import OutPort, connect
+    writers = {}
+    if second_writer:
+        for name in ("stiffness", "tauRef"):
+            writers[name] = OutPort(f"extra_{name}", TimedDoubleSeq)
+            connect(writers[name], arm.comp.ports[name], {})
+            assert arm.comp.ports[name].sole_buffer is None
+    else:
+        assert arm.comp.ports["stiffness"].sole_buffer is not None
+    arm.step(3)
+    eff = arm.comp.sim_model.effort_limit
+    arm.write("tauRef", seq(2 * eff))
+    arm.step(1)
+    assert arm.comp.sim.saturations == 6
+    arm.step(2)
+    arm.write("stiffness", seq([0.25]))
+    arm.step(1)
+    np.testing.assert_array_equal(arm.comp._stiff, 0.25)
+    if second_writer:
+        writers["stiffness"].value = seq([0.5])
+        writers["stiffness"].write()
+        arm.step(1)
+        np.testing.assert_array_equal(arm.comp._stiff, 0.5)
