@@ -51,6 +51,7 @@ class ECSettings:
     simulation: bool | None = None     # rtcf.simulation.enable; None: the composition says
     real_time_factor: float | None = None   # rtcf.simulation.real_time_factor
     lockstep_cpu: int | None = None    # rtcf.simulation.cpu, resolved (None: any CPU)
+    ec_cpus: frozenset[int] | None = None   # exec_cxt.periodic.cpu_affinity (None: not set)
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, str]) -> "ECSettings":
@@ -73,7 +74,8 @@ class ECSettings:
             if str(conf.get(enable) or "").strip() else None,
             real_time_factor=rtcconf.get_float(conf, "rtcf.simulation.real_time_factor",
                                                None, ge=0),
-            lockstep_cpu=lockstep_cpu(conf))
+            lockstep_cpu=lockstep_cpu(conf),
+            ec_cpus=_ec_cpus(conf))
 
     def simulation_factor(self, composition: Composition) -> float | None:
         """The real-time factor when ``composition`` runs in simulation time, else None:
@@ -92,6 +94,12 @@ class ECSettings:
         whose instants its leader runs."""
         return SimTimeBase(factor, spin=self.spin, spin_yield=self.spin_yield,
                            sched_fifo=self.sched_fifo, driven=driven, cpu=self.lockstep_cpu)
+
+def _ec_cpus(conf: Mapping[str, str]) -> frozenset[int] | None:
+    from .realtime import cpu_affinity
+    cpus = cpu_affinity(conf, "exec_cxt.periodic.cpu_affinity")
+    return None if cpus is None else frozenset(cpus)
+
 
 def lockstep_cpu(conf: Mapping[str, str]) -> int | None:
     """rtcf.simulation.cpu resolved: a CPU number, or None (any CPU: NO, or auto on a
@@ -130,7 +138,8 @@ def make_ec(decl: ECDecl, settings: ECSettings,
     else:
         ec = PeriodicEC(decl.rate, spin=settings.spin, sched_fifo=settings.sched_fifo,
                         spin_yield=settings.spin_yield,
-                        overrun_policy=settings.overrun_policy, **common)
+                        overrun_policy=settings.overrun_policy, cpus=settings.ec_cpus,
+                        **common)
     if settings.trace:
         path = settings.trace_file.replace("%n", decl.name).replace("%p", str(os.getpid()))
         ec.enable_trace(settings.trace_cycles, path)

@@ -180,12 +180,15 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
             f"expected an integer from 0 to {EC_PRIORITY - 1} (below the EC threads' "
             f"SCHED_FIFO priority {EC_PRIORITY}; 0 = normal threads)")
     bound = None
-    if present("manager.cpu_affinity") is not None:
-        from .realtime import cpu_affinity
-        try:
-            bound = cpu_affinity(conf)
-        except ConfigError as e:
-            errors.append(str(e))
+    from .realtime import cpu_affinity
+    for key in ("manager.cpu_affinity", "exec_cxt.periodic.cpu_affinity"):
+        if present(key) is not None:
+            try:
+                cpus = cpu_affinity(conf, key)
+            except ConfigError as e:
+                errors.append(str(e))
+            else:
+                bound = cpus if key == "manager.cpu_affinity" else bound
     text = present("rtcf.simulation.cpu")
     if text is not None and text.lower() not in ("auto", "no"):
         cpus = bound or _usable_cpus()

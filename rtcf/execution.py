@@ -15,6 +15,7 @@ on_error, all in that cycle, as OpenRTM-aist does); the other members keep runni
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import traceback
@@ -947,7 +948,8 @@ class PeriodicEC(ExecutionContext):
 
     def __init__(self, rate: float = 1000.0, name: str = "", clock: Clock | None = None,
                  spin: float = 200e-6, sched_fifo: bool = False, priority: int = 50,
-                 spin_yield: bool = False, overrun_policy: str = "skip", **kw: Any):
+                 spin_yield: bool = False, overrun_policy: str = "skip",
+                 cpus: frozenset[int] | None = None, **kw: Any):
         super().__init__(rate, name, clock or MonotonicClock(), **kw)
         if spin < 0:
             raise ConfigError(f"execution context {name}: spin: expected >= 0 s, got {spin}")
@@ -959,6 +961,7 @@ class PeriodicEC(ExecutionContext):
         self.spin_yield = spin_yield      # release the GIL while spinning (time.sleep(0))
         self.sched_fifo = sched_fifo
         self.priority = priority
+        self.cpus = cpus                  # exec_cxt.periodic.cpu_affinity (None: not bound)
         self.realtime = False
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -1021,6 +1024,12 @@ class PeriodicEC(ExecutionContext):
         self._resync = True
 
     def _enter_realtime(self) -> None:
+        if self.cpus is not None:         # OpenRTM's PeriodicExecutionContext::svc() does it
+            try:                          # as its thread starts
+                os.sched_setaffinity(0, self.cpus)
+            except (AttributeError, OSError) as e:
+                self.log.warning("exec_cxt.periodic.cpu_affinity: execution context %r "
+                                 "stays on every CPU (%s)", self.name, e)
         if not self.sched_fifo:
             return
         self.realtime = set_thread_fifo(True, self.priority)  # False: a normal thread

@@ -32,7 +32,9 @@ realtime tools do for a C++ process, carried over to a CPython one).
 * ``manager.cpu_affinity`` (OpenRTM-aist's key, not set by default): the manager's process
   bound to these CPUs (``0,1``) as it starts, before the ORB's threads and the ECs exist; the
   child processes rtcf starts (the planning worker, the web view) inherit it, and
-  ``rtcf.simulation.cpu`` picks its CPU among them.
+  ``rtcf.simulation.cpu`` picks its CPU among them. ``exec_cxt.periodic.cpu_affinity`` (also
+  OpenRTM-aist's) binds each periodic EC's thread to its CPUs as the thread starts
+  (rtcf.execution.PeriodicEC).
 
 Runs in: the manager's main thread, before the ECs start.
 """
@@ -136,13 +138,16 @@ def thread_priority(conf: Mapping[str, str]) -> int:
     return priority
 
 
-def cpu_affinity(conf: Mapping[str, str]) -> set[int] | None:
-    """manager.cpu_affinity, OpenRTM-aist's key: the CPUs the manager's process is bound to
-    (CPU numbers from 0, separated by commas; OpenRTM's Manager::initCpuAffinity), None when
-    not set. A value that is not such a list of CPUs the process may run on is refused
-    (ConfigError naming the key, where it was set and the CPUs it may use); OpenRTM would
-    then leave the process on every CPU."""
-    key = "manager.cpu_affinity"
+def cpu_affinity(conf: Mapping[str, str],
+                 key: str = "manager.cpu_affinity") -> set[int] | None:
+    """An OpenRTM-aist CPU affinity key: ``manager.cpu_affinity`` (the CPUs the manager's
+    process is bound to, OpenRTM's Manager::initCpuAffinity) or
+    ``exec_cxt.periodic.cpu_affinity`` (those of each periodic EC's thread,
+    PeriodicExecutionContext::setCpuAffinity): CPU numbers from 0 separated by commas; None
+    when not set. A value that is not such a list of CPUs the process may run on (for the
+    EC's key: among manager.cpu_affinity's, when that is set) is refused (ConfigError naming
+    the key, where it was set and the CPUs it may use); OpenRTM would then leave the
+    process or thread on every CPU."""
     text = str(conf.get(key) or "").strip()
     if not text:
         return None
@@ -151,6 +156,8 @@ def cpu_affinity(conf: Mapping[str, str]) -> set[int] | None:
         usable = os.sched_getaffinity(0)
     except (AttributeError, OSError):
         usable = None
+    if key != "manager.cpu_affinity":
+        usable = cpu_affinity(conf) or usable
     if (not parts or not all(p.isdigit() for p in parts)
             or (usable is not None and not {int(p) for p in parts} <= usable)):
         may = "" if usable is None else f" ({', '.join(map(str, sorted(usable)))})"

@@ -128,3 +128,34 @@ def test_manager_cpu_affinity_is_checked_before_anything_starts():
         with pytest.raises(ConfigError, match="rtcf.simulation.cpu"):
             check_conf(conf(f"manager.cpu_affinity:{usable[0]}",
                             f"rtcf.simulation.cpu:{usable[1]}"))
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to choose from")
+def test_exec_cxt_periodic_cpu_affinity_binds_the_ec_thread_only(launch):
+    """OpenRTM-aist's exec_cxt.periodic.cpu_affinity: the periodic EC's thread runs on the
+    CPUs named (bound as it starts), the process's other threads everywhere."""
+    usable = os.sched_getaffinity(0)
+    cpu = max(usable)
+    m = launch(SYSTEM, ["w", "r"], f"exec_cxt.periodic.cpu_affinity:{cpu}")
+    wait_until(lambda: {cpu} in _cpus(m.pid).values(), timeout=10)   # the EC has started
+    threads = _cpus(m.pid)
+    pinned = [t for t, c in threads.items() if c == {cpu}]
+    assert len(pinned) == 1, threads                 # the EC's thread (one periodic EC)
+    assert all(c == usable for t, c in threads.items() if t not in pinned), threads
+
+
+def test_exec_cxt_periodic_cpu_affinity_is_checked_before_anything_starts():
+    from rtcf.confcheck import check_conf
+    from rtcf.errors import ConfigError
+    from rtcf.rtcconf import apply_overrides, defaults
+    usable = sorted(os.sched_getaffinity(0))
+    conf = apply_overrides(defaults(), [f"exec_cxt.periodic.cpu_affinity:{usable[-1] + 1}"])
+    with pytest.raises(ConfigError, match=r"-o: exec_cxt.periodic.cpu_affinity: expected "
+                       r"CPU numbers separated by commas, each one this process may run on"):
+        check_conf(conf)
+    if len(usable) > 1:                  # within manager.cpu_affinity's CPUs when it is set
+        conf = apply_overrides(defaults(), [f"manager.cpu_affinity:{usable[0]}",
+                                            f"exec_cxt.periodic.cpu_affinity:{usable[1]}"])
+        with pytest.raises(ConfigError, match=r"exec_cxt.periodic.cpu_affinity: .* may run "
+                           rf"on \({usable[0]}\)"):
+            check_conf(conf)
