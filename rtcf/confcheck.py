@@ -187,8 +187,8 @@ def _check_values(conf: Mapping[str, str]) -> list[str]:
                 cpus = cpu_affinity(conf, key)
             except ConfigError as e:
                 errors.append(str(e))
-            else:
-                bound = cpus if key == "manager.cpu_affinity" else bound
+                break                 # the EC's key is read against the manager's
+            bound = cpus if key == "manager.cpu_affinity" else bound
     text = present("rtcf.simulation.cpu")
     if text is not None and text.lower() not in ("auto", "no"):
         cpus = bound or _usable_cpus()

@@ -124,6 +124,9 @@ def test_manager_cpu_affinity_is_checked_before_anything_starts():
         with pytest.raises(ConfigError, match=r"-o: manager.cpu_affinity: expected CPU "
                            r"numbers separated by commas, each one this process may run on"):
             check_conf(conf(f"manager.cpu_affinity:{bad}"))
+    with pytest.raises(ConfigError) as bad_both:     # said once, not again for the EC's key
+        check_conf(conf("manager.cpu_affinity:first", "exec_cxt.periodic.cpu_affinity:0"))
+    assert str(bad_both.value).count("manager.cpu_affinity") == 1, str(bad_both.value)
     if len(usable) > 1:                    # the lockstep threads' CPU must be among them
         with pytest.raises(ConfigError, match="rtcf.simulation.cpu"):
             check_conf(conf(f"manager.cpu_affinity:{usable[0]}",
