@@ -530,3 +530,30 @@ def test_a_period_counts_the_joints_above_their_limit_elementwise(arm):
         assert sim.velocity_exceeded - before == over
         seen += over
     assert seen > 50
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 6, 7])
+def test_the_written_out_velocity_count_counts_as_the_loop(n):
+    """The per-period count of a few joints (core._over_counter, built for the limits):
+    v > lim or v < -lim per joint, exactly as the loop over the pairs; NaN never counts,
+    a value equal to its limit does not, an infinite one does unless its limit is too."""
+    from array import array
+
+    from rtcf_components.simulator.core import _over_counter
+    rng = np.random.default_rng(n)
+    specials = [math.nan, math.inf, -math.inf, 0.0, -0.0]
+    for trial in range(300):
+        lims = rng.uniform(0.0, 3.0, n)
+        if trial % 7 == 0 and n:
+            lims[rng.integers(n)] = math.inf
+        lims = lims.tolist()
+        count = _over_counter(lims)
+        values = rng.uniform(-4.0, 4.0, n).tolist()
+        for i in range(n):
+            pick = rng.integers(4)
+            if pick == 0:
+                values[i] = specials[rng.integers(len(specials))]
+            elif pick == 1:
+                values[i] = lims[i] if rng.integers(2) else -lims[i]   # at the limit
+        expected = sum(1 for v, lim in zip(values, lims) if v > lim or v < -lim)
+        assert count(memoryview(array("d", values))) == expected, (values, lims)
