@@ -150,6 +150,7 @@ class ExecutionContext:
         self._tick_lock = threading.RLock()      # held while a stepped cycle runs
         self._paused = False                     # time control: no cycle while paused
         self._steps = 0                          # cycles advance() still has to run
+        self._advancing = False                  # SteppedEC: advance() runs its own ticks
         self._steps_done = threading.Condition(threading.Lock())
 
     # -- membership ----------------------------------------------------------------------
@@ -812,10 +813,9 @@ class SteppedEC(ExecutionContext):
         lock = self._tick_lock
         lock.acquire()
         try:
-            if self._paused:
+            if self._paused and not self._advancing:
                 self._paused_tick()
                 return
-            # self._tick() written out (a call less per tick): the same steps
             if not self._running:
                 self.start()
             self._thread_ident = _get_ident()
@@ -860,10 +860,15 @@ class SteppedEC(ExecutionContext):
         """Pause, then run round(seconds * rate) cycles now, in the caller's thread (its
         driver's ticks stay refused until resume()); returns the EC's time."""
         ExecutionContext.advance(self, seconds)     # checks, pauses, counts the cycles
-        with self._tick_lock:
+        tick = self.tick
+        with self._tick_lock:                       # the driver's ticks wait meanwhile
             n, self._steps = self._steps, 0
-            for _ in range(n):
-                self._tick()
+            self._advancing = True                  # its own ticks run paused as they are
+            try:
+                for _ in range(n):
+                    tick()
+            finally:
+                self._advancing = False
         return self.now
 
     def _advance_cycles(self, n: int) -> None:
@@ -874,26 +879,6 @@ class SteppedEC(ExecutionContext):
         raise ValueError(f"execution context {self.name!r} is not in simulation time "
                          "(rtcf.simulation.enable: YES): it is driven from outside by "
                          "tick(), at its driver's pace, and has no real-time factor")
-
-    def _tick(self) -> None:
-        # the unpaused body of tick() (advance() runs it under the lock it holds)
-        if not self._running:
-            self.start()
-        self._thread_ident = _get_ident()
-        clock = self.clock
-        try:
-            now = clock.now()
-            last = self._last_start
-            if last is not None:
-                self._period_ring[self.cycles % HISTORY] = now - last
-            self._cycle(now, now)
-            if self.trace is not None:
-                self.trace.record(now, now, now, now, clock.now(),
-                                  [m.exec_time for m in self._members])
-        finally:
-            self._thread_ident = None
-        if isinstance(clock, ManualClock):
-            clock.advance(self.period)
 
     def step(self, n: int = 1) -> None:
         """``n`` ticks, one after the other (each takes the lock and checks for a pause)."""
