@@ -42,6 +42,7 @@ import json
 import logging
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -218,6 +219,7 @@ class Progress:
 
 def run(trials: list[Trial], cmd_for: Any, jobs: int, progress: Progress) -> bool:
     """Run the trials, ``jobs`` at a time; True when interrupted."""
+    env = trial_env(min(jobs, len(trials)))
     waiting = list(trials)
     running: list[Trial] = []
     interrupted = False
@@ -234,13 +236,13 @@ def run(trials: list[Trial], cmd_for: Any, jobs: int, progress: Progress) -> boo
                 t.started = time.monotonic()
                 t.proc = subprocess.Popen(cmd_for(t), cwd=ROOT, stdout=t.out,
                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                          start_new_session=True)
+                                          start_new_session=True, env=env)
                 t.status = "running"
                 running.append(t)
             progress.show(sum(t.status in ("ok", "failed") for t in trials), len(running),
                           sum(t.status == "failed" for t in trials))
             if running:
-                time.sleep(0.05)
+                wait_for_an_end(running)
     except KeyboardInterrupt:
         interrupted = True
         for t in running:
@@ -259,6 +261,43 @@ def run(trials: list[Trial], cmd_for: Any, jobs: int, progress: Progress) -> boo
     progress.show(sum(t.status in ("ok", "failed") for t in trials), 0,
                   sum(t.status == "failed" for t in trials), final=True)
     return interrupted
+
+
+def wait_for_an_end(running: list[Trial], refresh: float = 0.2) -> None:
+    """Return when a running trial's process ended (at once, through a pidfd where Linux
+    has them) or after ``refresh`` s, for the progress bar."""
+    fds = []
+    try:
+        for t in running:
+            fds.append(os.pidfd_open(t.proc.pid))
+    except (AttributeError, OSError):            # no pidfd here: poll
+        time.sleep(0.05)
+        return
+    finally:
+        if len(fds) < len(running):
+            for fd in fds:
+                os.close(fd)
+    try:
+        select.select(fds, [], [], refresh)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+#: the thread pools of numerical libraries (OpenMP, OpenBLAS, MKL) a trial may start, each
+#: sized to its share of the cores unless the environment says otherwise: a pool of one
+#: thread per core in each of several trials oversubscribes the machine (joblib's workers
+#: are sized the same way)
+THREAD_POOLS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def trial_env(jobs: int, environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of each trial's process when ``jobs`` run at once."""
+    env = dict(os.environ if environ is None else environ)
+    share = str(max(1, (os.cpu_count() or 1) // max(1, jobs)))
+    for key in THREAD_POOLS:
+        env.setdefault(key, share)
+    return env
 
 
 def finish(t: Trial, rc: int) -> None:

@@ -11,7 +11,9 @@ released. The child is started as multiprocessing's ``spawn`` method starts one 
 parent's sys.path, pickled messages on multiprocessing's ``Connection``) but without its
 preparation step, which imports the parent's main script again in the child: a script
 without an ``if __name__ == "__main__":`` guard (a DRL program, a test's script) would run
-a second time there. ``InProcess`` calls them directly (``plan_in_worker`` NO).
+a second time there. The child's first module is ``worker_boot`` (the standard library only,
+run by its path), which puts the process under SCHED_IDLE before it imports this one and
+loads the arm: a start that costs a busy machine nothing (see worker_boot). ``InProcess`` calls them directly (``plan_in_worker`` NO).
 
 The child loads the arm model once (the component's model, chain, limits and speeds) and
 gets each call's tool offset and singularity handling with the call, so set_tcp and
@@ -51,7 +53,8 @@ from .geometry import posx_from_pose, rot_from_quat
 from .motion import plan_motion
 from .planner import Request, plan
 
-PARENT_CHECK = 0.2   # [s] between two checks of the child that its parent still lives
+BOOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker_boot.py")
+
 POLL = 0.25          # [s] between two checks of the parent that a busy child still lives
 JOIN_TIMEOUT = 2.0   # [s] a closing child has to end before it is terminated
 
@@ -95,6 +98,18 @@ def prepare_moveb(name: str, req: Request, p0: np.ndarray, r0: np.ndarray,
                     f"{ik.reason}")
         q = ik.q
     return pl, samples, q
+
+
+def worker_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The worker's environment: the parent's, with the numerical libraries' thread pools
+    (OpenMP, OpenBLAS, MKL) at one thread unless it sets them. Planning works on 6x6
+    matrices and gains nothing from a pool (bench_blending's plan rows are the same with
+    one thread or two), while a pool's threads spin on the cores the execution contexts
+    need."""
+    env = dict(os.environ if environ is None else environ)
+    for key in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(key, "1")
+    return env
 
 
 class InProcess:
@@ -150,21 +165,11 @@ class PlanWorker:
         if self._conn is not None:
             self._conn.close()
         mine, theirs = socket.socketpair()
-        # before it imports anything: a terminal's Ctrl-C (sent to the manager's process
-        # group) ignored, the manager ends the worker (an import interrupted under load
-        # printed a traceback); and a normal process again, as a SCHED_FIFO thread of the
-        # manager (manager.realtime.thread_priority) may start it and numpy's BLAS threads
-        # made at import would inherit that policy
-        code = (f"import os, signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
-                f"os.sched_getscheduler(0) == os.SCHED_OTHER or "
-                f"os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0)); "
-                f"import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
-                f"from {__name__} import _main; _main()")
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-c", code, json.dumps(sys.path), str(theirs.fileno()),
+                [sys.executable, BOOT, json.dumps(sys.path), __name__, str(theirs.fileno()),
                  str(os.getpid()), json.dumps(self.arm_spec), str(self.nice)],
-                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env=worker_env())
         except BaseException:
             mine.close()
             raise
@@ -255,7 +260,7 @@ class PlanWorker:
         """End the child and wait for it (terminated, then killed after JOIN_TIMEOUT s). No
         command runs in it when the lock is ours, and it keeps nothing worth saving, so it
         is not asked and waited for: one still loading its arm or kernel (in idle time, see
-        IdleTimeLoading) would answer only once done. Runs in: the manager's thread
+        worker_boot.IdleStart) would answer only once done. Runs in: the manager's thread
         (on_finalize)."""
         got = self._lock.acquire(timeout=JOIN_TIMEOUT)
         try:
@@ -294,104 +299,18 @@ class RemoteError(Exception):
 
 
 # -- the child ------------------------------------------------------------------------------
-def _watch_parent(parent: int) -> None:
-    while os.getppid() == parent:
-        time.sleep(PARENT_CHECK)
-    os._exit(0)
+def serve(fd: int, spec: list | None, start: Any) -> None:
+    """The child's entry, called by worker_boot.main once the process went idle (``start``,
+    an IdleStart): the socket's fd, the arm spec (JSON)."""
+    _serve(Connection(fd), None if spec is None else tuple(spec), start)
 
 
-def _may_leave_sched_idle() -> bool:
-    """This thread may go from SCHED_IDLE back to SCHED_OTHER at its nice value (Linux asks
-    for CAP_SYS_NICE or an RLIMIT_NICE that admits the nice value, sched(7))."""
-    try:
-        with open("/proc/self/status") as f:
-            caps = next((ln.split()[1] for ln in f if ln.startswith("CapEff:")), "0")
-        if int(caps, 16) & (1 << 23):                    # CAP_SYS_NICE
-            return True
-        import resource
-        soft = resource.getrlimit(resource.RLIMIT_NICE)[0]
-        return soft == resource.RLIM_INFINITY or soft >= 20 - os.nice(0)
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-class IdleTimeLoading:
-    """The worker's loading (the arm, the compiled FK kernel: about 0.4 s of CPU) runs under
-    SCHED_IDLE: on a machine whose cores are busy (a batch of simulation trials, a loaded
-    host) it takes only CPU time nothing else wants, and a trial that ends before any plan
-    never paid for it. A command arriving meanwhile puts the loading thread back to
-    SCHED_OTHER at once (a thread of its own watches the socket), so the first command never
-    waits on idle time. Where the thread could not come back from SCHED_IDLE (no
-    CAP_SYS_NICE, RLIMIT_NICE too low) it loads at its normal policy.
-    Runs in: the worker's main thread (the watcher in its own)."""
-
-    def __init__(self, conn: Any):
-        self.conn = conn
-        self.tid = threading.get_native_id()
-        self.idle = False
-        self._lock = threading.Lock()
-        self._wake_r = self._wake_w = -1
-        self._watcher: threading.Thread | None = None
-
-    def __enter__(self) -> "IdleTimeLoading":
-        if not hasattr(os, "SCHED_IDLE") or not _may_leave_sched_idle():
-            return self
-        try:
-            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-        except OSError:
-            return self
-        self.idle = True
-        self._wake_r, self._wake_w = os.pipe()
-        self._watcher = threading.Thread(target=self._watch, daemon=True,
-                                         name="idle-loading")
-        self._watcher.start()
-        return self
-
-    def normal(self) -> None:
-        """Back to SCHED_OTHER (once). Runs in: either thread."""
-        with self._lock:
-            if self.idle:
-                self.idle = False
-                try:
-                    os.sched_setscheduler(self.tid, os.SCHED_OTHER, os.sched_param(0))
-                except OSError:
-                    pass
-
-    def _watch(self) -> None:
-        import select
-        try:
-            select.select([self.conn.fileno(), self._wake_r], [], [])
-        except (OSError, ValueError):
-            pass
-        self.normal()           # a command (or the parent's end of file) is waiting
-        os.close(self._wake_r)
-
-    def __exit__(self, *exc: Any) -> None:
-        self.normal()
-        if self._wake_w >= 0:
-            try:
-                os.write(self._wake_w, b"x")    # the watcher may be gone already (a
-            except OSError:                       # command woke it)
-                pass
-            os.close(self._wake_w)
-            self._watcher.join()
-
-
-def _main() -> None:
-    """The child's entry: argv = sys.path (already set by the caller's code), the socket's
-    fd, the parent's pid, the arm spec (JSON), the nice increment."""
-    fd, parent, spec = int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
-    if int(sys.argv[5]) > 0:
-        os.nice(int(sys.argv[5]))
-    _serve(Connection(fd), parent, None if spec is None else tuple(spec))
-
-
-def _serve(conn: Any, parent: int, arm_spec: tuple | None) -> None:
-    """The worker process's main loop: one call at a time until None or end of file."""
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+def _serve(conn: Any, arm_spec: tuple | None, start: Any) -> None:
+    """The worker process's main loop: one call at a time until None or end of file. The
+    arm and the kernel are loaded first, while ``start`` keeps the process idle."""
     base, why = None, ""
-    if arm_spec is not None:
-        with IdleTimeLoading(conn):
+    try:
+        if arm_spec is not None:
             from .arm import load_arm
             model, chain, limits, speeds = arm_spec
             got = load_arm(model, chain, np.eye(4), limits, speeds)
@@ -403,6 +322,8 @@ def _serve(conn: Any, parent: int, arm_spec: tuple | None) -> None:
                     base.fk_batch(np.zeros((1, base.n)))   # command waits, not in the
                 except Exception:                           # first plan (~0.4 s CPU cached)
                     pass
+    finally:
+        start.done()
     arms: dict[bytes, Any] = {}
     while True:
         try:

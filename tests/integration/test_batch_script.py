@@ -215,3 +215,44 @@ def test_a_component_failing_while_the_system_stops_fails_its_trial(tmp_path):
         done.stderr[-3000:]
     trials = json.loads((out / "summary.json").read_text())["trials"]
     assert [t["status"] for t in trials] == ["failed", "failed"]
+
+
+def _batch_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("rtcf_batch_script",
+                                                  ROOT / "scripts" / "batch.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod              # its dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_each_trial_gets_its_share_of_the_cores_for_the_numerical_thread_pools(monkeypatch):
+    """N trials at once on C cores: OpenMP / OpenBLAS / MKL pools of C // N threads each
+    (at least one), so that the trials' pools do not oversubscribe the machine; a value the
+    user set is kept."""
+    mod = _batch_module()
+    monkeypatch.setattr(mod.os, "cpu_count", lambda: 8)
+    env = mod.trial_env(2, {"PATH": "/bin"})
+    assert env == {"PATH": "/bin", "OMP_NUM_THREADS": "4", "OPENBLAS_NUM_THREADS": "4",
+                   "MKL_NUM_THREADS": "4"}
+    assert mod.trial_env(16, {})["OPENBLAS_NUM_THREADS"] == "1"
+    assert mod.trial_env(1, {})["OMP_NUM_THREADS"] == "8"
+    assert mod.trial_env(8, {"OPENBLAS_NUM_THREADS": "3"})["OPENBLAS_NUM_THREADS"] == "3"
+
+
+def test_the_end_of_a_trial_is_seen_without_waiting_for_the_refresh():
+    """The runner waits on the trials' processes (pidfds): a trial that ends wakes it,
+    so the next trial starts on the freed core at once."""
+    mod = _batch_module()
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.2)"])
+    try:
+        t = mod.Trial(0, {}, Path("."))
+        t.proc = proc
+        start = time.monotonic()
+        while proc.poll() is None:
+            mod.wait_for_an_end([t], refresh=120)
+            assert time.monotonic() - start < 60, "the end of the trial did not wake it"
+    finally:
+        proc.kill()
+        proc.wait()

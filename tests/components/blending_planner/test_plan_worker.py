@@ -475,21 +475,25 @@ def test_a_ctrl_c_to_the_process_group_does_not_end_the_worker():
 
 
 def _idle_permitted() -> bool:
-    from rtcf_components.blending_planner.worker import _may_leave_sched_idle
-    return hasattr(os, "SCHED_IDLE") and _may_leave_sched_idle()
+    from rtcf_components.blending_planner.worker_boot import may_leave_sched_idle
+    return hasattr(os, "SCHED_IDLE") and may_leave_sched_idle()
 
 
 def _in_loading(body):
-    """Run ``body(loading, policy)`` inside IdleTimeLoading in a thread of its own (the
-    test's thread keeps its policy); ``policy()`` reads that thread's policy."""
-    from rtcf_components.blending_planner.worker import IdleTimeLoading
+    """Run ``body(start, policy, peer, seen)`` between IdleStart's begin and done in a
+    thread of its own (the test's thread keeps its policy); ``policy()`` reads that
+    thread's policy."""
+    from rtcf_components.blending_planner.worker_boot import IdleStart
     mine, theirs = __import__("socket").socketpair()
     seen: dict = {}
 
     def run():
         try:
-            with IdleTimeLoading(mine) as loading:
-                body(loading, lambda: os.sched_getscheduler(0), theirs, seen)
+            start = IdleStart(mine.fileno()).begin()
+            try:
+                body(start, lambda: os.sched_getscheduler(0), theirs, seen)
+            finally:
+                start.done()
             seen["after"] = os.sched_getscheduler(0)
         except BaseException as e:      # noqa: BLE001 - reported by the test
             seen["error"] = e
@@ -506,22 +510,22 @@ def _in_loading(body):
 
 @pytest.mark.skipif(not _idle_permitted(), reason="SCHED_IDLE could not be left here")
 def test_the_worker_loads_in_idle_time_and_a_command_ends_that_at_once():
-    """The loading runs under SCHED_IDLE; a command arriving puts the loading thread back to
+    """The start runs under SCHED_IDLE; a command arriving puts the loading thread back to
     SCHED_OTHER while it still loads (nothing is read from the socket); the end of the
     loading does too when no command came."""
-    def body(loading, policy, peer, seen):
+    def body(start, policy, peer, seen):
         seen["loading"] = policy()
         peer.sendall(b"a command")
         deadline = time.monotonic() + 30
         while policy() != os.SCHED_OTHER:
             assert time.monotonic() < deadline, "a command left the loading idle"
             time.sleep(0.002)
-        seen["still_inside"] = loading.idle
+        seen["still_idle"] = start.idle
     seen = _in_loading(body)
     assert seen["loading"] == os.SCHED_IDLE
-    assert seen["still_inside"] is False and seen["after"] == os.SCHED_OTHER
+    assert seen["still_idle"] is False and seen["after"] == os.SCHED_OTHER
 
-    def quiet(loading, policy, peer, seen):
+    def quiet(start, policy, peer, seen):
         seen["loading"] = policy()
     seen = _in_loading(quiet)
     assert seen["loading"] == os.SCHED_IDLE and seen["after"] == os.SCHED_OTHER
@@ -529,11 +533,71 @@ def test_the_worker_loads_in_idle_time_and_a_command_ends_that_at_once():
         "the watcher outlived the loading"
 
 
-def test_without_the_right_to_leave_sched_idle_the_loading_keeps_its_policy(monkeypatch):
-    from rtcf_components.blending_planner import worker
-    monkeypatch.setattr(worker, "_may_leave_sched_idle", lambda: False)
+@pytest.mark.skipif(not _idle_permitted(), reason="SCHED_IDLE could not be left here")
+def test_threads_started_while_idle_come_back_to_the_normal_policy():
+    """A thread the idle thread starts (numpy's BLAS pool at its import) inherits
+    SCHED_IDLE; the end of the start puts it back too, not only the loading thread."""
+    def body(start, policy, peer, seen):
+        ready, leave = threading.Event(), threading.Event()
 
-    def body(loading, policy, peer, seen):
+        def child():
+            seen["child_tid"] = threading.get_native_id()
+            seen["child_while"] = os.sched_getscheduler(0)
+            ready.set()
+            leave.wait(30)
+            seen["child_after"] = os.sched_getscheduler(0)
+        seen["thread"] = t = threading.Thread(target=child)
+        seen["leave"] = leave
+        t.start()
+        ready.wait(30)
+    seen = _in_loading(body)
+    seen["leave"].set()
+    seen["thread"].join(30)
+    assert seen["child_while"] == os.SCHED_IDLE
+    assert seen["child_after"] == os.SCHED_OTHER
+
+
+def _policies(pid: int) -> dict[int, int]:
+    """The scheduling policy of every thread of process ``pid`` (/proc's stat, field 41)."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                out[int(tid)] = int(f.read().rsplit(")", 1)[1].split()[38])
+        except (OSError, IndexError):
+            pass
+    return out
+
+
+@pytest.mark.skipif(not _idle_permitted(), reason="SCHED_IDLE could not be left here")
+def test_the_whole_start_of_a_worker_process_is_idle_and_a_command_makes_it_normal():
+    """From its first module on (before numpy, the package and rtcf are imported) the
+    worker process runs under SCHED_IDLE; once a command is answered every thread of it
+    (the BLAS pool made at numpy's import included) is SCHED_OTHER again."""
+    w = PlanWorker("bp", ("doosan_m1013", "arm", PARAMS["joint_limits"],
+                          PARAMS["joint_speeds"]))
+    w.start()
+    try:
+        seen = set()
+        deadline = time.monotonic() + 10
+        while os.SCHED_IDLE not in seen and time.monotonic() < deadline:
+            seen |= set(_policies(w.pid).values())
+            time.sleep(0.001)
+        assert os.SCHED_IDLE in seen, seen
+        with pytest.raises(cm.MotionError):             # answered
+            w.motion(cm.MoveJ([0] * 6, [10] * 6, [10] * 6),
+                     Start(None, np.zeros(3), np.eye(3)), Settings(0.01), None)
+        after = _policies(w.pid)
+        assert set(after.values()) == {os.SCHED_OTHER}, after
+    finally:
+        w.close()
+
+
+def test_without_the_right_to_leave_sched_idle_the_loading_keeps_its_policy(monkeypatch):
+    from rtcf_components.blending_planner import worker_boot
+    monkeypatch.setattr(worker_boot, "may_leave_sched_idle", lambda: False)
+
+    def body(start, policy, peer, seen):
         seen["loading"] = policy()
     seen = _in_loading(body)
     assert seen["loading"] == os.SCHED_OTHER == seen["after"]
@@ -549,3 +613,22 @@ def test_close_ends_a_worker_still_loading_without_waiting_for_it():
     proc = w._proc
     w.close()
     assert proc.returncode == -signal.SIGTERM
+
+
+def test_the_workers_numerical_thread_pools_have_one_thread_unless_set(monkeypatch):
+    """Planning works on 6x6 matrices: the worker's OpenBLAS / OpenMP / MKL pools get one
+    thread (no threads spinning on the cores the ECs need); a value the user set is kept."""
+    from rtcf_components.blending_planner.worker import worker_env
+    assert worker_env({"OPENBLAS_NUM_THREADS": "4"}) == {
+        "OPENBLAS_NUM_THREADS": "4", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    w = PlanWorker("bp", None)
+    try:
+        with pytest.raises(cm.MotionError):             # answered: the process is up
+            w.motion(cm.MoveJ([0] * 6, [10] * 6, [10] * 6),
+                     Start(None, np.zeros(3), np.eye(3)), Settings(0.01), None)
+        with open(f"/proc/{w.pid}/environ", "rb") as f:
+            env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+        assert env[b"OPENBLAS_NUM_THREADS"] == b"1"
+    finally:
+        w.close()
