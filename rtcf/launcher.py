@@ -33,6 +33,7 @@ from typing import Any
 from .composition import Composition, ConnectionDecl
 from .errors import CompositionError
 from .log import get_logger
+from .realtime import spawning_normal
 
 MAIN = "main"
 PARENT_ENV = "RTCF_PARENT_PID"     # set for a child manager: the launcher's pid
@@ -253,9 +254,10 @@ class Launcher:
             env = dict(os.environ, **self.env,
                        **{PARENT_ENV: str(os.getpid()), REPORT_ENV: str(wfd)})
             try:
-                self.children[name] = subprocess.Popen(cmd, start_new_session=True, env=env,
-                                                       stdin=subprocess.PIPE,
-                                                       pass_fds=(wfd,))
+                with spawning_normal():
+                    self.children[name] = subprocess.Popen(
+                        cmd, start_new_session=True, env=env, stdin=subprocess.PIPE,
+                        pass_fds=(wfd,))
             finally:
                 os.close(wfd)
             self._reports[name] = rfd

@@ -26,8 +26,9 @@ realtime tools do for a C++ process, carried over to a CPython one).
   later inherit the policy of the thread that made them (omniORB makes a connection's
   thread from its listener's; a component's from the main thread); EC threads set their
   own when they start (SCHED_FIFO at 50 while paced, normal flat out). 0 leaves every
-  thread normal. Child processes of rtcf (the planning worker, the web view, the naming
-  reaper) start as normal processes again (:func:`normal_scheduling`).
+  thread normal. Child processes of rtcf (the processes of a split system, the web view,
+  the naming service, the naming reaper) are started as normal processes
+  (:func:`spawning_normal`); the planning worker resets its own policy first thing.
 
 * ``manager.cpu_affinity`` (OpenRTM-aist's key, not set by default): the manager's process
   bound to these CPUs (``0,1``) as it starts, before the ORB's threads and the ECs exist; the
@@ -41,6 +42,7 @@ Runs in: the manager's main thread, before the ECs start.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import gc
@@ -48,7 +50,7 @@ import logging
 import os
 import resource
 import sys
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from . import rtcconf
 from .errors import ConfigError
@@ -198,6 +200,34 @@ def normal_scheduling() -> None:
             os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
     except (AttributeError, OSError):
         pass
+
+
+@contextlib.contextmanager
+def spawning_normal() -> Iterator[None]:
+    """Around starting a child process: the calling thread under SCHED_OTHER for the
+    duration, its real-time policy back after. A child inherits the policy of the thread
+    that forks it, and before its own code could reset it (:func:`normal_scheduling`) its
+    interpreter's start and its imports would run under SCHED_FIFO: numpy's OpenBLAS pool
+    thread, made at the import, busy-waits about 0.1 s as it starts and held a CPU that way
+    (measured with perf sched on a split system: a follower's pool thread ran 128 ms on the
+    simulation's CPU, every normal thread there waiting, the kernel's rcu thread 133 ms).
+    Runs in: any thread (it changes only its own policy)."""
+    policy = param = None
+    try:
+        policy = os.sched_getscheduler(0)
+        if policy in (os.SCHED_FIFO, os.SCHED_RR):
+            param = os.sched_getparam(0)
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except (AttributeError, OSError):
+        param = None
+    try:
+        yield
+    finally:
+        if param is not None:
+            try:
+                os.sched_setscheduler(0, policy, param)
+            except OSError:
+                pass
 
 
 def freeze_heap(conf: Mapping[str, str]) -> bool:

@@ -32,6 +32,7 @@ from omniORB import CORBA
 import CosNaming
 
 from rtcf.corba.orb import init_orb
+from rtcf.realtime import spawning_normal
 
 __all__ = ["format_name", "format_names", "parse_path", "path_to_str", "NamingClient",
            "Reregistrar", "ensure_naming_service", "NamingServiceHandle", "free_port",
@@ -451,7 +452,8 @@ def ensure_naming_service(host: str = "127.0.0.1", port: int = 2809, start: bool
              "--parent", str(os.getpid()), "--logdir", str(logdir),
              *(["--remove"] if own else []), "--"]
     cmd = omninames_command(bind, port, logdir)
-    proc = subprocess.Popen(guard + cmd, stdin=subprocess.DEVNULL, start_new_session=True)
+    with spawning_normal():
+        proc = subprocess.Popen(guard + cmd, stdin=subprocess.DEVNULL, start_new_session=True)
     handle = NamingServiceHandle(bind, port, proc, logdir, own)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

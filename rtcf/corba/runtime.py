@@ -260,15 +260,18 @@ class CorbaRuntime:
         import subprocess
         import sys
         from pathlib import Path
+
+        from ..realtime import spawning_normal
         with self._lock:
             if self._reaper is None:
                 if "bind" not in msg:
                     return
                 try:
-                    self._reaper = subprocess.Popen(
-                        [sys.executable, str(Path(__file__).with_name("reaper.py"))],
-                        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL, start_new_session=True, text=True)
+                    with spawning_normal():
+                        self._reaper = subprocess.Popen(
+                            [sys.executable, str(Path(__file__).with_name("reaper.py"))],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True, text=True)
                 except OSError as e:
                     log.warning("cannot start the naming reaper: %s", e)
                     self._reaper = False

@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from .. import rtcconf
 from ..errors import ConfigError
+from ..realtime import spawning_normal
 
 DEFAULT_PORT = 8780
 STOP_TIMEOUT = 3.0      # [s] after SIGTERM, then SIGKILL
@@ -107,7 +108,8 @@ def start_web(conf: Mapping[str, str], log: Any) -> WebChild | None:
     fox = str(conf.get("rtcf.web.foxglove_port", "")).strip()
     if fox:
         cmd += ["--foxglove-port", fox]
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True)
+    with spawning_normal():
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True)
     url = f"http://[{address}]:{port}/" if ":" in address else f"http://{address}:{port}/"
     log.info("web view at %s (a separate process, pid %d)", url, proc.pid)
     return WebChild(proc, url)

@@ -155,3 +155,60 @@ def test_a_thread_priority_at_or_above_the_ecs_or_not_an_integer_is_refused(valu
     with pytest.raises(Exception, match="manager.realtime.thread_priority: expected an "
                        "integer from 0 to 49"):
         check_conf(c)                           # before anything starts
+
+
+def _child_policy_from_a_fifo_thread(normal: bool) -> tuple[int, tuple[int, int]]:
+    """A thread under SCHED_FIFO 7 starts ``python -c`` that prints its own policy as it
+    starts (with or without spawning_normal); (the child's policy, the thread's (policy,
+    priority) after)."""
+    import os
+    import subprocess
+    import threading
+    out: dict = {}
+
+    def run():
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(7))
+        except OSError:
+            out["skip"] = True
+            return
+        cmd = [sys.executable, "-c", "import os; print(os.sched_getscheduler(0))"]
+        try:
+            if normal:
+                with realtime.spawning_normal():
+                    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+            else:
+                proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+            out["child"] = int(proc.communicate(timeout=60)[0])
+            out["after"] = (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority)
+        except BaseException as e:     # noqa: BLE001 - reported by the test
+            out["error"] = e
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(90)
+    if out.get("skip"):
+        pytest.skip("SCHED_FIFO is not permitted here")
+    if "error" in out:
+        raise out["error"]
+    return out["child"], out["after"]
+
+
+def test_a_child_started_by_a_fifo_thread_starts_normal_and_the_thread_stays_fifo():
+    """A process started by a SCHED_FIFO thread inherits the policy (the control); through
+    spawning_normal it starts under SCHED_OTHER (its imports and numpy's spinning BLAS pool
+    thread then hold no CPU above the machine's normal threads), and the thread is back
+    under SCHED_FIFO at its priority."""
+    import os
+    child, after = _child_policy_from_a_fifo_thread(normal=False)
+    assert child == os.SCHED_FIFO
+    child, after = _child_policy_from_a_fifo_thread(normal=True)
+    assert child == os.SCHED_OTHER
+    assert after == (os.SCHED_FIFO, 7)
+
+
+def test_spawning_normal_changes_nothing_for_a_normal_thread():
+    import os
+    before = os.sched_getscheduler(0)
+    with realtime.spawning_normal():
+        assert os.sched_getscheduler(0) == before
+    assert os.sched_getscheduler(0) == before
