@@ -405,6 +405,10 @@ def bench_planner(ns: int, rounds: int, work: Path,
                 before = _overruns(watched)
                 time.sleep(took)
                 idle.append(_overruns(watched) - before)
+                print(f"# {comp} round {r + 1}: amoveb returned after {calls[-1] * 1e3:.1f} "
+                      f"ms; overruns added {int(added[-1][0])} ({_by_cause([added[-1]])}), "
+                      f"as long with no motion {int(idle[-1][0])} "
+                      f"({_by_cause([idle[-1]])})", flush=True)
                 stop.set()
                 poller.join(2)
             finally:
