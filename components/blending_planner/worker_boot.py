@@ -92,6 +92,10 @@ class IdleStart:
                 self.idle = True
             except OSError:
                 pass
+        # a command that came before the process went idle may have woken the watcher
+        # already (its normal() then found nothing to undo): look once more
+        if select.select([self.fd], [], [], 0)[0]:
+            self.normal()
         return self
 
     def normal(self) -> None:

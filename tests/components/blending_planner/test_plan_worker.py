@@ -534,6 +534,29 @@ def test_the_worker_loads_in_idle_time_and_a_command_ends_that_at_once():
 
 
 @pytest.mark.skipif(not _idle_permitted(), reason="SCHED_IDLE could not be left here")
+def test_a_command_waiting_before_the_start_goes_idle_keeps_it_normal():
+    """The first command may arrive before the process goes idle; the watcher, started
+    first, may then have seen it already: the start does not stay idle either way."""
+    from rtcf_components.blending_planner.worker_boot import IdleStart
+    for _ in range(20):                      # the two threads' order differs run to run
+        mine, theirs = __import__("socket").socketpair()
+        seen: dict = {}
+
+        def run():
+            start = IdleStart(mine.fileno()).begin()
+            seen["policy"] = os.sched_getscheduler(0)
+            seen["idle"] = start.idle
+            start.done()
+        theirs.sendall(b"a command")
+        t = threading.Thread(target=run)
+        t.start()
+        t.join(30)
+        mine.close()
+        theirs.close()
+        assert seen == {"policy": os.SCHED_OTHER, "idle": False}
+
+
+@pytest.mark.skipif(not _idle_permitted(), reason="SCHED_IDLE could not be left here")
 def test_threads_started_while_idle_come_back_to_the_normal_policy():
     """A thread the idle thread starts (numpy's BLAS pool at its import) inherits
     SCHED_IDLE; the end of the start puts it back too, not only the loading thread."""
