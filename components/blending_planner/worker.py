@@ -13,7 +13,8 @@ preparation step, which imports the parent's main script again in the child: a s
 without an ``if __name__ == "__main__":`` guard (a DRL program, a test's script) would run
 a second time there. The child's first module is ``worker_boot`` (the standard library only,
 run by its path), which puts the process under SCHED_IDLE before it imports this one and
-loads the arm: a start that costs a busy machine nothing (see worker_boot). ``InProcess`` calls them directly (``plan_in_worker`` NO).
+loads the arm: a start that costs a busy machine nothing (see worker_boot). ``InProcess``
+calls them directly (``plan_in_worker`` NO).
 
 The child loads the arm model once (the component's model, chain, limits and speeds) and
 gets each call's tool offset and singularity handling with the call, so set_tcp and
