@@ -655,3 +655,16 @@ def test_the_workers_numerical_thread_pools_have_one_thread_unless_set(monkeypat
         assert env[b"OPENBLAS_NUM_THREADS"] == b"1"
     finally:
         w.close()
+
+
+def test_no_module_of_the_package_shadows_the_standard_library_for_worker_boot():
+    """worker_boot.py runs by its path, so its folder comes first on sys.path while it
+    imports json, os, select, ...: a module of the package named as a standard one would
+    be imported in its place."""
+    import sys
+    from pathlib import Path
+    from rtcf_components.blending_planner import worker_boot
+    folder = Path(worker_boot.__file__).parent
+    names = {p.stem for p in folder.glob("*.py")} | {p.name for p in folder.iterdir()
+                                                     if p.is_dir()}
+    assert not names & set(sys.stdlib_module_names)
