@@ -9,8 +9,10 @@ SCHED_IDLE (``IdleStart``): it takes only CPU time nothing else wants, and a tri
 ends before any plan never paid for it. A command arriving meanwhile puts every thread of
 the process back to SCHED_OTHER at once (a thread started before the process went idle,
 so it is not idle itself, watches the socket), so the first command never waits on idle
-time. Where the process could not come back from SCHED_IDLE (no CAP_SYS_NICE, an
-RLIMIT_NICE too low) it starts at its normal policy.
+time. Idle time is waited for at most IDLE_LIMIT seconds: on a machine busy for good the
+start then goes on at the normal policy, so that a command coming later does not wait for
+all of it (a batch trial is over long before). Where the process could not come back from
+SCHED_IDLE (no CAP_SYS_NICE, an RLIMIT_NICE too low) it starts at its normal policy.
 
 Being run by path, this module does not import the component's package (whose
 ``__init__`` imports the shell and rtcf): the worker module is imported after the process
@@ -33,6 +35,7 @@ import time
 from typing import Any
 
 PARENT_CHECK = 0.2   # [s] between two checks that the parent process still lives
+IDLE_LIMIT = 5.0     # [s] the start waits for idle time at most this long
 
 
 def may_leave_sched_idle() -> bool:
@@ -66,13 +69,14 @@ def all_threads_normal() -> None:
 
 
 class IdleStart:
-    """The process's start (imports, the arm, the kernel) under SCHED_IDLE until ``done()``
-    or a command arrives on ``fd``, whichever comes first (see the module's docstring).
-    ``idle`` says whether the process is still idle. Runs in: the main thread (``normal``
-    in either thread)."""
+    """The process's start (imports, the arm, the kernel) under SCHED_IDLE until ``done()``,
+    a command arriving on ``fd`` or ``limit`` seconds, whichever comes first (see the
+    module's docstring). ``idle`` says whether the process is still idle. Runs in: the main
+    thread (``normal`` in either thread)."""
 
-    def __init__(self, fd: int):
+    def __init__(self, fd: int, limit: float = IDLE_LIMIT):
         self.fd = fd
+        self.limit = limit
         self.idle = False
         self._lock = threading.Lock()
         self._wake_r = self._wake_w = -1
@@ -107,10 +111,11 @@ class IdleStart:
 
     def _watch(self) -> None:
         try:
-            select.select([self.fd, self._wake_r], [], [])
+            select.select([self.fd, self._wake_r], [], [], self.limit)
         except (OSError, ValueError):
             pass
-        self.normal()           # a command (or the parent's end of file) is waiting
+        self.normal()           # a command (or the parent's end of file) is waiting, the
+                                # start is over, or it waited long enough for idle time
         os.close(self._wake_r)
 
     def done(self) -> None:

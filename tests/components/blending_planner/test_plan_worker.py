@@ -616,6 +616,33 @@ def test_the_whole_start_of_a_worker_process_is_idle_and_a_command_makes_it_norm
         w.close()
 
 
+@pytest.mark.skipif(not _idle_permitted(), reason="SCHED_IDLE could not be left here")
+def test_a_start_that_finds_no_idle_time_goes_on_at_the_normal_policy_after_the_limit():
+    """On a machine busy for good the start would never end in idle time: after its limit
+    it goes on as a normal process, with no command."""
+    from rtcf_components.blending_planner.worker_boot import IdleStart
+    mine, theirs = __import__("socket").socketpair()
+    seen: dict = {}
+
+    def run():
+        start = IdleStart(mine.fileno(), limit=0.2).begin()
+        seen["first"] = os.sched_getscheduler(0)
+        deadline = time.monotonic() + 60
+        while os.sched_getscheduler(0) != os.SCHED_OTHER and time.monotonic() < deadline:
+            time.sleep(0.01)
+        seen["later"] = os.sched_getscheduler(0)
+        seen["idle"] = start.idle
+        start.done()
+    try:
+        t = threading.Thread(target=run)
+        t.start()
+        t.join(90)
+    finally:
+        mine.close()
+        theirs.close()
+    assert seen == {"first": os.SCHED_IDLE, "later": os.SCHED_OTHER, "idle": False}
+
+
 def test_without_the_right_to_leave_sched_idle_the_loading_keeps_its_policy(monkeypatch):
     from rtcf_components.blending_planner import worker_boot
     monkeypatch.setattr(worker_boot, "may_leave_sched_idle", lambda: False)
