@@ -191,24 +191,13 @@ def bind_process(cpus: set[int], log: logging.Logger) -> int:
     return bound
 
 
-def normal_scheduling() -> None:
-    """Put the calling thread back under SCHED_OTHER when it runs under a real-time policy
-    (a child process started by a SCHED_FIFO thread inherits its policy). Runs in: a
-    child's main thread, first thing."""
-    try:
-        if os.sched_getscheduler(0) in (os.SCHED_FIFO, os.SCHED_RR):
-            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
-    except (AttributeError, OSError):
-        pass
-
-
 @contextlib.contextmanager
 def spawning_normal() -> Iterator[None]:
     """Around starting a child process: the calling thread under SCHED_OTHER for the
     duration, its real-time policy back after. A child inherits the policy of the thread
-    that forks it, and before its own code could reset it (:func:`normal_scheduling`) its
-    interpreter's start and its imports would run under SCHED_FIFO: numpy's OpenBLAS pool
-    thread, made at the import, busy-waits about 0.1 s as it starts and held a CPU that way
+    that forks it, so its interpreter's start and its imports would run under SCHED_FIFO
+    before any code of its own could reset it: numpy's OpenBLAS pool thread, made at the
+    import, busy-waits about 0.1 s as it starts and held a CPU that way
     (measured with perf sched on a split system: a follower's pool thread ran 128 ms on the
     simulation's CPU, every normal thread there waiting, the kernel's rcu thread 133 ms).
     Runs in: any thread (it changes only its own policy)."""

@@ -472,9 +472,7 @@ def main(argv: list[str] | None = None) -> int:
     """The ``rtcf-web`` command (and the manager's web child: ``--parent-pid``)."""
     args = parse_args(argv)
     if args.parent_pid is not None:
-        follow_parent(args.parent_pid)
-        from ..realtime import normal_scheduling
-        normal_scheduling()      # a manager's child: a normal process, whatever started it
+        follow_parent(args.parent_pid)    # started as a normal process (spawning_normal)
     problem = next((f"--allow-host: {p}" for p in map(check_allowed, args.allow_host)
                     if p), None)
     problem = problem or check_address(args.address, args.port)
