@@ -144,8 +144,11 @@ def main(argv: list[str]) -> None:
     # (manager.realtime.thread_priority) may start it; then the nice increment, which the
     # threads started from here on inherit
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if os.sched_getscheduler(0) != os.SCHED_OTHER:
-        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    try:
+        if os.sched_getscheduler(0) in (os.SCHED_FIFO, os.SCHED_RR):
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except OSError:
+        pass                  # a policy it may not leave (a SCHED_IDLE parent): kept
     if int(nice) > 0:
         os.nice(int(nice))
     threading.Thread(target=_watch_parent, args=(int(parent),), daemon=True).start()
