@@ -237,6 +237,9 @@ HOW: dict[str, Run | By] = {
         Run(variant=".venv/bin/python bench/bench_record.py --skip-system --seconds 1 "
                     "--rounds 1 --messages 2000 --repeat 1 --burst 1",
             expect=r"recorder, no CORBA \(json\)"),
+    ".venv/bin/python bench/bench_stalls.py --seconds 120":
+        Run(variant=".venv/bin/python bench/bench_stalls.py --seconds 0.5",
+            expect=r"late on two CPUs within 10 ms of each other: \d+ time"),
     ".venv/bin/python bench/bench_lockstep.py --rounds 3":
         Run(variant=".venv/bin/python bench/bench_lockstep.py --only systems --rounds 1 "
                     "--seconds 0.5", expect=r"arm_sim_split"),
